@@ -1,0 +1,159 @@
+/*
+ * tessera.h — the one public header of tessera, an AI compiler in C.
+ *
+ * A short tour:
+ *
+ *     ts_err err = {0};
+ *     ts_graph *g = NULL;
+ *     if (ts_graph_load_file("mlp.ir", &g, &err) != TS_OK) {
+ *         fprintf(stderr, "%s\n", err.msg);
+ *         return 1;
+ *     }
+ *     ts_session *s = NULL;
+ *     ts_session_new(g, "interp", &s, &err);
+ *
+ *     ts_tensor *x = NULL;                        // wrap caller memory, no copy
+ *     int64_t shape[2] = {1, 4};
+ *     ts_tensor_wrap(TS_DTYPE_F32, 2, shape, my_floats, &x, &err);
+ *
+ *     ts_tensor *y = NULL;
+ *     ts_session_run(s, 1, &x, 1, &y, &err);     // inputs/outputs in graph order
+ *     const float *out = ts_tensor_data(y);
+ *
+ *     ts_tensor_release(y); ts_tensor_release(x);
+ *     ts_session_free(s); ts_graph_free(g);
+ *
+ * Every function that can fail returns a ts_status and, when it is not
+ * TS_OK, writes a one-line message into the caller's ts_err (which may be
+ * NULL when the caller does not want the message). No function aborts or
+ * exits on bad input.
+ *
+ * Handles are opaque and come in create/free pairs. Tensors are
+ * reference-counted: every function that hands out a tensor hands out one
+ * reference, which the caller drops with ts_tensor_release.
+ */
+#ifndef TESSERA_H
+#define TESSERA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TESSERA_VERSION "0.1.0"
+
+/* The largest tensor rank tessera handles; deeper tensors are a clear error. */
+#define TS_MAX_RANK 16
+
+typedef enum ts_status {
+    TS_OK = 0,
+    TS_ERR_INVALID_ARG,     /* a caller passed something that cannot be right */
+    TS_ERR_INVALID_MODEL,   /* a model/IR file that is malformed */
+    TS_ERR_PARSE,           /* IR text that does not parse (message has line:col) */
+    TS_ERR_SHAPE,           /* shapes or dtypes that do not fit an op */
+    TS_ERR_UNSUPPORTED,     /* well-formed but not (yet) handled */
+    TS_ERR_OOM,             /* an allocation failed, or a size overflowed */
+    TS_ERR_IO,              /* a file could not be read or written */
+    TS_ERR_RUNTIME,         /* a run-time failure: index out of range, ... */
+    TS_ERR_TOOLCHAIN,       /* a missing or failing external compiler */
+    TS_ERR_INTERNAL         /* a broken invariant of tessera itself */
+} ts_status;
+
+/* Element types. The order is part of the text form and the ABI. */
+typedef enum ts_dtype {
+    TS_DTYPE_BOOL = 0,
+    TS_DTYPE_I8, TS_DTYPE_U8, TS_DTYPE_I16, TS_DTYPE_U16,
+    TS_DTYPE_I32, TS_DTYPE_U32, TS_DTYPE_I64, TS_DTYPE_U64,
+    TS_DTYPE_F16, TS_DTYPE_BF16, TS_DTYPE_F32, TS_DTYPE_F64,
+    TS_DTYPE_COUNT
+} ts_dtype;
+
+/* The error record. Plain C, owned by the caller, usually on its stack. */
+typedef struct ts_err {
+    ts_status code;
+    char msg[512];
+} ts_err;
+
+typedef struct ts_graph ts_graph;
+typedef struct ts_tensor ts_tensor;
+typedef struct ts_session ts_session;
+
+/* ---- status -------------------------------------------------------- */
+
+const char *ts_status_name(ts_status s);
+
+/* ---- memory hook ----------------------------------------------------
+ * All host allocation goes through one function: alloc(ud, NULL, n) allocates,
+ * alloc(ud, p, n) reallocates, alloc(ud, p, 0) frees and returns NULL.
+ * Returning NULL for n > 0 is an allocation failure that tessera reports as
+ * TS_ERR_OOM. Passing NULL restores the default (the C library's). Set it
+ * before creating any object; objects must be freed under the hook that
+ * allocated them. */
+typedef void *(*ts_alloc_fn)(void *ud, void *ptr, size_t nsize);
+void ts_set_allocator(ts_alloc_fn fn, void *ud);
+
+/* ---- dtypes --------------------------------------------------------- */
+
+const char *ts_dtype_name(ts_dtype dt);        /* "f32"; NULL if out of range */
+size_t ts_dtype_size(ts_dtype dt);             /* bytes per element; 0 if invalid */
+ts_status ts_dtype_from_name(const char *name, ts_dtype *out);
+
+/* ---- tensors -------------------------------------------------------- */
+
+/* A new tensor that owns zeroed memory. */
+ts_status ts_tensor_new(ts_dtype dt, int rank, const int64_t *shape,
+                        ts_tensor **out, ts_err *err);
+/* A tensor over caller memory (dense, row-major). tessera never frees data;
+ * it must outlive the tensor. */
+ts_status ts_tensor_wrap(ts_dtype dt, int rank, const int64_t *shape,
+                         void *data, ts_tensor **out, ts_err *err);
+void ts_tensor_retain(ts_tensor *t);
+void ts_tensor_release(ts_tensor *t);          /* NULL is fine */
+ts_dtype ts_tensor_dtype(const ts_tensor *t);
+int ts_tensor_rank(const ts_tensor *t);
+const int64_t *ts_tensor_shape(const ts_tensor *t);
+int64_t ts_tensor_numel(const ts_tensor *t);
+void *ts_tensor_data(const ts_tensor *t);
+size_t ts_tensor_nbytes(const ts_tensor *t);
+
+/* NumPy .npy files (format 1.0-3.0, little or big endian, C order). */
+ts_status ts_npy_read(const char *path, ts_tensor **out, ts_err *err);
+ts_status ts_npy_read_mem(const void *buf, size_t len, ts_tensor **out, ts_err *err);
+ts_status ts_npy_write(const char *path, const ts_tensor *t, ts_err *err);
+
+/* ---- graphs --------------------------------------------------------- */
+
+/* Parse IR text; `name` labels error messages ("file.ir:3:14: ..."). */
+ts_status ts_graph_parse(const char *text, size_t len, const char *name,
+                         ts_graph **out, ts_err *err);
+ts_status ts_graph_load_file(const char *path, ts_graph **out, ts_err *err);
+void ts_graph_free(ts_graph *g);
+/* The canonical text form; the caller frees *out with ts_free_string. */
+ts_status ts_graph_to_text(const ts_graph *g, char **out, ts_err *err);
+void ts_free_string(char *s);
+/* Run a comma-separated pass list ("dce,cse,fold,simplify" or "default"). */
+ts_status ts_graph_run_passes(ts_graph *g, const char *passes, ts_err *err);
+
+int ts_graph_num_inputs(const ts_graph *g);
+int ts_graph_num_outputs(const ts_graph *g);
+const char *ts_graph_input_name(const ts_graph *g, int i);
+const char *ts_graph_output_name(const ts_graph *g, int i);
+
+/* ---- sessions ------------------------------------------------------- */
+
+/* target: "interp" (the reference interpreter). The graph must outlive the
+ * session. */
+ts_status ts_session_new(const ts_graph *g, const char *target,
+                         ts_session **out, ts_err *err);
+void ts_session_free(ts_session *s);
+/* inputs[i] binds graph input i; outputs[k] receives a new reference to
+ * graph output k. */
+ts_status ts_session_run(ts_session *s, int n_in, ts_tensor *const *inputs,
+                         int n_out, ts_tensor **outputs, ts_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

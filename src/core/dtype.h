@@ -1,0 +1,34 @@
+/* dtype.h — element types: names, sizes, classes, and the f16/bf16
+ * conversions (round to nearest, ties to even; NaN stays NaN). */
+#ifndef TS_DTYPE_H
+#define TS_DTYPE_H
+
+#include "core.h"
+
+static inline bool ts_dtype_valid(ts_dtype dt) { return (unsigned)dt < TS_DTYPE_COUNT; }
+bool ts_dtype_is_float(ts_dtype dt);    /* f16 bf16 f32 f64 */
+bool ts_dtype_is_int(ts_dtype dt);      /* signed or unsigned integers, not bool */
+bool ts_dtype_is_signed(ts_dtype dt);   /* signed integers and floats */
+int ts_dtype_bits(ts_dtype dt);
+
+uint16_t ts_f32_to_f16(float f);
+float ts_f16_to_f32(uint16_t h);
+uint16_t ts_f32_to_bf16(float f);
+float ts_bf16_to_f32(uint16_t h);
+/* Direct f64 -> f16 rounding (one rounding, not f64 -> f32 -> f16). */
+uint16_t ts_f64_to_f16(double d);
+uint16_t ts_f64_to_bf16(double d);
+
+/* Element access through the widest type of each class, for the code that
+ * is written once for all dtypes (interpreter, printer, folding).
+ * Conversions follow C for in-range values; to an integer type, a float is
+ * truncated toward zero and NaN/out-of-range gives 0 / saturates as
+ * documented in docs/primitives.md under `cast`. */
+double ts_elem_get_f64(ts_dtype dt, const void *base, int64_t i);
+int64_t ts_elem_get_i64(ts_dtype dt, const void *base, int64_t i);
+uint64_t ts_elem_get_u64(ts_dtype dt, const void *base, int64_t i);
+void ts_elem_set_f64(ts_dtype dt, void *base, int64_t i, double v);
+void ts_elem_set_i64(ts_dtype dt, void *base, int64_t i, int64_t v);   /* wraps */
+void ts_elem_set_u64(ts_dtype dt, void *base, int64_t i, uint64_t v);  /* wraps */
+
+#endif
