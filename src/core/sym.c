@@ -16,7 +16,7 @@
  * Because every node is canonical and interned, two distinct nodes always
  * compare unequal, which makes the order total.
  */
-#include "sym.h"
+#include "sym_internal.h"
 
 #include <inttypes.h>
 #include <limits.h>
@@ -24,63 +24,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { K_SYM, K_DIV, K_MOD, K_MAX, K_MIN, K_MONO, K_SUM };
-
-/* Deep nodes are refused so that the recursive walks (compare, print,
- * evaluate, import) cannot exhaust the stack. */
-#define MAX_NODE_DEPTH 1000
-#define MAX_PARSE_DEPTH 64
-
-typedef struct factor {
-    const ts_symx *atom;
-    int64_t pow;
-} factor;
-
-typedef struct term {
-    int64_t coef;
-    const ts_symx *mono;
-} term;
-
-struct ts_symx {
-    ts_symx *next;              /* hash chain */
-    const ts_symtab *tab;       /* owner, to catch mixed tables */
-    uint64_t hash;
-    int kind, depth;
-    union {
-        struct { const char *name; size_t len; } sym;
-        struct { ts_dim a, b; } bin;
-        struct { const factor *f; int n; int64_t deg; } mono;
-        struct { const term *t; int n; int64_t c; } sum;
-    } u;
-};
-
-typedef struct fresh_ctr {
-    struct fresh_ctr *next;
-    const char *prefix;
-    uint64_t n;
-} fresh_ctr;
-
-struct ts_symtab {
-    ts_arena *arena;
-    ts_symx **buckets;
-    size_t nbuckets, count;
-    fresh_ctr *fresh;
-};
-
-typedef ts_status (*binop_fn)(ts_symtab *, ts_dim, ts_dim, ts_dim *, ts_err *);
-
-static ts_dim node_dim(const ts_symx *x) { ts_dim d = {0, x}; return d; }
+ts_dim ts_sym_node_dim(const ts_symx *x) { ts_dim d = {0, x}; return d; }
 static int dim_depth(ts_dim d) { return d.x ? d.x->depth : 0; }
 static int imax(int a, int b) { return a > b ? a : b; }
 
-static ts_status oom(ts_err *err)
+ts_status ts_sym_oom(ts_err *err)
 {
     return ts_err_set(err, TS_ERR_OOM, "out of memory building a dim");
 }
 
-static ts_status overflow(ts_err *err)
+ts_status ts_sym_overflow(ts_err *err)
 {
-    return ts_err_set(err, TS_ERR_SHAPE, "int64 overflow");
+    return ts_err_set(err, TS_ERR_SHAPE, "int64 ts_sym_overflow");
 }
 
 static bool i64_sub(int64_t a, int64_t b, int64_t *out) { return !__builtin_sub_overflow(a, b, out); }
@@ -121,7 +76,7 @@ static uint64_t hash_dim(ts_dim d)
     return d.x ? (uint64_t)(uintptr_t)d.x : mix(0x5bd1e995u, (uint64_t)d.c);
 }
 
-static uint64_t hash_key(const ts_symx *k)
+uint64_t ts_sym_hash_key(const ts_symx *k)
 {
     uint64_t h = mix(1, (uint64_t)k->kind);
     switch (k->kind) {
@@ -165,7 +120,7 @@ static bool same_key(const ts_symx *k, const ts_symx *x)
     }
 }
 
-static const ts_symx *lookup(const ts_symtab *t, const ts_symx *k)
+const ts_symx *ts_sym_lookup(const ts_symtab *t, const ts_symx *k)
 {
     for (const ts_symx *x = t->buckets[k->hash & (t->nbuckets - 1)]; x; x = x->next)
         if (same_key(k, x)) return x;
@@ -214,9 +169,9 @@ static bool copy_payload(ts_arena *a, ts_symx *x)
 
 static ts_status intern(ts_symtab *t, ts_symx *k, const ts_symx **out, ts_err *err)
 {
-    k->hash = hash_key(k);
+    k->hash = ts_sym_hash_key(k);
     k->tab = t;
-    const ts_symx *hit = lookup(t, k);
+    const ts_symx *hit = ts_sym_lookup(t, k);
     if (hit) {
         *out = hit;
         return TS_OK;
@@ -224,9 +179,9 @@ static ts_status intern(ts_symtab *t, ts_symx *k, const ts_symx **out, ts_err *e
     if (k->depth > MAX_NODE_DEPTH)
         return ts_err_set(err, TS_ERR_SHAPE, "dim expression nested deeper than %d", MAX_NODE_DEPTH);
     ts_symx *x = ts_arena_alloc(t->arena, sizeof *x);
-    if (!x) return oom(err);
+    if (!x) return ts_sym_oom(err);
     *x = *k;
-    if (!copy_payload(t->arena, x)) return oom(err);
+    if (!copy_payload(t->arena, x)) return ts_sym_oom(err);
     size_t i = x->hash & (t->nbuckets - 1);
     x->next = t->buckets[i];
     t->buckets[i] = x;
@@ -249,7 +204,7 @@ static int cmp_dim(ts_dim a, ts_dim b)
     return cmp_i64(a.c, b.c);
 }
 
-static int factors_of(const ts_symx *m, const factor **f, factor *one)
+int ts_sym_factors(const ts_symx *m, const factor **f, factor *one)
 {
     if (m->kind == K_MONO) {
         *f = m->u.mono.f;
@@ -271,7 +226,7 @@ static int cmp_mono(const ts_symx *a, const ts_symx *b)
     if (r) return r;
     const factor *fa, *fb;
     factor oa, ob;
-    int na = factors_of(a, &fa, &oa), nb = factors_of(b, &fb, &ob);
+    int na = ts_sym_factors(a, &fa, &oa), nb = ts_sym_factors(b, &fb, &ob);
     for (int i = 0; i < na && i < nb; i++) {
         if ((r = cmp_node(fa[i].atom, fb[i].atom))) return r;
         if ((r = cmp_i64(fb[i].pow, fa[i].pow))) return r;
@@ -314,25 +269,15 @@ static int cmp_node(const ts_symx *a, const ts_symx *b)
 
 /* ---- node constructors -------------------------------------------------- */
 
-static bool valid_name(const char *s, size_t n)
-{
-    if (n == 0 || (s[0] >= '0' && s[0] <= '9')) return false;
-    for (size_t i = 0; i < n; i++) {
-        char c = s[i];
-        if (!(c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')))
-            return false;
-    }
-    return true;
-}
 
-static ts_status sym_node(ts_symtab *t, const char *name, size_t len, ts_dim *out, ts_err *err)
+ts_status ts_sym_node(ts_symtab *t, const char *name, size_t len, ts_dim *out, ts_err *err)
 {
     ts_symx k = {.kind = K_SYM, .depth = 1};
     k.u.sym.name = name;
     k.u.sym.len = len;
     const ts_symx *x;
     TS_TRY(intern(t, &k, &x, err));
-    *out = node_dim(x);
+    *out = ts_sym_node_dim(x);
     return TS_OK;
 }
 
@@ -343,7 +288,7 @@ static ts_status bin_node(ts_symtab *t, int kind, ts_dim a, ts_dim b, ts_dim *ou
     k.u.bin.b = b;
     const ts_symx *x;
     TS_TRY(intern(t, &k, &x, err));
-    *out = node_dim(x);
+    *out = ts_sym_node_dim(x);
     return TS_OK;
 }
 
@@ -357,7 +302,7 @@ static ts_status mono_node(ts_symtab *t, const factor *f, int n, const ts_symx *
     ts_symx k = {.kind = K_MONO, .depth = 1};
     int64_t deg = 0;
     for (int i = 0; i < n; i++) {
-        if (!ts_i64_add(deg, f[i].pow, &deg)) return overflow(err);
+        if (!ts_i64_add(deg, f[i].pow, &deg)) return ts_sym_overflow(err);
         k.depth = imax(k.depth, 1 + f[i].atom->depth);
     }
     k.u.mono.f = f;
@@ -428,7 +373,7 @@ static ts_status poly_canon(poly *p, ts_err *err)
     int w = 0;
     for (int i = 0; i < p->n; i++) {
         if (w > 0 && p->t[w - 1].mono == p->t[i].mono) {
-            if (!ts_i64_add(p->t[w - 1].coef, p->t[i].coef, &p->t[w - 1].coef)) return overflow(err);
+            if (!ts_i64_add(p->t[w - 1].coef, p->t[i].coef, &p->t[w - 1].coef)) return ts_sym_overflow(err);
         } else {
             p->t[w++] = p->t[i];
         }
@@ -448,7 +393,7 @@ static ts_status poly_dim(ts_symtab *t, const poly *p, ts_dim *out, ts_err *err)
         return TS_OK;
     }
     if (p->n == 1 && p->t[0].coef == 1 && p->c == 0) {
-        *out = node_dim(p->t[0].mono);
+        *out = ts_sym_node_dim(p->t[0].mono);
         return TS_OK;
     }
     ts_symx k = {.kind = K_SUM, .depth = 1};
@@ -458,7 +403,7 @@ static ts_status poly_dim(ts_symtab *t, const poly *p, ts_dim *out, ts_err *err)
     k.u.sum.c = p->c;
     const ts_symx *x;
     TS_TRY(intern(t, &k, &x, err));
-    *out = node_dim(x);
+    *out = ts_sym_node_dim(x);
     return TS_OK;
 }
 
@@ -476,15 +421,15 @@ static ts_status poly_combine(ts_symtab *t, ts_dim a, ts_dim b, bool neg, ts_dim
     view_init(&va, a);
     view_init(&vb, b);
     poly p = {0};
-    ts_status s = combine_coef(&(term){va.c, NULL}, &(term){vb.c, NULL}, neg, &p.c) ? TS_OK : overflow(err);
+    ts_status s = combine_coef(&(term){va.c, NULL}, &(term){vb.c, NULL}, neg, &p.c) ? TS_OK : ts_sym_overflow(err);
     int i = 0, j = 0;
     while (s == TS_OK && (i < va.n || j < vb.n)) {
         int r = i == va.n ? 1 : j == vb.n ? -1 : cmp_mono(va.t[i].mono, vb.t[j].mono);
         const term *x = r <= 0 ? &va.t[i++] : NULL;
         const term *y = r >= 0 ? &vb.t[j++] : NULL;
         int64_t coef;
-        if (!combine_coef(x, y, neg, &coef)) s = overflow(err);
-        else if (coef != 0 && !poly_push(&p, coef, x ? x->mono : y->mono)) s = oom(err);
+        if (!combine_coef(x, y, neg, &coef)) s = ts_sym_overflow(err);
+        else if (coef != 0 && !poly_push(&p, coef, x ? x->mono : y->mono)) s = ts_sym_oom(err);
     }
     if (s == TS_OK) s = poly_dim(t, &p, out, err);
     ts_mem_free(p.t);
@@ -496,9 +441,9 @@ static ts_status mono_mul(ts_symtab *t, const ts_symx *a, const ts_symx *b, cons
 {
     const factor *fa, *fb;
     factor oa, ob;
-    int na = factors_of(a, &fa, &oa), nb = factors_of(b, &fb, &ob);
+    int na = ts_sym_factors(a, &fa, &oa), nb = ts_sym_factors(b, &fb, &ob);
     factor *f = ts_mem_alloc(((size_t)na + (size_t)nb) * sizeof *f);
-    if (!f) return oom(err);
+    if (!f) return ts_sym_oom(err);
     int i = 0, j = 0, n = 0;
     ts_status s = TS_OK;
     while (i < na || j < nb) {
@@ -507,7 +452,7 @@ static ts_status mono_mul(ts_symtab *t, const ts_symx *a, const ts_symx *b, cons
         else if (r > 0) f[n++] = fb[j++];
         else {
             f[n] = fa[i++];
-            if (!ts_i64_add(f[n].pow, fb[j++].pow, &f[n].pow)) s = overflow(err);
+            if (!ts_i64_add(f[n].pow, fb[j++].pow, &f[n].pow)) s = ts_sym_overflow(err);
             n++;
         }
     }
@@ -520,14 +465,14 @@ static ts_status mono_mul(ts_symtab *t, const ts_symx *a, const ts_symx *b, cons
 static ts_status push_scaled(poly *p, int64_t x, int64_t y, const ts_symx *mono, ts_err *err)
 {
     int64_t coef;
-    if (!ts_i64_mul(x, y, &coef)) return overflow(err);
-    if (coef != 0 && !poly_push(p, coef, mono)) return oom(err);
+    if (!ts_i64_mul(x, y, &coef)) return ts_sym_overflow(err);
+    if (coef != 0 && !poly_push(p, coef, mono)) return ts_sym_oom(err);
     return TS_OK;
 }
 
 static ts_status poly_mul_into(ts_symtab *t, const view *va, const view *vb, poly *p, ts_err *err)
 {
-    if (!ts_i64_mul(va->c, vb->c, &p->c)) return overflow(err);
+    if (!ts_i64_mul(va->c, vb->c, &p->c)) return ts_sym_overflow(err);
     for (int i = 0; i < va->n; i++) TS_TRY(push_scaled(p, va->t[i].coef, vb->c, va->t[i].mono, err));
     for (int j = 0; j < vb->n; j++) TS_TRY(push_scaled(p, va->c, vb->t[j].coef, vb->t[j].mono, err));
     for (int i = 0; i < va->n; i++) {
@@ -573,7 +518,7 @@ static ts_status div_exact(ts_symtab *t, ts_dim a, int64_t g, ts_dim *out, ts_er
     p.c = v.c / g;
     ts_status s = TS_OK;
     for (int i = 0; i < v.n && s == TS_OK; i++)
-        if (!poly_push(&p, v.t[i].coef / g, v.t[i].mono)) s = oom(err);
+        if (!poly_push(&p, v.t[i].coef / g, v.t[i].mono)) s = ts_sym_oom(err);
     if (s == TS_OK) s = poly_dim(t, &p, out, err);
     ts_mem_free(p.t);
     return s;
@@ -581,7 +526,7 @@ static ts_status div_exact(ts_symtab *t, ts_dim a, int64_t g, ts_dim *out, ts_er
 
 /* ---- arithmetic --------------------------------------------------------- */
 
-static bool floor_div(int64_t a, int64_t b, int64_t *out)
+bool ts_sym_floor_div(int64_t a, int64_t b, int64_t *out)
 {
     if (b == -1) return i64_sub(0, a, out);
     int64_t q = a / b;
@@ -590,7 +535,7 @@ static bool floor_div(int64_t a, int64_t b, int64_t *out)
     return true;
 }
 
-static int64_t floor_mod(int64_t a, int64_t b)
+int64_t ts_sym_floor_mod(int64_t a, int64_t b)
 {
     if (b == -1) return 0;
     int64_t r = a % b;
@@ -601,10 +546,10 @@ static int64_t floor_mod(int64_t a, int64_t b)
 static bool is_zero(ts_dim d) { return !d.x && d.c == 0; }
 static bool is_one(ts_dim d) { return !d.x && d.c == 1; }
 
-static ts_status d_add(ts_symtab *t, ts_dim a, ts_dim b, ts_dim *out, ts_err *err)
+ts_status ts_sym_d_add(ts_symtab *t, ts_dim a, ts_dim b, ts_dim *out, ts_err *err)
 {
     if (!a.x && !b.x) {
-        if (!ts_i64_add(a.c, b.c, &out->c)) return overflow(err);
+        if (!ts_i64_add(a.c, b.c, &out->c)) return ts_sym_overflow(err);
         out->x = NULL;
         return TS_OK;
     }
@@ -615,10 +560,10 @@ static ts_status d_add(ts_symtab *t, ts_dim a, ts_dim b, ts_dim *out, ts_err *er
     return poly_combine(t, a, b, false, out, err);
 }
 
-static ts_status d_sub(ts_symtab *t, ts_dim a, ts_dim b, ts_dim *out, ts_err *err)
+ts_status ts_sym_d_sub(ts_symtab *t, ts_dim a, ts_dim b, ts_dim *out, ts_err *err)
 {
     if (!a.x && !b.x) {
-        if (!i64_sub(a.c, b.c, &out->c)) return overflow(err);
+        if (!i64_sub(a.c, b.c, &out->c)) return ts_sym_overflow(err);
         out->x = NULL;
         return TS_OK;
     }
@@ -631,13 +576,13 @@ static ts_status d_sub(ts_symtab *t, ts_dim a, ts_dim b, ts_dim *out, ts_err *er
 
 static ts_status d_neg(ts_symtab *t, ts_dim a, ts_dim *out, ts_err *err)
 {
-    return d_sub(t, ts_dim_const(0), a, out, err);
+    return ts_sym_d_sub(t, ts_dim_const(0), a, out, err);
 }
 
-static ts_status d_mul(ts_symtab *t, ts_dim a, ts_dim b, ts_dim *out, ts_err *err)
+ts_status ts_sym_d_mul(ts_symtab *t, ts_dim a, ts_dim b, ts_dim *out, ts_err *err)
 {
     if (!a.x && !b.x) {
-        if (!ts_i64_mul(a.c, b.c, &out->c)) return overflow(err);
+        if (!ts_i64_mul(a.c, b.c, &out->c)) return ts_sym_overflow(err);
         out->x = NULL;
         return TS_OK;
     }
@@ -655,7 +600,7 @@ static ts_status d_mul(ts_symtab *t, ts_dim a, ts_dim b, ts_dim *out, ts_err *er
 /* Rewrites by a constant divisor g; each keeps the divisor of the node that
  * remains positive and its numerator not divisible by it, so rebuilding an
  * existing DIV node from its operands gives back the same node. */
-static ts_status d_div(ts_symtab *t, ts_dim a, ts_dim b, ts_dim *out, ts_err *err);
+ts_status ts_sym_d_div(ts_symtab *t, ts_dim a, ts_dim b, ts_dim *out, ts_err *err);
 
 static ts_status div_by_const(ts_symtab *t, ts_dim a, int64_t g, ts_dim *out, ts_err *err)
 {
@@ -669,37 +614,37 @@ static ts_status div_by_const(ts_symtab *t, ts_dim a, int64_t g, ts_dim *out, ts
         /* a/(-g) == (-a)/g exactly, so only positive divisors remain */
         ts_dim na;
         TS_TRY(d_neg(t, a, &na, err));
-        return d_div(t, na, ts_dim_const(-g), out, err);
+        return ts_sym_d_div(t, na, ts_dim_const(-g), out, err);
     }
     const ts_symx *x = a.x;
     int64_t gg;
     if (g > 0 && x->kind == K_DIV && !x->u.bin.b.x && x->u.bin.b.c > 0 &&
         ts_i64_mul(x->u.bin.b.c, g, &gg)) {
         /* floor(floor(y/m)/g) == floor(y/(m*g)) for positive m, g */
-        return d_div(t, x->u.bin.a, ts_dim_const(gg), out, err);
+        return ts_sym_d_div(t, x->u.bin.a, ts_dim_const(gg), out, err);
     }
     return bin_node(t, K_DIV, a, ts_dim_const(g), out, err);
 }
 
-static ts_status d_div(ts_symtab *t, ts_dim a, ts_dim b, ts_dim *out, ts_err *err)
+ts_status ts_sym_d_div(ts_symtab *t, ts_dim a, ts_dim b, ts_dim *out, ts_err *err)
 {
     if (b.x) return bin_node(t, K_DIV, a, b, out, err);
     if (b.c == 0) return ts_err_set(err, TS_ERR_SHAPE, "division by zero");
     if (!a.x) {
-        if (!floor_div(a.c, b.c, &out->c)) return overflow(err);
+        if (!ts_sym_floor_div(a.c, b.c, &out->c)) return ts_sym_overflow(err);
         out->x = NULL;
         return TS_OK;
     }
     return div_by_const(t, a, b.c, out, err);
 }
 
-static ts_status d_mod(ts_symtab *t, ts_dim a, ts_dim b, ts_dim *out, ts_err *err)
+ts_status ts_sym_d_mod(ts_symtab *t, ts_dim a, ts_dim b, ts_dim *out, ts_err *err)
 {
     if (!b.x) {
         int64_t g = b.c;
         if (g == 0) return ts_err_set(err, TS_ERR_SHAPE, "modulo by zero");
         if (!a.x) {
-            *out = ts_dim_const(floor_mod(a.c, g));
+            *out = ts_dim_const(ts_sym_floor_mod(a.c, g));
             return TS_OK;
         }
         if (g == 1 || g == -1 || divisible(a, g)) {
@@ -710,7 +655,7 @@ static ts_status d_mod(ts_symtab *t, ts_dim a, ts_dim b, ts_dim *out, ts_err *er
             /* a % -g == -((-a) % g) in floor semantics */
             ts_dim na, r;
             TS_TRY(d_neg(t, a, &na, err));
-            TS_TRY(d_mod(t, na, ts_dim_const(-g), &r, err));
+            TS_TRY(ts_sym_d_mod(t, na, ts_dim_const(-g), &r, err));
             return d_neg(t, r, out, err);
         }
     }
@@ -750,19 +695,19 @@ static ts_status d_maxmin(ts_symtab *t, int kind, ts_dim a, ts_dim b, ts_dim *ou
     return bin_node(t, kind, a, b, out, err);
 }
 
-static ts_status d_max(ts_symtab *t, ts_dim a, ts_dim b, ts_dim *out, ts_err *err)
+ts_status ts_sym_d_max(ts_symtab *t, ts_dim a, ts_dim b, ts_dim *out, ts_err *err)
 {
     return d_maxmin(t, K_MAX, a, b, out, err);
 }
 
-static ts_status d_min(ts_symtab *t, ts_dim a, ts_dim b, ts_dim *out, ts_err *err)
+ts_status ts_sym_d_min(ts_symtab *t, ts_dim a, ts_dim b, ts_dim *out, ts_err *err)
 {
     return d_maxmin(t, K_MIN, a, b, out, err);
 }
 
 /* ---- public arithmetic -------------------------------------------------- */
 
-static const char *dim_text(ts_dim d, char *buf, size_t n)
+const char *ts_sym_dim_text(ts_dim d, char *buf, size_t n)
 {
     ts_buf b = {0};
     ts_dim_print(&b, d);
@@ -792,8 +737,8 @@ static ts_status run_op(ts_symtab *t, binop_fn fn, const char *op, ts_dim a, ts_
         *out = r;
     } else if (fresh && s == TS_ERR_SHAPE) {
         char ta[128], tb[128];
-        dim_text(a, ta, sizeof ta);
-        dim_text(b, tb, sizeof tb);
+        ts_sym_dim_text(a, ta, sizeof ta);
+        ts_sym_dim_text(b, tb, sizeof tb);
         if (op[0] == 'm') ts_err_prefix(err, "%s(%s, %s): ", op, ta, tb);
         else ts_err_prefix(err, "%s %s %s: ", ta, op, tb);
     }
@@ -802,95 +747,40 @@ static ts_status run_op(ts_symtab *t, binop_fn fn, const char *op, ts_dim a, ts_
 
 ts_status ts_dim_add(ts_symtab *t, ts_dim a, ts_dim b, ts_dim *out, ts_err *err)
 {
-    return run_op(t, d_add, "+", a, b, out, err);
+    return run_op(t, ts_sym_d_add, "+", a, b, out, err);
 }
 
 ts_status ts_dim_sub(ts_symtab *t, ts_dim a, ts_dim b, ts_dim *out, ts_err *err)
 {
-    return run_op(t, d_sub, "-", a, b, out, err);
+    return run_op(t, ts_sym_d_sub, "-", a, b, out, err);
 }
 
 ts_status ts_dim_mul(ts_symtab *t, ts_dim a, ts_dim b, ts_dim *out, ts_err *err)
 {
-    return run_op(t, d_mul, "*", a, b, out, err);
+    return run_op(t, ts_sym_d_mul, "*", a, b, out, err);
 }
 
 ts_status ts_dim_div(ts_symtab *t, ts_dim a, ts_dim b, ts_dim *out, ts_err *err)
 {
-    return run_op(t, d_div, "/", a, b, out, err);
+    return run_op(t, ts_sym_d_div, "/", a, b, out, err);
 }
 
 ts_status ts_dim_mod(ts_symtab *t, ts_dim a, ts_dim b, ts_dim *out, ts_err *err)
 {
-    return run_op(t, d_mod, "%", a, b, out, err);
+    return run_op(t, ts_sym_d_mod, "%", a, b, out, err);
 }
 
 ts_status ts_dim_max(ts_symtab *t, ts_dim a, ts_dim b, ts_dim *out, ts_err *err)
 {
-    return run_op(t, d_max, "max", a, b, out, err);
+    return run_op(t, ts_sym_d_max, "max", a, b, out, err);
 }
 
 ts_status ts_dim_min(ts_symtab *t, ts_dim a, ts_dim b, ts_dim *out, ts_err *err)
 {
-    return run_op(t, d_min, "min", a, b, out, err);
+    return run_op(t, ts_sym_d_min, "min", a, b, out, err);
 }
 
-/* ---- symbols ------------------------------------------------------------ */
 
-ts_status ts_dim_sym(ts_symtab *t, const char *name, ts_dim *out, ts_err *err)
-{
-    if (!t || !name || !out) return ts_err_set(err, TS_ERR_INVALID_ARG, "ts_dim_sym: NULL argument");
-    size_t len = strlen(name);
-    if (!valid_name(name, len))
-        return ts_err_set(err, TS_ERR_INVALID_ARG, "'%s' is not a valid symbol name", name);
-    return sym_node(t, name, len, out, err);
-}
-
-static bool sym_exists(const ts_symtab *t, const char *name)
-{
-    ts_symx k = {.kind = K_SYM};
-    k.u.sym.name = name;
-    k.u.sym.len = strlen(name);
-    k.hash = hash_key(&k);
-    return lookup(t, &k) != NULL;
-}
-
-/* Each prefix keeps its own counter so that n fresh symbols cost O(n). */
-static fresh_ctr *fresh_counter(ts_symtab *t, const char *prefix)
-{
-    for (fresh_ctr *c = t->fresh; c; c = c->next)
-        if (!strcmp(c->prefix, prefix)) return c;
-    fresh_ctr *c = ts_arena_alloc(t->arena, sizeof *c);
-    if (!c || !(c->prefix = ts_arena_strdup(t->arena, prefix))) return NULL;
-    c->next = t->fresh;
-    t->fresh = c;
-    return c;
-}
-
-ts_status ts_dim_fresh(ts_symtab *t, const char *prefix, ts_dim *out, ts_err *err)
-{
-    if (!t || !prefix || !out) return ts_err_set(err, TS_ERR_INVALID_ARG, "ts_dim_fresh: NULL argument");
-    size_t plen = strlen(prefix);
-    if (!valid_name(prefix, plen))
-        return ts_err_set(err, TS_ERR_INVALID_ARG, "'%s' is not a valid symbol prefix", prefix);
-    fresh_ctr *c = fresh_counter(t, prefix);
-    char *name = plen < SIZE_MAX - 32 ? ts_mem_alloc(plen + 32) : NULL;
-    if (!c || !name) {
-        ts_mem_free(name);
-        return oom(err);
-    }
-    do {
-        snprintf(name, plen + 32, "%s%" PRIu64, prefix, c->n++);
-    } while (sym_exists(t, name));
-    ts_status s = sym_node(t, name, strlen(name), out, err);
-    ts_mem_free(name);
-    return s;
-}
-
-const char *ts_dim_sym_name(ts_dim d)
-{
-    return d.x && d.x->kind == K_SYM ? d.x->u.sym.name : NULL;
-}
 
 /* ---- import ------------------------------------------------------------- */
 
@@ -899,17 +789,17 @@ static ts_status import_dim(ts_symtab *t, ts_dim d, ts_dim *out, ts_err *err);
 static binop_fn op_of(int kind)
 {
     switch (kind) {
-    case K_DIV: return d_div;
-    case K_MOD: return d_mod;
-    case K_MAX: return d_max;
-    default: return d_min;
+    case K_DIV: return ts_sym_d_div;
+    case K_MOD: return ts_sym_d_mod;
+    case K_MAX: return ts_sym_d_max;
+    default: return ts_sym_d_min;
     }
 }
 
 static ts_status import_mononode(ts_symtab *t, const ts_symx *m, const ts_symx **out, ts_err *err)
 {
     ts_dim d;
-    TS_TRY(import_dim(t, node_dim(m), &d, err));
+    TS_TRY(import_dim(t, ts_sym_node_dim(m), &d, err));
     if (TS_NEVER(!d.x)) return ts_err_set(err, TS_ERR_INTERNAL, "import: monomial became a constant");
     *out = d.x;
     return TS_OK;
@@ -926,7 +816,7 @@ static ts_status import_mono(ts_symtab *t, const ts_symx *x, ts_dim *out, ts_err
 {
     int n = x->u.mono.n;
     factor *f = ts_mem_alloc((size_t)n * sizeof *f);
-    if (!f) return oom(err);
+    if (!f) return ts_sym_oom(err);
     ts_status s = TS_OK;
     for (int i = 0; i < n && s == TS_OK; i++) {
         f[i].pow = x->u.mono.f[i].pow;
@@ -938,7 +828,7 @@ static ts_status import_mono(ts_symtab *t, const ts_symx *x, ts_dim *out, ts_err
         s = mono_node(t, f, n, &m, err);
     }
     ts_mem_free(f);
-    if (s == TS_OK) *out = node_dim(m);
+    if (s == TS_OK) *out = ts_sym_node_dim(m);
     return s;
 }
 
@@ -950,7 +840,7 @@ static ts_status import_sum(ts_symtab *t, const ts_symx *x, ts_dim *out, ts_err 
     for (int i = 0; i < x->u.sum.n && s == TS_OK; i++) {
         const ts_symx *m = NULL;
         s = import_mononode(t, x->u.sum.t[i].mono, &m, err);
-        if (s == TS_OK && !poly_push(&p, x->u.sum.t[i].coef, m)) s = oom(err);
+        if (s == TS_OK && !poly_push(&p, x->u.sum.t[i].coef, m)) s = ts_sym_oom(err);
     }
     if (s == TS_OK) s = poly_canon(&p, err);
     if (s == TS_OK) s = poly_dim(t, &p, out, err);
@@ -967,7 +857,7 @@ static ts_status import_dim(ts_symtab *t, ts_dim d, ts_dim *out, ts_err *err)
     }
     switch (x->kind) {
     case K_SYM:
-        return sym_node(t, x->u.sym.name, x->u.sym.len, out, err);
+        return ts_sym_node(t, x->u.sym.name, x->u.sym.len, out, err);
     case K_MONO:
         return import_mono(t, x, out, err);
     case K_SUM:
@@ -987,557 +877,3 @@ ts_status ts_dim_import(ts_symtab *t, ts_dim d, ts_dim *out, ts_err *err)
     return import_dim(t, d, out, err);
 }
 
-/* ---- printing ----------------------------------------------------------- *
- * Precedence of the natural text of a dim: a sum ("a+b"), a term ("a*b",
- * "a/b", "2*n") or a unary ("n", "-n", "max(a, b)", "-3"). A context asks
- * for a least precedence and says whether the text may begin with '-';
- * when it may not, or the precedence is too low, the dim gets parentheses.
- * A leading '-' is only allowed at the start of the text, of a parenthesis
- * or of a max/min argument: "y+(-n/s)" rather than the legal "y+-n/s". */
-
-enum { P_SUM, P_TERM, P_UNARY };
-
-static bool is_single_term(const ts_symx *x)
-{
-    return x->kind == K_SUM && x->u.sum.n == 1 && x->u.sum.c == 0;
-}
-
-static int nat_prec(ts_dim d)
-{
-    if (!d.x) return P_UNARY;
-    switch (d.x->kind) {
-    case K_SYM: case K_MAX: case K_MIN: return P_UNARY;
-    case K_DIV: case K_MOD: case K_MONO: return P_TERM;
-    default: break;
-    }
-    if (!is_single_term(d.x)) return P_SUM;
-    const term *tm = &d.x->u.sum.t[0];
-    return tm->coef == -1 && tm->mono->kind != K_MONO ? P_UNARY : P_TERM;
-}
-
-/* Positive terms print first, so a sum leads with '-' only when all its
- * terms are negative. */
-static const term *first_printed(const ts_symx *x)
-{
-    for (int i = 0; i < x->u.sum.n; i++)
-        if (x->u.sum.t[i].coef > 0) return &x->u.sum.t[i];
-    return &x->u.sum.t[0];
-}
-
-static bool nat_neg(ts_dim d)
-{
-    if (!d.x) return d.c < 0;
-    const ts_symx *x = d.x;
-    switch (x->kind) {
-    case K_DIV: case K_MOD:
-        return nat_prec(x->u.bin.a) >= P_TERM && nat_neg(x->u.bin.a);
-    case K_MONO:
-        return nat_neg(node_dim(x->u.mono.f[0].atom));
-    case K_SUM: {
-        const term *f = first_printed(x);
-        return f->coef < 0 || (f->coef == 1 && nat_neg(node_dim(f->mono)));
-    }
-    default:
-        return false;
-    }
-}
-
-static void print_nat(ts_buf *b, ts_dim d);
-
-static void print_in(ts_buf *b, ts_dim d, int need, bool lead)
-{
-    if (nat_prec(d) < need || (!lead && nat_neg(d))) {
-        ts_buf_puts(b, "(");
-        print_nat(b, d);
-        ts_buf_puts(b, ")");
-    } else {
-        print_nat(b, d);
-    }
-}
-
-/* Powers print as repeated factors (n*n); the grammar has no '^'. */
-static void print_mono(ts_buf *b, const ts_symx *m, int need, bool lead)
-{
-    const factor *f;
-    factor one;
-    int n = factors_of(m, &f, &one);
-    bool first = true;
-    for (int i = 0; i < n; i++) {
-        for (int64_t k = 0; k < f[i].pow && !b->oom; k++) {
-            if (!first) ts_buf_puts(b, "*");
-            print_in(b, node_dim(f[i].atom), first ? need : P_UNARY, first && lead);
-            first = false;
-        }
-    }
-}
-
-/* INT64_MIN has no positive magnitude to subtract, so it is added as a
- * parenthesised negative literal. */
-static void print_term(ts_buf *b, int64_t coef, const ts_symx *mono, bool first)
-{
-    if (first) {
-        if (coef == 1) {
-            print_mono(b, mono, P_TERM, true);
-            return;
-        }
-        if (coef == -1) ts_buf_puts(b, "-");
-        else ts_buf_printf(b, "%" PRId64 "*", coef);
-        print_mono(b, mono, P_UNARY, false);
-        return;
-    }
-    if (coef == INT64_MIN) {
-        ts_buf_printf(b, "+(%" PRId64 ")*", coef);
-        print_mono(b, mono, P_UNARY, false);
-        return;
-    }
-    ts_buf_puts(b, coef > 0 ? "+" : "-");
-    int64_t mag = coef > 0 ? coef : -coef;
-    if (mag == 1) {
-        print_mono(b, mono, P_TERM, false);
-        return;
-    }
-    ts_buf_printf(b, "%" PRId64 "*", mag);
-    print_mono(b, mono, P_UNARY, false);
-}
-
-static void print_sum(ts_buf *b, const ts_symx *x)
-{
-    bool first = true;
-    for (int pass = 0; pass < 2; pass++) {
-        for (int i = 0; i < x->u.sum.n; i++) {
-            const term *tm = &x->u.sum.t[i];
-            if ((tm->coef > 0) != (pass == 0)) continue;
-            print_term(b, tm->coef, tm->mono, first);
-            first = false;
-        }
-    }
-    int64_t c = x->u.sum.c;
-    if (c > 0) ts_buf_printf(b, "+%" PRId64, c);
-    else if (c == INT64_MIN) ts_buf_printf(b, "+(%" PRId64 ")", c);
-    else if (c < 0) ts_buf_printf(b, "-%" PRId64, -c);
-}
-
-static void print_nat(ts_buf *b, ts_dim d)
-{
-    const ts_symx *x = d.x;
-    if (!x) {
-        ts_buf_printf(b, "%" PRId64, d.c);
-        return;
-    }
-    switch (x->kind) {
-    case K_SYM:
-        ts_buf_puts(b, x->u.sym.name);
-        return;
-    case K_DIV: case K_MOD:
-        print_in(b, x->u.bin.a, P_TERM, true);
-        ts_buf_puts(b, x->kind == K_DIV ? "/" : "%");
-        print_in(b, x->u.bin.b, P_UNARY, false);
-        return;
-    case K_MAX: case K_MIN:
-        ts_buf_puts(b, x->kind == K_MAX ? "max(" : "min(");
-        print_in(b, x->u.bin.a, P_SUM, true);
-        ts_buf_puts(b, ", ");
-        print_in(b, x->u.bin.b, P_SUM, true);
-        ts_buf_puts(b, ")");
-        return;
-    case K_MONO:
-        print_mono(b, x, P_TERM, true);
-        return;
-    default:
-        print_sum(b, x);
-        return;
-    }
-}
-
-void ts_dim_print(ts_buf *b, ts_dim d)
-{
-    if (b) print_nat(b, d);
-}
-
-/* ---- parsing ------------------------------------------------------------ */
-
-typedef struct parser {
-    ts_symtab *t;
-    const char *s;
-    size_t len, pos, errpos;
-    int depth;
-    ts_err *err;
-} parser;
-
-static bool is_digit(int c) { return c >= '0' && c <= '9'; }
-static bool is_name_start(int c) { return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-static bool is_name_char(int c) { return is_name_start(c) || is_digit(c); }
-
-/* The next significant character, or -1 at the end (len or NUL). */
-static int peek(parser *p)
-{
-    while (p->pos < p->len && (p->s[p->pos] == ' ' || p->s[p->pos] == '\t')) p->pos++;
-    if (p->pos >= p->len || p->s[p->pos] == '\0') return -1;
-    return (unsigned char)p->s[p->pos];
-}
-
-static ts_status fail(parser *p, size_t at, const char *msg)
-{
-    p->errpos = at;
-    return ts_err_set(p->err, TS_ERR_PARSE, "offset %zu: %s", at, msg);
-}
-
-static ts_status fail_here(parser *p)
-{
-    int c = peek(p);
-    if (c < 0) return fail(p, p->pos, "unexpected end of expression");
-    char msg[64];
-    if (c >= 0x20 && c < 0x7f) snprintf(msg, sizeof msg, "unexpected '%c'", c);
-    else snprintf(msg, sizeof msg, "unexpected byte 0x%02x", (unsigned)c);
-    return fail(p, p->pos, msg);
-}
-
-/* Arithmetic errors in the text ("3/0", overflowing folds) are parse errors
- * at the operator; running out of memory stays what it is. */
-static ts_status apply(parser *p, size_t at, binop_fn fn, ts_dim a, ts_dim b, ts_dim *out)
-{
-    ts_err le = {0};
-    ts_status s = fn(p->t, a, b, out, &le);
-    if (s == TS_OK) return s;
-    p->errpos = at;
-    if (s == TS_ERR_OOM) return ts_err_set(p->err, s, "%s", le.msg);
-    return ts_err_set(p->err, TS_ERR_PARSE, "offset %zu: %s", at, le.msg);
-}
-
-static ts_status enter(parser *p)
-{
-    if (++p->depth > MAX_PARSE_DEPTH) return fail(p, p->pos, "expression nested too deeply");
-    return TS_OK;
-}
-
-static ts_status expect(parser *p, int c)
-{
-    if (peek(p) != c) {
-        char msg[32];
-        snprintf(msg, sizeof msg, "expected '%c'", c);
-        return fail(p, p->pos, msg);
-    }
-    p->pos++;
-    return TS_OK;
-}
-
-/* A literal negated in place, so that -9223372036854775808 is readable. */
-static ts_status parse_int(parser *p, bool neg, ts_dim *out)
-{
-    size_t start = p->pos;
-    uint64_t limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX, v = 0;
-    while (p->pos < p->len && is_digit(p->s[p->pos])) {
-        unsigned d = (unsigned)(p->s[p->pos] - '0');
-        if (v > (limit - d) / 10) return fail(p, start, "integer literal out of range");
-        v = v * 10 + d;
-        p->pos++;
-    }
-    if (!neg) *out = ts_dim_const((int64_t)v);
-    else *out = ts_dim_const(v == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)v);
-    return TS_OK;
-}
-
-static ts_status parse_expr(parser *p, ts_dim *out);
-
-static ts_status parse_call(parser *p, size_t at, binop_fn fn, ts_dim *out)
-{
-    ts_dim a, b;
-    TS_TRY(expect(p, '('));
-    TS_TRY(parse_expr(p, &a));
-    TS_TRY(expect(p, ','));
-    TS_TRY(parse_expr(p, &b));
-    TS_TRY(expect(p, ')'));
-    return apply(p, at, fn, a, b, out);
-}
-
-/* "max"/"min" are functions only when a '(' follows; otherwise names. */
-static ts_status parse_name(parser *p, ts_dim *out)
-{
-    size_t start = p->pos;
-    while (p->pos < p->len && is_name_char((unsigned char)p->s[p->pos])) p->pos++;
-    size_t len = p->pos - start;
-    const char *name = p->s + start;
-    bool fn = len == 3 && (!memcmp(name, "max", 3) || !memcmp(name, "min", 3));
-    if (fn && peek(p) == '(') return parse_call(p, start, name[1] == 'a' ? d_max : d_min, out);
-    ts_err le = {0};
-    ts_status s = sym_node(p->t, name, len, out, &le);
-    if (s != TS_OK) {
-        p->errpos = start;
-        return ts_err_set(p->err, s, "offset %zu: %s", start, le.msg);
-    }
-    return TS_OK;
-}
-
-static ts_status parse_atom(parser *p, ts_dim *out)
-{
-    int c = peek(p);
-    if (is_digit(c)) return parse_int(p, false, out);
-    if (is_name_start(c)) return parse_name(p, out);
-    if (c != '(') return fail_here(p);
-    p->pos++;
-    TS_TRY(parse_expr(p, out));
-    return expect(p, ')');
-}
-
-static ts_status parse_unary(parser *p, ts_dim *out)
-{
-    if (peek(p) != '-') return parse_atom(p, out);
-    size_t at = p->pos++;
-    TS_TRY(enter(p));
-    if (is_digit(peek(p))) {
-        TS_TRY(parse_int(p, true, out));
-    } else {
-        ts_dim v;
-        TS_TRY(parse_unary(p, &v));
-        TS_TRY(apply(p, at, d_sub, ts_dim_const(0), v, out));
-    }
-    p->depth--;
-    return TS_OK;
-}
-
-static binop_fn mulop(int c)
-{
-    return c == '*' ? d_mul : c == '/' ? d_div : c == '%' ? d_mod : NULL;
-}
-
-static ts_status parse_term(parser *p, ts_dim *out)
-{
-    ts_dim acc, rhs;
-    TS_TRY(parse_unary(p, &acc));
-    for (binop_fn fn; (fn = mulop(peek(p)));) {
-        size_t at = p->pos++;
-        TS_TRY(parse_unary(p, &rhs));
-        TS_TRY(apply(p, at, fn, acc, rhs, &acc));
-    }
-    *out = acc;
-    return TS_OK;
-}
-
-static ts_status parse_expr(parser *p, ts_dim *out)
-{
-    ts_dim acc, rhs;
-    TS_TRY(enter(p));
-    TS_TRY(parse_term(p, &acc));
-    for (int c; (c = peek(p)) == '+' || c == '-';) {
-        size_t at = p->pos++;
-        TS_TRY(parse_term(p, &rhs));
-        TS_TRY(apply(p, at, c == '+' ? d_add : d_sub, acc, rhs, &acc));
-    }
-    p->depth--;
-    *out = acc;
-    return TS_OK;
-}
-
-ts_status ts_dim_parse(ts_symtab *t, const char *s, size_t len, ts_dim *out, size_t *used,
-                       ts_err *err)
-{
-    if (!t || !s || !out) {
-        if (used) *used = 0;
-        return ts_err_set(err, TS_ERR_INVALID_ARG, "ts_dim_parse: NULL argument");
-    }
-    parser p = {.t = t, .s = s, .len = len, .err = err};
-    ts_dim d;
-    ts_status st = parse_expr(&p, &d);
-    if (st == TS_OK) *out = d;
-    if (used) *used = st == TS_OK ? p.pos : p.errpos;
-    return st;
-}
-
-/* ---- bindings and evaluation -------------------------------------------- */
-
-void ts_symbind_free(ts_symbind *b)
-{
-    if (!b) return;
-    ts_mem_free(b->syms);
-    ts_mem_free(b->vals);
-    b->syms = NULL;
-    b->vals = NULL;
-    b->n = b->cap = 0;
-}
-
-void ts_symbind_clear(ts_symbind *b)
-{
-    if (b) b->n = 0;
-}
-
-static int bind_find(const ts_symbind *b, const ts_symx *x)
-{
-    for (int i = 0; b && i < b->n; i++)
-        if (b->syms[i] == x) return i;
-    return -1;
-}
-
-/* Each array is committed as soon as it grows, so a failure half way
- * leaves a consistent (if roomier) map. */
-static bool bind_grow(ts_symbind *b)
-{
-    if (b->n < b->cap) return true;
-    if (b->cap > INT_MAX / 2) return false;
-    int cap = b->cap ? b->cap * 2 : 8;
-    const ts_symx **s = ts_mem_realloc((void *)b->syms, (size_t)cap * sizeof *s);
-    if (!s) return false;
-    b->syms = s;
-    int64_t *v = ts_mem_realloc(b->vals, (size_t)cap * sizeof *v);
-    if (!v) return false;
-    b->vals = v;
-    b->cap = cap;
-    return true;
-}
-
-ts_status ts_symbind_set(ts_symbind *b, ts_dim sym, int64_t v, ts_err *err)
-{
-    if (!b || !sym.x || sym.x->kind != K_SYM)
-        return ts_err_set(err, TS_ERR_INVALID_ARG, "ts_symbind_set: not a symbol");
-    int i = bind_find(b, sym.x);
-    if (i >= 0) {
-        if (b->vals[i] == v) return TS_OK;
-        return ts_err_set(err, TS_ERR_SHAPE, "symbol '%s' is %" PRId64 " here but %" PRId64 " elsewhere",
-                          sym.x->u.sym.name, v, b->vals[i]);
-    }
-    if (!bind_grow(b)) return ts_err_set(err, TS_ERR_OOM, "out of memory binding a symbol");
-    b->syms[b->n] = sym.x;
-    b->vals[b->n] = v;
-    b->n++;
-    return TS_OK;
-}
-
-bool ts_symbind_get(const ts_symbind *b, ts_dim sym, int64_t *v)
-{
-    int i = sym.x ? bind_find(b, sym.x) : -1;
-    if (i < 0) return false;
-    if (v) *v = b->vals[i];
-    return true;
-}
-
-static ts_status eval_fail(ts_err *err, const char *what, const ts_symx *x)
-{
-    char buf[256];
-    return ts_err_set(err, TS_ERR_SHAPE, "%s evaluating %s", what, dim_text(node_dim(x), buf, sizeof buf));
-}
-
-static ts_status eval_dim(ts_dim d, const ts_symbind *b, int64_t *v, ts_err *err);
-
-static ts_status eval_bin(const ts_symx *x, const ts_symbind *b, int64_t *v, ts_err *err)
-{
-    int64_t l, r;
-    TS_TRY(eval_dim(x->u.bin.a, b, &l, err));
-    TS_TRY(eval_dim(x->u.bin.b, b, &r, err));
-    switch (x->kind) {
-    case K_MAX: *v = l > r ? l : r; return TS_OK;
-    case K_MIN: *v = l < r ? l : r; return TS_OK;
-    default: break;
-    }
-    if (r == 0) return eval_fail(err, "division by zero", x);
-    if (x->kind == K_MOD) *v = floor_mod(l, r);
-    else if (!floor_div(l, r, v)) return eval_fail(err, "int64 overflow", x);
-    return TS_OK;
-}
-
-/* Square-and-multiply. A square is only taken when a higher bit of e will
- * use it, so it is no larger in magnitude than the result and a failed
- * check means the result itself overflows. */
-static bool ipow(int64_t base, int64_t e, int64_t *out)
-{
-    int64_t r = 1;
-    if (base == 0 || base == 1) {
-        *out = base;
-        return true;
-    }
-    if (base == -1) {
-        *out = (e & 1) ? -1 : 1;
-        return true;
-    }
-    while (e) {
-        if ((e & 1) && !ts_i64_mul(r, base, &r)) return false;
-        e >>= 1;
-        if (e && !ts_i64_mul(base, base, &base)) return false;
-    }
-    *out = r;
-    return true;
-}
-
-static ts_status eval_mono(const ts_symx *m, const ts_symbind *b, int64_t *v, ts_err *err)
-{
-    const factor *f;
-    factor one;
-    int n = factors_of(m, &f, &one);
-    int64_t acc = 1;
-    for (int i = 0; i < n; i++) {
-        int64_t a, p;
-        TS_TRY(eval_dim(node_dim(f[i].atom), b, &a, err));
-        if (!ipow(a, f[i].pow, &p) || !ts_i64_mul(acc, p, &acc)) return eval_fail(err, "int64 overflow", m);
-    }
-    *v = acc;
-    return TS_OK;
-}
-
-static ts_status eval_sum(const ts_symx *x, const ts_symbind *b, int64_t *v, ts_err *err)
-{
-    int64_t acc = x->u.sum.c;
-    for (int i = 0; i < x->u.sum.n; i++) {
-        int64_t m;
-        TS_TRY(eval_mono(x->u.sum.t[i].mono, b, &m, err));
-        if (!ts_i64_mul(m, x->u.sum.t[i].coef, &m) || !ts_i64_add(acc, m, &acc))
-            return eval_fail(err, "int64 overflow", x);
-    }
-    *v = acc;
-    return TS_OK;
-}
-
-static ts_status eval_dim(ts_dim d, const ts_symbind *b, int64_t *v, ts_err *err)
-{
-    const ts_symx *x = d.x;
-    if (!x) {
-        *v = d.c;
-        return TS_OK;
-    }
-    switch (x->kind) {
-    case K_SYM: {
-        int i = bind_find(b, x);
-        if (i < 0) return ts_err_set(err, TS_ERR_SHAPE, "unbound symbol '%s'", x->u.sym.name);
-        *v = b->vals[i];
-        return TS_OK;
-    }
-    case K_MONO: return eval_mono(x, b, v, err);
-    case K_SUM: return eval_sum(x, b, v, err);
-    default: return eval_bin(x, b, v, err);
-    }
-}
-
-ts_status ts_dim_eval(ts_dim d, const ts_symbind *b, int64_t *out, ts_err *err)
-{
-    if (!out) return ts_err_set(err, TS_ERR_INVALID_ARG, "ts_dim_eval: NULL result");
-    return eval_dim(d, b, out, err);
-}
-
-bool ts_dim_is_bound(ts_dim d, const ts_symbind *b)
-{
-    const ts_symx *x = d.x;
-    if (!x) return true;
-    switch (x->kind) {
-    case K_SYM:
-        return bind_find(b, x) >= 0;
-    case K_MONO:
-        for (int i = 0; i < x->u.mono.n; i++)
-            if (!ts_dim_is_bound(node_dim(x->u.mono.f[i].atom), b)) return false;
-        return true;
-    case K_SUM:
-        for (int i = 0; i < x->u.sum.n; i++)
-            if (!ts_dim_is_bound(node_dim(x->u.sum.t[i].mono), b)) return false;
-        return true;
-    default:
-        return ts_dim_is_bound(x->u.bin.a, b) && ts_dim_is_bound(x->u.bin.b, b);
-    }
-}
-
-ts_status ts_dim_match(ts_dim d, int64_t v, ts_symbind *b, ts_err *err)
-{
-    if (!b) return ts_err_set(err, TS_ERR_INVALID_ARG, "ts_dim_match: NULL bindings");
-    int64_t want;
-    if (d.x && d.x->kind == K_SYM && !ts_symbind_get(b, d, &want)) return ts_symbind_set(b, d, v, err);
-    TS_TRY(ts_dim_eval(d, b, &want, err));
-    if (want == v) return TS_OK;
-    char buf[256];
-    return ts_err_set(err, TS_ERR_SHAPE, "dim %s: expected %" PRId64 ", got %" PRId64,
-                      dim_text(d, buf, sizeof buf), want, v);
-}
