@@ -49,8 +49,9 @@ ts_status ts_tensor_new(ts_dtype dt, int rank, const int64_t *shape, ts_tensor *
     TS_TRY(tensor_header(dt, rank, shape, &t, err));
     t->data = ts_mem_zalloc(t->nbytes);
     if (!t->data) {
+        size_t nbytes = t->nbytes;  /* read before t is freed */
         ts_mem_free(t);
-        return ts_err_set(err, TS_ERR_OOM, "out of memory allocating %zu bytes", t->nbytes);
+        return ts_err_set(err, TS_ERR_OOM, "out of memory allocating %zu bytes", nbytes);
     }
     t->release = free_owned;
     *out = t;

@@ -110,24 +110,28 @@ ts_status ts_npy_read_mem(const void *buf, size_t len, ts_tensor **out, ts_err *
     }
     if (hlen > len - hstart) return ts_err_set(err, TS_ERR_INVALID_MODEL, "npy: header runs past the end of the file");
     const char *h = (const char *)b + hstart, *hend = h + hlen;
-    ts_dtype dt;
-    bool swap;
+    ts_dtype dt = TS_DTYPE_U8;   /* set by parse_descr; gcc -O2 cannot see it */
+    bool swap = false;
     TS_TRY(parse_descr(dict_value(h, hlen, "descr"), hend, &dt, &swap, err));
     const char *fo = dict_value(h, hlen, "fortran_order");
     if (!fo || (size_t)(hend - fo) < 4) return ts_err_set(err, TS_ERR_INVALID_MODEL, "npy: header has no 'fortran_order'");
     if (memcmp(fo, "True", 4) == 0) return ts_err_set(err, TS_ERR_UNSUPPORTED, "npy: Fortran-order arrays are not supported");
     if ((size_t)(hend - fo) < 5 || memcmp(fo, "False", 5) != 0)
         return ts_err_set(err, TS_ERR_INVALID_MODEL, "npy: 'fortran_order' is neither True nor False");
-    int rank;
+    int rank = 0;
     int64_t shape[TS_MAX_RANK];
     TS_TRY(parse_shape(dict_value(h, hlen, "shape"), hend, &rank, shape, err));
+    /* size the data before allocating: a corrupt shape must be a
+     * truncation error, not a terabyte allocation */
+    int64_t numel;
+    size_t nbytes, data_at = hstart + hlen;
+    TS_TRY(ts_shape_numel(rank, shape, &numel, err));
+    if (!ts_size_mul((size_t)numel, ts_dtype_size(dt), &nbytes))
+        return ts_err_set(err, TS_ERR_OOM, "npy: tensor size overflows");
+    if (len - data_at < nbytes)
+        return ts_err_set(err, TS_ERR_INVALID_MODEL, "npy: data is truncated (%zu of %zu bytes)", len - data_at, nbytes);
     ts_tensor *t;
     TS_TRY(ts_tensor_new(dt, rank, shape, &t, err));
-    size_t data_at = hstart + hlen;
-    if (len - data_at < t->nbytes) {
-        ts_tensor_release(t);
-        return ts_err_set(err, TS_ERR_INVALID_MODEL, "npy: data is truncated (%zu of %zu bytes)", len - data_at, t->nbytes);
-    }
     memcpy(t->data, b + data_at, t->nbytes);
     if (swap) swap_bytes(t->data, t->nbytes, ts_dtype_size(dt));
     *out = t;
@@ -171,8 +175,8 @@ static ts_status slurp(const char *path, unsigned char **data, size_t *len, ts_e
 
 ts_status ts_npy_read(const char *path, ts_tensor **out, ts_err *err)
 {
-    unsigned char *data;
-    size_t len;
+    unsigned char *data = NULL;
+    size_t len = 0;
     TS_TRY(slurp(path, &data, &len, err));
     ts_status s = ts_npy_read_mem(data, len, out, err);
     ts_mem_free(data);

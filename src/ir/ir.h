@@ -272,4 +272,24 @@ typedef struct ts_custom_op {
 ts_status ts_custom_register(const ts_custom_op *op, ts_err *err);
 const ts_custom_op *ts_custom_find(const char *name);
 
+/* ---- text form (print.c, parse.c; the syntax is docs/ir.md) ------------ */
+
+/* Append the canonical text of g to b; TS_ERR_OOM if b ran out of memory.
+ * Total: a graph the verifier rejects still prints (unspellable parts as
+ * `?`), but only a verified graph is promised to parse back. */
+ts_status ts_ir_print(const ts_graph *g, ts_buf *b);
+/* Whether s[0..n) can be spelt as a name: [A-Za-z_][A-Za-z0-9_.]*, or,
+ * for a value name (value = true), also a run of digits. */
+bool ts_ir_name_ok(const char *s, size_t n, bool value);
+
+/* ---- test coverage (coverage.c) ----------------------------------------- */
+
+/* Walk the directory tree `dir` (recursing; names starting with '.' are
+ * skipped), load every *.ir file and add 1 to counts[op] for every op the
+ * graph uses, regions included, counting each op once per file. counts is
+ * added to, not cleared. Returns the number of files read, or -1 with err
+ * set (TS_ERR_IO for a directory that cannot be read, the parser's status
+ * for a file that does not load); counts then holds a partial tally. */
+int ts_ir_count_op_cases(const char *dir, int counts[TS_OP_COUNT], ts_err *err);
+
 #endif

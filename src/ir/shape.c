@@ -97,6 +97,18 @@ static ts_status list_len(rule_ctx *c, const char *what, int n, int want)
 
 static bool dim_neg(ts_dim d) { return ts_dim_is_const(d) && d.c < 0; }
 
+/* Window, stride, dilation and padding values beyond 2^31 mean nothing
+ * for a tensor and would overflow the size arithmetic below; refusing them
+ * keeps every product of two such values inside int64. */
+#define ATTR_LIMIT (INT64_C(1) << 31)
+static ts_status bounded(rule_ctx *c, const char *what, const int64_t *v, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (v[i] > ATTR_LIMIT || v[i] < -ATTR_LIMIT)
+            return FAIL(c, "'%s' value %lld is out of range", what, (long long)v[i]);
+    return TS_OK;
+}
+
 /* ---- leaves ------------------------------------------------------------- */
 
 static ts_status r_const(rule_ctx *c)
@@ -242,6 +254,11 @@ static ts_status r_reduce_window(rule_ctx *c)
     TS_TRY(list_len(c, "dilations", nd, x->rank));
     TS_TRY(list_len(c, "pad_lo", nl, x->rank));
     TS_TRY(list_len(c, "pad_hi", nh, x->rank));
+    TS_TRY(bounded(c, "window", w, nw));
+    TS_TRY(bounded(c, "strides", s, ns));
+    TS_TRY(bounded(c, "dilations", dl, nd));
+    TS_TRY(bounded(c, "pad_lo", lo, nl));
+    TS_TRY(bounded(c, "pad_hi", hi, nh));
     ts_dim *d = result(c, 0, x->dtype, x->rank);
     if (!d) return oom(c);
     for (int i = 0; i < x->rank; i++) {
@@ -362,6 +379,9 @@ static ts_status r_pad(rule_ctx *c)
     TS_TRY(list_len(c, "lo", nl, x->rank));
     TS_TRY(list_len(c, "hi", nh, x->rank));
     TS_TRY(list_len(c, "interior", ni, x->rank));
+    TS_TRY(bounded(c, "lo", lo, nl));
+    TS_TRY(bounded(c, "hi", hi, nh));
+    TS_TRY(bounded(c, "interior", in, ni));
     ts_dim *d = result(c, 0, x->dtype, x->rank);
     if (!d) return oom(c);
     ts_symtab *t = c->g->syms;
@@ -370,9 +390,11 @@ static ts_status r_pad(rule_ctx *c)
         ts_dim s = x->dims[i], gaps;
         if (in[i] > 0) {
             /* (size-1) gaps; a symbolic size is taken to be >= 1 */
-            if (ts_dim_is_const(s))
-                gaps = ts_dim_const(s.c ? (s.c - 1) * in[i] : 0);
-            else {
+            if (ts_dim_is_const(s)) {
+                int64_t g = 0;
+                if (s.c && !ts_i64_mul(s.c - 1, in[i], &g)) return FAIL(c, "axis %d: padded size overflows", i);
+                gaps = ts_dim_const(g);
+            } else {
                 TS_TRY(ts_dim_sub(t, s, ts_dim_const(1), &gaps, c->err));
                 TS_TRY(ts_dim_mul(t, gaps, ts_dim_const(in[i]), &gaps, c->err));
             }
@@ -493,10 +515,11 @@ static ts_status r_dot(rule_ctx *c)
     if (nlb != nrb || nlc != nrc) return FAIL(c, "batch and contracting lists must pair up");
     int64_t la[2 * TS_MAX_RANK], ra[2 * TS_MAX_RANK];
     if (nlb + nlc > a->rank || nrb + nrc > b->rank) return FAIL(c, "too many batch/contracting dims");
-    memcpy(la, lb, sizeof(int64_t) * (size_t)nlb);
-    memcpy(la + nlb, lc, sizeof(int64_t) * (size_t)nlc);
-    memcpy(ra, rb, sizeof(int64_t) * (size_t)nrb);
-    memcpy(ra + nrb, rc, sizeof(int64_t) * (size_t)nrc);
+    /* empty lists may be NULL, and memcpy from NULL is undefined even for 0 bytes */
+    if (nlb) memcpy(la, lb, sizeof(int64_t) * (size_t)nlb);
+    if (nlc) memcpy(la + nlb, lc, sizeof(int64_t) * (size_t)nlc);
+    if (nrb) memcpy(ra, rb, sizeof(int64_t) * (size_t)nrb);
+    if (nrc) memcpy(ra + nrb, rc, sizeof(int64_t) * (size_t)nrc);
     TS_TRY(axes_ok(c, "lhs dims", la, nlb + nlc, a->rank));
     TS_TRY(axes_ok(c, "rhs dims", ra, nrb + nrc, b->rank));
     for (int i = 0; i < nlb + nlc; i++)
@@ -531,6 +554,11 @@ static ts_status r_conv(rule_ctx *c)
     TS_TRY(list_len(c, "pad_hi", n3, sp));
     TS_TRY(list_len(c, "lhs_dilation", n4, sp));
     TS_TRY(list_len(c, "rhs_dilation", n5, sp));
+    TS_TRY(bounded(c, "strides", st, n1));
+    TS_TRY(bounded(c, "pad_lo", lo, n2));
+    TS_TRY(bounded(c, "pad_hi", hi, n3));
+    TS_TRY(bounded(c, "lhs_dilation", ld, n4));
+    TS_TRY(bounded(c, "rhs_dilation", rd, n5));
     if (groups < 1) return FAIL(c, "groups must be >= 1");
     ts_symtab *t = c->g->syms;
     ts_dim cin;
@@ -545,6 +573,7 @@ static ts_status r_conv(rule_ctx *c)
     for (int i = 0; i < sp; i++) {
         if (st[i] < 1 || ld[i] < 1 || rd[i] < 1) return FAIL(c, "strides and dilations must be >= 1");
         if (!ts_dim_is_const(w->dims[2 + i])) return FAIL(c, "kernel sizes must be constant");
+        if (w->dims[2 + i].c > ATTR_LIMIT) return FAIL(c, "kernel size %lld is out of range", (long long)w->dims[2 + i].c);
         /* dilated input extent: ld*(in-1)+1, plus padding */
         ts_dim span;
         TS_TRY(ts_dim_sub(t, x->dims[2 + i], ts_dim_const(1), &span, c->err));

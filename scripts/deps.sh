@@ -1,0 +1,32 @@
+# shellcheck shell=bash
+# deps.sh — sourced by run_default.sh and test.sh: install the Debian
+# packages the project needs, only when something is missing, so a machine
+# that has everything runs no apt-get at all.
+
+# install_pkgs PACKAGE... — apt-get update, then install. Root runs apt-get
+# directly; anyone else goes through sudo.
+install_pkgs() {
+  local sudo=()
+  if [[ $(id -u) -ne 0 ]]; then
+    command -v sudo >/dev/null 2>&1 || { echo "need root (or sudo) to install: $*" >&2; return 1; }
+    sudo=(sudo)
+  fi
+  echo "installing: $*"
+  "${sudo[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq "$@" >/dev/null
+}
+
+# need CMD:PACKAGE... — install each PACKAGE whose CMD is not on PATH.
+need() {
+  local missing=() pair
+  for pair in "$@"; do
+    command -v "${pair%%:*}" >/dev/null 2>&1 || missing+=("${pair#*:}")
+  done
+  [[ ${#missing[@]} -eq 0 ]] || install_pkgs "${missing[@]}"
+}
+
+# Debian's python3 makes venvs only with python3-venv (ensurepip) installed.
+need_venv() {
+  need python3:python3-venv
+  python3 -c 'import ensurepip' >/dev/null 2>&1 || install_pkgs python3-venv
+}

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# run_default.sh — the main job: build tessera and run the bundled model, one
+# transformer block (models/attention.ir), on its bundled input, then compare
+# the result with numpy's (models/attention_expected.npy).
+#
+#   bash scripts/run_default.sh
+#
+# Installs cmake, ninja, gcc and python3 on a fresh Debian 12 if missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/deps.sh
+
+need cmake:cmake ninja:ninja-build gcc:gcc python3:python3
+
+# A build tree made by another generator cannot be reconfigured with Ninja.
+if [[ -f build/CMakeCache.txt ]] && ! grep -q '^CMAKE_GENERATOR:INTERNAL=Ninja$' build/CMakeCache.txt; then
+  rm -rf build
+fi
+echo "building build/tessera (Release) ..."
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DTS_WERROR=OFF -DTS_SANITIZE=OFF >/dev/null
+# the compiler's chatter only when the build fails
+cmake --build build --target tessera_cli >build/build.log 2>&1 || { cat build/build.log; exit 1; }
+
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+
+echo
+echo "== tessera run models/attention.ir -i models/attention_input.npy"
+build/tessera run models/attention.ir -i models/attention_input.npy
+build/tessera run models/attention.ir -i models/attention_input.npy -o "$out" --repeat 20
+
+# The comparison reads .npy with the standard library alone: no numpy needed.
+python3 - "$out/output_0.npy" models/attention_expected.npy <<'PY'
+import ast, struct, sys
+
+def load_f32(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    assert data[:6] == b"\x93NUMPY", path
+    n = struct.unpack("<H", data[8:10])[0]
+    header = ast.literal_eval(data[10:10 + n].decode("latin1"))
+    assert header["descr"] == "<f4" and not header["fortran_order"], header
+    count = 1
+    for d in header["shape"]:
+        count *= d
+    return header["shape"], struct.unpack("<%df" % count, data[10 + n:10 + n + 4 * count])
+
+(s1, got), (s2, want) = load_f32(sys.argv[1]), load_f32(sys.argv[2])
+diff = max(abs(a - b) for a, b in zip(got, want)) if s1 == s2 else float("inf")
+ok = s1 == s2 and all(abs(a - b) <= 1e-5 + 1e-4 * abs(b) for a, b in zip(got, want))
+print("matches numpy reference: %s (shape %s, max abs diff %.3g)" % ("yes" if ok else "no", tuple(s1), diff))
+sys.exit(0 if ok else 1)
+PY

@@ -1,0 +1,372 @@
+#!/usr/bin/env python3
+"""CLI tests of the `tessera` binary: results against numpy, error messages
+and exit statuses, and the shape of every command's output.
+
+    python3 tests/cli/test_cli.py path/to/tessera
+
+ctest runs it (tests/suites.cmake). Prints "N passed, N failed" and exits
+non-zero on any failure. Needs numpy: scripts/test.sh puts it in .venv.
+"""
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+try:
+    import numpy as np
+except ImportError:
+    print("test_cli.py needs numpy; run it with the project's .venv "
+          "(bash scripts/test.sh creates it) or pip install numpy", file=sys.stderr)
+    print("0 passed, 1 failed")
+    sys.exit(1)
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+MODELS = os.path.join(ROOT, "tests", "cli", "models")
+sys.dont_write_bytecode = True  # keep scripts/ free of __pycache__
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import gen_default_model as attention  # noqa: E402
+
+TESSERA = None
+TMP = None
+passed = failed = 0
+
+
+def check(name, ok, detail=""):
+    global passed, failed
+    if ok:
+        passed += 1
+    else:
+        failed += 1
+        print("FAIL %s%s" % (name, (": " + detail) if detail else ""), file=sys.stderr)
+    return ok
+
+
+def tessera(*args):
+    """Run the binary; (status, stdout, stderr). A signal is a failure of
+    its own: the CLI must never crash."""
+    p = subprocess.run([TESSERA] + [str(a) for a in args], capture_output=True, text=True, timeout=120)
+    check("no signal: tessera %s" % " ".join(map(str, args)), p.returncode >= 0,
+          "killed by signal %d\n%s" % (-p.returncode, p.stderr))
+    return p.returncode, p.stdout, p.stderr
+
+
+def tmp(name):
+    return os.path.join(TMP, name)
+
+
+def save(name, array):
+    path = tmp(name)
+    np.save(path, array)
+    return path
+
+
+def run_model(model, inputs, name):
+    """tessera run MODEL with inputs (list of CLI -i values); the outputs
+    as arrays, or None after a recorded failure."""
+    out = tmp("out_" + name)
+    shutil.rmtree(out, ignore_errors=True)
+    args = ["run", model]
+    for spec in inputs:
+        args += ["-i", spec]
+    rc, so, se = tessera(*args + ["-o", out])
+    if not check(name + ": exit 0", rc == 0, se):
+        return None
+    outs = []
+    while os.path.exists(os.path.join(out, "output_%d.npy" % len(outs))):
+        outs.append(np.load(os.path.join(out, "output_%d.npy" % len(outs))))
+    return outs
+
+
+def close(name, got, want, rtol=1e-4, atol=1e-5):
+    ok = got.dtype == want.dtype and got.shape == want.shape
+    check(name + ": dtype/shape", ok, "got %s%s, want %s%s" % (got.dtype, got.shape, want.dtype, want.shape))
+    if ok:
+        if want.dtype.kind == "f":
+            ok = np.allclose(got, want, rtol=rtol, atol=atol)
+        else:
+            ok = np.array_equal(got, want)
+        check(name + ": values", ok, "max diff %s" % (np.abs(got.astype(np.float64) - want).max() if want.size else 0))
+
+
+# ---- models against numpy ----------------------------------------------------------
+
+def test_attention_bundled():
+    model = os.path.join(ROOT, "models", "attention.ir")
+    x = os.path.join(ROOT, "models", "attention_input.npy")
+    outs = run_model(model, [x], "attention")
+    if outs is not None and check("attention: one output", len(outs) == 1):
+        close("attention vs attention_expected.npy", outs[0], np.load(os.path.join(ROOT, "models", "attention_expected.npy")))
+        close("attention vs numpy forward", outs[0],
+              attention.forward(np.load(x), ir_constants(model)))
+    out = tmp("out_passes")
+    rc, so, se = tessera("run", model, "-i", x, "--passes", "default", "-o", out)
+    if check("attention --passes default: exit 0", rc == 0, se):
+        close("attention --passes default", np.load(os.path.join(out, "output_0.npy")),
+              np.load(os.path.join(ROOT, "models", "attention_expected.npy")))
+    rc, so, se = tessera("run", model, "-i", x)
+    check("attention summary", rc == 0 and re.match(r"output 0 \(y\): f32\[4, 16\] = \[[-0-9.e, ]+, \.\.\.\] \(64 values\)\n$", so),
+          so + se)
+
+
+def ir_constants(path):
+    """The f32 constants of an IR file by name: the bundled model's weights
+    as the file has them, whatever numpy's generator would make today."""
+    found = {}
+    with open(path) as f:
+        for m in re.finditer(r"^  %(\w+): f32\[([\d, ]*)\] = const\(\) \{value=\[(.*)\]\}$", f.read(), re.M):
+            shape = tuple(int(d) for d in m.group(2).split(",") if d.strip())
+            found[m.group(1)] = np.array([float(v) for v in m.group(3).split(",")], np.float32).reshape(shape)
+    return found
+
+
+def test_attention_any_length():
+    w = ir_constants(os.path.join(ROOT, "models", "attention.ir"))
+    check("attention weights read", all(k in w for k in attention.make_weights()), str(sorted(w)))
+    for seq in (1, 9):
+        x = attention.make_input(seq, seed=seq)
+        outs = run_model(os.path.join(ROOT, "models", "attention.ir"), ["x=" + save("att%d.npy" % seq, x)],
+                         "attention seq=%d" % seq)
+        if outs is not None:
+            close("attention seq=%d" % seq, outs[0], attention.forward(x, w))
+
+
+def test_broadcasting():
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((3, 1)).astype(np.float32)
+    b = rng.standard_normal(4).astype(np.float32)
+    outs = run_model(os.path.join(MODELS, "bcast.ir"), [save("a.npy", a), save("b.npy", b)], "bcast")
+    if outs is not None and check("bcast: two outputs", len(outs) == 2):
+        close("bcast max", outs[0], np.maximum(a + b, a * b))
+        close("bcast lt", outs[1], np.broadcast_to(a < b, (3, 4)))
+
+
+def test_reductions():
+    rng = np.random.default_rng(2)
+    x = (rng.standard_normal((2, 3, 4)) * 0.5 + 1).astype(np.float32)
+    n = np.array([3, -7, 11, 0, 2], dtype=np.int32)
+    outs = run_model(os.path.join(MODELS, "reduce.ir"), ["n=" + save("n.npy", n), save("x.npy", x)], "reduce")
+    if outs is not None and check("reduce: six outputs", len(outs) == 6):
+        close("reduce_sum", outs[0], x.sum(axis=1))
+        close("reduce_max", outs[1], x.max(axis=(0, 2)))
+        close("reduce_min", outs[2], x.min(axis=2))
+        close("argmax", outs[3], x.argmax(axis=2).astype(np.int64))
+        close("reduce_prod", outs[4], np.array(np.prod(x.astype(np.float64)), dtype=np.float32), rtol=1e-3)
+        close("reduce_sum i32", outs[5], np.array(n.sum(), dtype=np.int32))
+
+
+def test_symbolic_batch():
+    rng = np.random.default_rng(3)
+    w = rng.standard_normal((4, 3)).astype(np.float32)
+    wpath = save("w.npy", w)
+    for batch in (2, 5):
+        x = rng.standard_normal((batch, 4)).astype(np.float32)
+        # w by name, x by position: positional inputs skip named ones
+        outs = run_model(os.path.join(MODELS, "batch_mlp.ir"), ["w=" + wpath, save("x%d.npy" % batch, x)],
+                         "mlp batch=%d" % batch)
+        if outs is not None:
+            close("mlp batch=%d" % batch, outs[0], np.tanh(x @ w + np.array([0.5, -1, 2], np.float32)))
+
+
+def test_layout():
+    x = np.arange(12, dtype=np.float32).reshape(4, 3) - 5
+    outs = run_model(os.path.join(MODELS, "layout.ir"), [save("lx.npy", x)], "layout")
+    if outs is not None and check("layout: two outputs", len(outs) == 2):
+        close("transpose", outs[0], x.T)
+        both = np.concatenate([x, x])[::-1, ::-1]
+        close("concat/reverse/sum", outs[1], (both * both).sum(axis=1))
+
+
+# ---- errors: status 1 and one line ------------------------------------------------
+
+def expect_error(name, args, pattern):
+    rc, so, se = tessera(*args)
+    lines = se.splitlines()
+    check(name + ": exit 1", rc == 1, "status %d, stderr %r" % (rc, se))
+    check(name + ": one stderr line", len(lines) == 1 and lines[0].startswith("tessera: "), repr(se))
+    check(name + ": message", re.search(pattern, se) is not None, "%r does not match %r" % (se, pattern))
+
+
+def test_errors():
+    mlp = os.path.join(MODELS, "batch_mlp.ir")
+    x = save("ex.npy", np.zeros((2, 4), np.float32))
+    w = save("ew.npy", np.zeros((4, 3), np.float32))
+    expect_error("missing file", ["run", tmp("nope.ir")], r"nope\.ir")
+    bad = tmp("bad.ir")
+    with open(bad, "w") as f:
+        f.write("graph @g(%x: f32[2]) {\n  %y: f32[2] = neg(%x)\n  %z: f32[2] = frobnicate(%y)\n  return %z\n}\n")
+    expect_error("parse error", ["run", bad, "-i", x], r"bad\.ir:3:\d+:")
+    expect_error("parse error (ir)", ["ir", bad], r"bad\.ir:3:\d+:")
+    expect_error("wrong dtype", ["run", mlp, "-i", save("f64.npy", np.zeros((2, 4))), "-i", w],
+                 r"input 'x'.*expected f32\[batch, 4\], got f64\[2, 4\]")
+    expect_error("wrong shape", ["run", mlp, "-i", x, "-i", save("w5.npy", np.zeros((5, 3), np.float32))],
+                 r"input 'w'.*expected f32\[4, 3\], got f32\[5, 3\]")
+    expect_error("wrong rank", ["run", mlp, "-i", save("r1.npy", np.zeros(4, np.float32)), "-i", w],
+                 r"input 'x'.*got f32\[4\]")
+    two = tmp("two.ir")
+    with open(two, "w") as f:
+        f.write("graph @two(%a: f32[n], %b: f32[n]) {\n  %c: f32[n] = add(%a, %b)\n  return %c\n}\n")
+    expect_error("symbol bound twice", ["run", two, "-i", save("n3.npy", np.zeros(3, np.float32)), "-i",
+                                        save("n4.npy", np.zeros(4, np.float32))],
+                 r"input 'b'.*expected f32\[n\], got f32\[4\]: .*n")
+    expect_error("missing input", ["run", mlp, "-i", x], r"missing input w")
+    expect_error("missing inputs", ["run", mlp], r"missing inputs x, w")
+    expect_error("unknown input name", ["run", mlp, "-i", "nope=" + x, "-i", w], r"unknown input 'nope'.*x, w")
+    expect_error("input twice", ["run", mlp, "-i", "x=" + x, "-i", "x=" + x, "-i", w], r"'x' is given twice")
+    expect_error("too many inputs", ["run", mlp, "-i", x, "-i", w, "-i", w], r"too many inputs")
+    with open(x, "rb") as f:
+        data = f.read()
+    trunc = tmp("trunc.npy")
+    with open(trunc, "wb") as f:
+        f.write(data[:-5])
+    expect_error("truncated npy", ["run", mlp, "-i", trunc, "-i", w], r"trunc\.npy.*truncated")
+    junk = tmp("junk.npy")
+    with open(junk, "wb") as f:
+        f.write(b"definitely not numpy")
+    expect_error("corrupt npy", ["run", mlp, "-i", junk, "-i", w], r"junk\.npy.*magic")
+    expect_error("missing npy", ["run", mlp, "-i", tmp("absent.npy"), "-i", w], r"absent\.npy")
+    expect_error("onnx", ["run", tmp("m.onnx")], r"ONNX models are not supported yet")
+    expect_error("bad option", ["run", mlp, "--frobnicate"], r"unknown option '--frobnicate'")
+    expect_error("bad repeat", ["run", mlp, "-i", x, "-i", w, "--repeat", "0"], r"--repeat")
+    expect_error("no value", ["run", mlp, "-i"], r"needs a value")
+    expect_error("no file", ["run"], r"no model file")
+    expect_error("unknown command", ["frob"], r"unknown command 'frob'")
+    expect_error("unknown pass", ["ir", mlp, "--passes", "nosuchpass"], r"nosuchpass")
+    expect_error("prims tests dir", ["prims", "--tests", tmp("no_such_dir")], r"no_such_dir")
+    out_file = tmp("a_file")
+    open(out_file, "w").close()
+    expect_error("output dir is a file", ["run", mlp, "-i", x, "-i", w, "-o", out_file], r"a_file")
+
+
+# ---- the other commands -------------------------------------------------------------
+
+def test_repeat():
+    model = os.path.join(ROOT, "models", "attention.ir")
+    rc, so, se = tessera("run", model, "-i", os.path.join(ROOT, "models", "attention_input.npy"), "--repeat", "3")
+    lines = so.splitlines()
+    check("repeat: exit 0", rc == 0, se)
+    check("repeat: summary first", len(lines) == 2 and lines[0].startswith("output 0 (y): "), so)
+    check("repeat: latency line last", bool(lines) and re.match(r"^latency median_ms=\d+\.\d{3} min_ms=\d+\.\d{3} runs=3$",
+                                                                lines[-1]), so)
+
+
+def ops_def_names():
+    with open(os.path.join(ROOT, "src", "ir", "ops.def")) as f:
+        return re.findall(r'^TS_OP\(\s*\w+\s*,\s*"(\w+)"', f.read(), re.M)
+
+
+def test_prims():
+    rc, so, se = tessera("prims")
+    check("prims: exit 0", rc == 0, se)
+    rows = {}
+    for line in so.splitlines()[1:]:
+        cols = line.split()
+        if len(cols) >= 6 and not line.startswith("total:"):
+            rows[cols[0]] = cols
+    names = ops_def_names()
+    check("prims: ops.def parsed", len(names) > 50, str(len(names)))
+    for name in names:
+        if check("prims lists %s" % name, name in rows):
+            check("prims: interp yes for %s" % name, rows[name][4] == "yes", " ".join(rows[name]))
+    check("prims: no extra rows", set(rows) == set(names), str(set(rows) ^ set(names)))
+    total = [l for l in so.splitlines() if l.startswith("total:")]
+    check("prims: total line", len(total) == 1 and ("%d primitives" % len(names)) in total[0], so[-300:])
+    check("prims: attributes shown", re.search(r"^dot .*lhs_batch:ints", so, re.M) is not None)
+    check("prims: regions shown", re.search(r"^if .*regions: then,else", so, re.M) is not None)
+
+
+def test_ir():
+    model = os.path.join(ROOT, "models", "attention.ir")
+    for path in [model] + sorted(os.path.join(MODELS, f) for f in os.listdir(MODELS) if f.endswith(".ir")):
+        with open(path) as f:
+            text = f.read()
+        rc, so, se = tessera("ir", path)
+        check("ir round trip %s" % os.path.basename(path), rc == 0 and so == text, se or "printed text differs")
+    rc, so, se = tessera("ir", model, "--dot")
+    check("dot: exit 0", rc == 0, se)
+    check("dot: digraph", so.startswith('digraph "attention" {') and so.rstrip().endswith("}"), so[:200])
+    check("dot: edges labelled by value", '-> n' in so and 'label="%x"' in so)
+    check("dot: nodes labelled by op and type", re.search(r'label="dot\\nf32\[seq, 16\]"', so) is not None)
+    check("dot: braces balance", so.count("{") == so.count("}"))
+    if shutil.which("dot"):
+        p = subprocess.run(["dot", "-Tsvg"], input=so, capture_output=True, text=True)
+        check("dot: graphviz accepts it", p.returncode == 0, p.stderr)
+    rc, so, se = tessera("ir", model, "--passes", "default")
+    check("ir --passes default", rc == 0 and so.startswith("graph @attention("), se)
+    rc, so, se = tessera("ir", model, "--passes", "dce", "--dump-after", "dce")
+    check("ir --dump-after", rc == 0 and "# after dce" in so and "# final" in so, se + so[:200])
+    rc, so, se = tessera("ir", model, "--dump-after=all")
+    check("ir --dump-after=all", rc == 0 and "# after simplify" in so and "# after dce" in so, se + so[:200])
+    rc, so, se = tessera("ir", "--passes", "help")
+    check("ir --passes help", rc == 0 and "dce" in so, se)
+
+
+def test_regions_dot():
+    path = tmp("cond.ir")
+    with open(path, "w") as f:
+        f.write("graph @cond(%p: bool[], %x: f32[2]) {\n"
+                "  %r: f32[2] = if(%p, %x) then(%a: f32[2]) {\n"
+                "    %n: f32[2] = neg(%a)\n"
+                "    yield %n\n"
+                "  } else(%b: f32[2]) {\n"
+                "    yield %b\n"
+                "  }\n"
+                "  return %r\n"
+                "}\n")
+    rc, so, se = tessera("ir", path, "--dot")
+    check("dot regions: exit 0", rc == 0, se)
+    check("dot regions: clusters", so.count("subgraph cluster_") == 2 and 'label="if then"' in so, so)
+    for flag in (True, False):
+        outs = run_model(path, ["p=" + save("p.npy", np.array(flag)), save("cx.npy", np.array([1, -2], np.float32))],
+                         "if %s" % flag)
+        if outs is not None:
+            close("if %s" % flag, outs[0], np.array([-1, 2] if flag else [1, -2], np.float32))
+
+
+def test_misc():
+    rc, so, se = tessera("version")
+    check("version", rc == 0 and re.match(r"^tessera \d+\.\d+\.\d+\n$", so), so + se)
+    for args in (["--help"], [], ["run", "--help"]):
+        rc, so, se = tessera(*args)
+        check("usage %s" % args, rc == 0 and so.startswith("usage: tessera") and "run FILE" in so, so + se)
+    x = os.path.join(ROOT, "models", "attention_input.npy")
+    nested = tmp("deep/er/out")
+    rc, so, se = tessera("run", os.path.join(ROOT, "models", "attention.ir"), "-i", x, "--output=" + nested)
+    check("-o creates directories", rc == 0 and os.path.exists(os.path.join(nested, "output_0.npy")), se)
+    check("-o prints nothing", so == "", so)
+    half = tmp("half.ir")
+    with open(half, "w") as f:
+        f.write("graph @half(%x: f32[3]) {\n  %y: bf16[3] = cast(%x) {dtype=bf16}\n  return %y\n}\n")
+    xs = np.array([1.5, -2, 3.140625], np.float32)  # exact in bf16
+    hx = save("hx.npy", xs)
+    outs = run_model(half, ["x=" + hx], "bf16 output")
+    if outs is not None:
+        close("bf16 output written as f32", outs[0], xs)
+    rc, so, se = tessera("run", half, "--input=x=" + hx)
+    check("bf16 summary", rc == 0 and so == "output 0 (y): bf16[3] = [1.5, -2, 3.14062]\n", so + se)
+
+
+def main():
+    global TESSERA, TMP
+    if len(sys.argv) != 2 or not os.access(sys.argv[1], os.X_OK):
+        print("usage: test_cli.py PATH/TO/tessera", file=sys.stderr)
+        print("0 passed, 1 failed")
+        return 1
+    TESSERA = os.path.abspath(sys.argv[1])
+    with tempfile.TemporaryDirectory(prefix="tessera_cli_") as d:
+        TMP = d
+        for test in (test_attention_bundled, test_attention_any_length, test_broadcasting, test_reductions,
+                     test_symbolic_batch, test_layout, test_errors, test_repeat, test_prims, test_ir,
+                     test_regions_dot, test_misc):
+            try:
+                test()
+            except Exception as e:  # a crash in one test is one failure, not the end
+                check(test.__name__, False, "%s: %s" % (type(e).__name__, e))
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
