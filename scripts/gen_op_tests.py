@@ -11,8 +11,8 @@ Expected values are computed here with NumPy and plain Python, independently
 of tessera's C code: integer arithmetic through Python ints with explicit
 wrapping, floats in float64 rounded once to the result dtype, the C library
 functions through Python's math module. The contract of each primitive is
-its row comment in src/ir/ops.def and docs/primitives-elementwise.md,
-docs/primitives-data.md; the worked examples of those docs are cases too
+its row comment in src/ir/ops.def and docs/primitives.md
+(its sections); the worked examples of those docs are cases too
 (gen_documented). Every zero is compared with its sign.
 
 Deterministic: every case draws from its own generator seeded by its name,

@@ -720,14 +720,17 @@ static void print_prims(const int *counts)
         flags_text(info->flags, flags, sizeof flags);
         snprintf(tests, sizeof tests, counts ? "%d" : "?", counts ? counts[op] : 0);
         bool k = ts_interp_kernel_of((ts_op)op) != NULL;
-        with_kernel += k;
+        bool declared = ts_interp_declared_only((ts_op)op);
+        with_kernel += k && !declared;
         with_tests += counts && counts[op] > 0;
         cases += counts ? counts[op] : 0;
-        printf("%-22s %-5s %-4s %-18s %-6s %5s  ", info->name, arity, out, flags, k ? "yes" : "no", tests);
+        printf("%-22s %-5s %-4s %-18s %-6s %5s  ", info->name, arity, out, flags,
+               declared ? "decl" : k ? "yes" : "no", tests);
         print_schema(info);
         printf("\n");
     }
-    printf("total: %d primitives, %d in the interpreter, ", TS_OP_COUNT, with_kernel);
+    printf("total: %d primitives, %d in the interpreter (decl: declared only, needs a multi-process runtime), ",
+           TS_OP_COUNT, with_kernel);
     if (counts) printf("%d with test cases (%d case files)\n", with_tests, cases);
     else printf("test cases not counted (no test tree)\n");
 }

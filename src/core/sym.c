@@ -275,7 +275,7 @@ ts_status ts_sym_node(ts_symtab *t, const char *name, size_t len, ts_dim *out, t
     ts_symx k = {.kind = K_SYM, .depth = 1};
     k.u.sym.name = name;
     k.u.sym.len = len;
-    const ts_symx *x;
+    const ts_symx *x = NULL;
     TS_TRY(intern(t, &k, &x, err));
     *out = ts_sym_node_dim(x);
     return TS_OK;

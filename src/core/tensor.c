@@ -45,7 +45,7 @@ static ts_status tensor_header(ts_dtype dt, int rank, const int64_t *shape,
 
 ts_status ts_tensor_new(ts_dtype dt, int rank, const int64_t *shape, ts_tensor **out, ts_err *err)
 {
-    ts_tensor *t;
+    ts_tensor *t = NULL;
     TS_TRY(tensor_header(dt, rank, shape, &t, err));
     t->data = ts_mem_zalloc(t->nbytes);
     if (!t->data) {
@@ -68,7 +68,7 @@ ts_status ts_tensor_adopt(ts_dtype dt, int rank, const int64_t *shape, void *dat
                           void (*release)(void *, void *), void *ctx,
                           ts_tensor **out, ts_err *err)
 {
-    ts_tensor *t;
+    ts_tensor *t = NULL;
     if (!data && rank >= 0) {
         /* only an empty tensor may have no data */
         int64_t n;
@@ -121,7 +121,7 @@ ts_status ts_tensor_reshaped(ts_tensor *t, int rank, const int64_t *shape,
     if (n != t->numel)
         return ts_err_set(err, TS_ERR_SHAPE, "reshape of %lld elements to %lld",
                           (long long)t->numel, (long long)n);
-    ts_tensor *v;
+    ts_tensor *v = NULL;
     TS_TRY(tensor_header(t->dtype, rank, shape, &v, err));
     ts_tensor_retain(t);
     v->data = t->data;

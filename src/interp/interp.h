@@ -31,6 +31,9 @@ extern const ts_interp_kernel ts_interp_control[TS_OP_COUNT];
 
 /* The kernel of op, or NULL. */
 ts_interp_kernel ts_interp_kernel_of(ts_op op);
+/* True for primitives that are declared but whose single-process kernel
+ * only reports TS_ERR_UNSUPPORTED (send, recv: D10 in docs/decisions.md). */
+bool ts_interp_declared_only(ts_op op);
 
 /* ---- for kernels ------------------------------------------------------- */
 

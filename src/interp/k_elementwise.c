@@ -1,6 +1,6 @@
 /* k_elementwise.c — interpreter kernels of the elementwise primitives:
  * unary and binary arithmetic, logic, shifts, comparisons, select, cast
- * and bitcast. docs/primitives-elementwise.md is the contract these
+ * and bitcast. docs/primitives.md is the contract these
  * functions spell out.
  *
  * Every dtype falls into one computing domain:

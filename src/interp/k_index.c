@@ -142,7 +142,7 @@ static ts_status k_scatter(ts_interp_run *r, const ts_node *n, ts_tensor *const 
     int kind = (int)ts_node_int(n, "combine");
     TS_TRY(ts_tensor_clone(x, out, ts_interp_err(r)));
     for (int64_t j = 0; j < idx->numel; j++) {
-        int64_t p;
+        int64_t p = 0;
         TS_TRY(index_at(r, "scatter", idx, j, x->numel, &p));
         combine(kind, out[0], p, upd, j);
     }

@@ -183,3 +183,5 @@ const ts_interp_kernel ts_interp_misc[TS_OP_COUNT] = {
     [TS_OP_SEND] = k_point_to_point,
     [TS_OP_RECV] = k_point_to_point,
 };
+
+bool ts_interp_declared_only(ts_op op) { return op == TS_OP_SEND || op == TS_OP_RECV; }

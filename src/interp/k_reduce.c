@@ -1,6 +1,6 @@
 /* k_reduce.c — interpreter kernels of the reductions: reduce_sum/prod/
  * max/min, argmax/argmin, cumulative and reduce_window.
- * docs/primitives-elementwise.md is the contract these functions spell out.
+ * docs/primitives.md is the contract these functions spell out.
  *
  * Every reduction is a fold: acc = identity, then acc = combine(acc, x)
  * for each element, in row-major order. Accumulators live in one of three

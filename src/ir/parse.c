@@ -274,7 +274,7 @@ static int64_t signed_of(bool neg, uint64_t mag)
 static ts_status parse_int64(parser *p, const char *what, int64_t *out)
 {
     number num;
-    uint64_t mag;
+    uint64_t mag = 0;
     TS_TRY(scan_number(p, &num));
     TS_TRY(read_int(p, &num, (uint64_t)INT64_MAX + 1, INT64_MAX, what, &mag));
     *out = signed_of(num.neg, mag);
@@ -299,7 +299,7 @@ static ts_status parse_double(parser *p, double *out)
 static ts_status parse_elem(parser *p, ts_dtype dt, void *base, int64_t i)
 {
     if (ts_dtype_is_float(dt)) {
-        double v;
+        double v = 0;
         TS_TRY(parse_double(p, &v));
         ts_elem_set_f64(dt, base, i, v);
         return TS_OK;
@@ -315,7 +315,7 @@ static ts_status parse_elem(parser *p, ts_dtype dt, void *base, int64_t i)
     bool sign = ts_dtype_is_signed(dt);
     uint64_t pos_max = dt == TS_DTYPE_BOOL ? 1 : bits == 64 ? (sign ? INT64_MAX : UINT64_MAX)
                      : (UINT64_C(1) << (bits - sign)) - 1;
-    uint64_t neg_max = sign ? pos_max + 1 : 0, mag;
+    uint64_t neg_max = sign ? pos_max + 1 : 0, mag = 0;
     number num;
     TS_TRY(scan_number(p, &num));
     TS_TRY(read_int(p, &num, neg_max, pos_max, ts_dtype_name(dt), &mag));
