@@ -141,6 +141,27 @@ int ts_graph_num_outputs(const ts_graph *g);
 const char *ts_graph_input_name(const ts_graph *g, int i);
 const char *ts_graph_output_name(const ts_graph *g, int i);
 
+/* ---- ONNX ------------------------------------------------------------
+ * ts_onnx_load reads an ONNX model (protobuf; external data files are
+ * resolved relative to the model's folder and never outside it) and
+ * assembles it from primitives. The graph's inputs are the model's graph
+ * inputs that are not initializers, in order.
+ *
+ * known: values the caller already has for some inputs (by name). A known
+ * input that an operator needs as a constant (a shape, axes, a count) lets
+ * the model build; the graph is then pinned to that value and a run with
+ * another value fails with a clear error. A known name that is an
+ * initializer replaces the initializer's value. n_known may be 0. */
+ts_status ts_onnx_load(const char *path, int n_known, const char *const *known_names,
+                       ts_tensor *const *known_values, ts_graph **out, ts_err *err);
+/* An ONNX TensorProto file (.pb, as the ONNX test data uses). *name, if
+ * name is not NULL, receives the tensor's name (free with ts_free_string). */
+ts_status ts_onnx_read_tensor(const char *path, ts_tensor **out, char **name, ts_err *err);
+ts_status ts_onnx_write_tensor(const char *path, const ts_tensor *t, const char *name, ts_err *err);
+/* A description of the model for people: inputs, outputs, opsets, and an
+ * operator histogram marking operators tessera cannot assemble. */
+ts_status ts_onnx_info(const char *path, char **text, ts_err *err);
+
 /* ---- sessions ------------------------------------------------------- */
 
 /* target: "interp" (the reference interpreter). The graph must outlive the

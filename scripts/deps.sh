@@ -30,3 +30,12 @@ need_venv() {
   need python3:python3-venv
   python3 -c 'import ensurepip' >/dev/null 2>&1 || install_pkgs python3-venv
 }
+
+# The ONNX frontend's build needs protoc-c, protobuf-c's headers and library,
+# and the onnx.proto of Debian's libonnx-dev.
+need_onnx_dev() {
+  if ! command -v protoc-c >/dev/null 2>&1 || [[ ! -f /usr/include/onnx/onnx.proto ]] ||
+     [[ ! -f /usr/include/protobuf-c/protobuf-c.h ]]; then
+    install_pkgs protobuf-c-compiler libprotobuf-c-dev libonnx-dev
+  fi
+}

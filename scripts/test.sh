@@ -3,8 +3,8 @@
 #
 #   bash scripts/test.sh
 #
-# 1. installs what is missing (cmake, ninja, gcc, valgrind, python3-venv) and
-#    a .venv with numpy for the Python test drivers;
+# 1. installs what is missing (cmake, ninja, gcc, valgrind, python3-venv,
+#    protobuf-c, libonnx-dev) and a .venv with numpy and onnx 1.22.0;
 # 2. build/      RelWithDebInfo, warnings are errors: ctest;
 # 3. build-asan/ Debug with AddressSanitizer + UBSan, leaks on: ctest;
 # 4. valgrind --leak-check=full on representative programs of build/.
@@ -14,12 +14,15 @@ cd "$(dirname "$0")/.."
 source scripts/deps.sh
 
 need cmake:cmake ninja:ninja-build gcc:gcc valgrind:valgrind
-if ! .venv/bin/python3 -c 'import numpy' >/dev/null 2>&1; then
+need_onnx_dev
+# onnx is pinned to 1.22.0, the last release whose wheel ships the backend
+# test data (onnx/backend/test/data) that the conformance suite runs.
+if ! .venv/bin/python3 -c 'import numpy, onnx; assert onnx.__version__ == "1.22.0"' >/dev/null 2>&1; then
   if [[ ! -x .venv/bin/python3 ]]; then
     need_venv
     python3 -m venv .venv
   fi
-  .venv/bin/pip install -q numpy
+  .venv/bin/pip install -q numpy onnx==1.22.0
 fi
 py=$PWD/.venv/bin/python3
 failed=()

@@ -155,6 +155,14 @@ ts_status ts_interp_run_graph(const ts_graph *g, int n_in, ts_tensor *const *in,
         return ts_err_set(err, TS_ERR_INVALID_ARG, "the graph has %d outputs, asked for %d", g->body->n_results, n_out);
     for (int i = 0; i < n_in; i++)
         if (!in[i]) return ts_err_set(err, TS_ERR_INVALID_ARG, "input %d is NULL", i);
+    for (int i = 0; i < g->n_pins; i++)
+        if (!ts_tensor_equal(in[g->pins[i].input], g->pins[i].value)) {
+            const char *name = g->body->params[g->pins[i].input]->name;
+            return ts_err_set(err, TS_ERR_INVALID_ARG,
+                              "input %d (%s) must equal the value the model was specialised on "
+                              "(it gives a shape); load the model again with the new value",
+                              g->pins[i].input, name ? name : "?");
+        }
     ts_interp_run r = {.g = g, .err = err};
     ts_status s = bind_world(&r);
     if (s == TS_OK) s = ts_interp_block(&r, g->body, n_in, in, out);

@@ -88,6 +88,21 @@ ts_status ts_ir_block_new(ts_graph *g, ts_block **out, ts_err *err)
     return *out ? TS_OK : OOM(err);
 }
 
+ts_status ts_ir_pin_input(ts_graph *g, int input, ts_tensor *value, ts_err *err)
+{
+    for (int i = 0; i < g->n_pins; i++)
+        if (g->pins[i].input == input) return TS_OK;  /* pinned once is enough */
+    ts_pin *p = ts_arena_array(g->arena, (size_t)g->n_pins + 1, sizeof *p);
+    if (!p || !ts_arena_defer(g->arena, release_tensor, value)) return OOM(err);
+    if (g->n_pins) memcpy(p, g->pins, sizeof *p * (size_t)g->n_pins);
+    ts_tensor_retain(value);
+    p[g->n_pins].input = input;
+    p[g->n_pins].value = value;
+    g->pins = p;
+    g->n_pins++;
+    return TS_OK;
+}
+
 /* ---- attributes -------------------------------------------------------- */
 
 ts_attr *ts_ir_attrs_new(ts_graph *g, ts_op op)

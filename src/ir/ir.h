@@ -150,6 +150,14 @@ struct ts_block {
     ts_node *parent;          /* the node owning this region; NULL for the body */
 };
 
+/* A graph input pinned to a value: the graph was specialised on it (a
+ * frontend read a shape from it), so a run must pass exactly this value.
+ * The runtime checks; the text form does not carry pins. */
+typedef struct ts_pin {
+    int input;
+    ts_tensor *value;
+} ts_pin;
+
 struct ts_graph {
     ts_arena *arena;
     ts_symtab *syms;
@@ -157,6 +165,8 @@ struct ts_graph {
     ts_block *body;
     uint32_t next_value_id;
     uint32_t next_node_id;
+    int n_pins;
+    ts_pin *pins;             /* arena array; tensors released with the arena */
 };
 
 /* ---- construction ------------------------------------------------------ */
@@ -271,6 +281,9 @@ typedef struct ts_custom_op {
 } ts_custom_op;
 ts_status ts_custom_register(const ts_custom_op *op, ts_err *err);
 const ts_custom_op *ts_custom_find(const char *name);
+
+/* Pin input `input` of g to `value` (a reference is taken). */
+ts_status ts_ir_pin_input(ts_graph *g, int input, ts_tensor *value, ts_err *err);
 
 /* ---- text form (print.c, parse.c; the syntax is docs/ir.md) ------------ */
 

@@ -1,0 +1,135 @@
+/* onnx.h — the ONNX frontend's internal interface: what an operator's
+ * decomposition function sees.
+ *
+ * The loader (load.c) walks a ModelProto's graph in order. For each node it
+ * finds the decomposition function registered for (op_type, opset) in the
+ * operator table (ops_table.c, which joins the family tables of the
+ * ops_*.c files), fills an onnx_node, and calls it. The function builds
+ * primitives with the builder (onnx_b(n)) — never anything else — and sets
+ * n->out[k] for every output the node lists. The builder folds constants,
+ * so a shape computed from constants (Shape -> Gather -> Concat -> Reshape)
+ * is a constant again by the time a consumer asks for it (onnx_const).
+ *
+ * Errors: return onnx_fail/onnx_unsupported (they record the message with
+ * the node's name and op type through the builder and return the code).
+ * Builder errors stick, so a function may chain builder calls and return
+ * onnx_status(n) at the end.
+ */
+#ifndef TS_ONNX_H
+#define TS_ONNX_H
+
+#include "build/builder.h"
+
+#include <limits.h>
+
+typedef struct onnx_ctx onnx_ctx;
+
+typedef struct onnx_node {
+    const char *op_type;
+    const char *name;         /* "" when the model gives none */
+    int opset;                /* the default domain's opset version in effect */
+    int n_in;                 /* inputs listed; in[i] is NULL for an omitted ("") one */
+    ts_value **in;
+    int n_out;                /* outputs listed; out[k] must be set unless out_used[k] is false */
+    ts_value **out;
+    const bool *out_used;     /* false for an output named "" (optional, not wanted) */
+    const void *proto;        /* const Onnx__NodeProto * */
+    onnx_ctx *ctx;
+} onnx_node;
+
+typedef ts_status (*onnx_op_fn)(onnx_node *n);
+
+/* One row of the operator table: the function handles op_type for model
+ * opsets since..until (inclusive; INT_MAX for "to the latest"). */
+typedef struct onnx_op_entry {
+    const char *op_type;
+    int since, until;
+    onnx_op_fn fn;
+} onnx_op_entry;
+
+/* Family tables, each terminated by a row with op_type NULL. */
+extern const onnx_op_entry onnx_ops_elementwise[];
+extern const onnx_op_entry onnx_ops_reduce[];
+extern const onnx_op_entry onnx_ops_nn[];
+extern const onnx_op_entry onnx_ops_shape[];
+extern const onnx_op_entry onnx_ops_index[];
+extern const onnx_op_entry onnx_ops_rnn[];
+extern const onnx_op_entry onnx_ops_control[];
+extern const onnx_op_entry onnx_ops_quant[];
+extern const onnx_op_entry onnx_ops_random[];
+extern const onnx_op_entry onnx_ops_misc[];
+
+/* The function for op_type at opset, or NULL. */
+onnx_op_fn onnx_find_op(const char *op_type, int opset);
+/* Every distinct op_type of the table, for coverage reports: calls fn once
+ * per row. */
+void onnx_each_op(void (*fn)(const onnx_op_entry *e, void *ud), void *ud);
+
+/* ---- what a decomposition function uses -------------------------------- */
+
+ts_builder *onnx_b(onnx_node *n);
+ts_graph *onnx_graph(onnx_node *n);
+/* The builder's status (the first error, if any). */
+ts_status onnx_status(onnx_node *n);
+ts_status onnx_fail(onnx_node *n, ts_status code, const char *fmt, ...) TS_PRINTF(3, 4);
+/* TS_ERR_UNSUPPORTED with "<reason>". */
+ts_status onnx_unsupported(onnx_node *n, const char *fmt, ...) TS_PRINTF(2, 3);
+/* Input i, or a failure (TS_ERR_INVALID_MODEL "input i is required") when
+ * it is missing or omitted. */
+ts_value *onnx_input(onnx_node *n, int i);
+/* True when input i is listed and not "". */
+bool onnx_has_input(const onnx_node *n, int i);
+
+/* Attributes. A getter with a default returns the default when the
+ * attribute is absent; one of the wrong type is a failure recorded on the
+ * node (and the default is returned). */
+bool onnx_has_attr(const onnx_node *n, const char *name);
+int64_t onnx_attr_int(onnx_node *n, const char *name, int64_t def);
+double onnx_attr_float(onnx_node *n, const char *name, double def);
+/* The string, or def; the pointer lives as long as the model. */
+const char *onnx_attr_string(onnx_node *n, const char *name, const char *def);
+/* Count of the list (-1 when absent); *v points into the model. */
+int onnx_attr_ints(onnx_node *n, const char *name, const int64_t **v);
+int onnx_attr_floats(onnx_node *n, const char *name, const float **v);
+/* A TensorProto attribute as a new tensor reference (caller releases). */
+ts_status onnx_attr_tensor(onnx_node *n, const char *name, ts_tensor **out);
+
+/* The constant behind v (a `const` node's tensor, borrowed), or NULL. A
+ * graph input whose value the caller supplied at load time counts as
+ * constant: the graph is then pinned to that value (ts_ir_pin_input). */
+const ts_tensor *onnx_const(onnx_node *n, ts_value *v);
+/* Input i as a constant integer vector (or scalar), converted to int64 and
+ * stored in the graph's arena; a failure naming the input when it is not
+ * constant ("input 1 (shape) must be a constant: tessera needs it to know
+ * the result's shape"). */
+ts_status onnx_const_ints(onnx_node *n, int i, const int64_t **v, int *count);
+/* Same for a float scalar/vector. */
+ts_status onnx_const_floats(onnx_node *n, int i, const double **v, int *count);
+
+/* ONNX TensorProto.DataType -> tessera dtype; TS_ERR_UNSUPPORTED for
+ * strings, complex, float8 and 4-bit types. */
+ts_status onnx_dtype(int onnx_type, ts_dtype *out, ts_err *err);
+
+/* Normalise an ONNX axis (negative counts from the end) for rank r; a
+ * failure on the node when out of range. */
+ts_status onnx_axis(onnx_node *n, int64_t axis, int r, int64_t *out);
+
+/* ---- subgraphs (If, Loop, Scan) ------------------------------------------ */
+
+/* The outer values that the graph attributes `attrs` (count n_attrs) of
+ * node n reference by name, recursively through nested subgraphs, in a
+ * stable order; arena arrays. Regions are isolated (D6), so control-flow
+ * ops pass these as extra operands. */
+ts_status onnx_captures(onnx_node *n, int n_attrs, const char *const *attrs,
+                        int *n_caps, ts_value ***caps);
+/* Build the region for graph attribute `attr`: its parameters are the
+ * formal inputs (types given, n_formal of them; may differ from the
+ * subgraph's declared input types only in symbolic dims) followed by one
+ * parameter per capture (caps from onnx_captures); its results are the
+ * subgraph's outputs. */
+ts_status onnx_region(onnx_node *n, const char *attr, int n_formal, const ts_type *formal,
+                      int n_caps, ts_value *const *caps, ts_block **out);
+/* Number of outputs of graph attribute `attr` (-1 if absent). */
+int onnx_region_outputs(onnx_node *n, const char *attr);
+
+#endif
