@@ -114,6 +114,33 @@ ts_status onnx_dtype(int onnx_type, ts_dtype *out, ts_err *err);
  * failure on the node when out of range. */
 ts_status onnx_axis(onnx_node *n, int64_t axis, int r, int64_t *out);
 
+/* ---- shape values ------------------------------------------------------------
+ * Models compute shapes (Shape -> Gather -> Concat -> Reshape), and with a
+ * dynamic axis those shapes hold symbols. Beside each small int64 vector
+ * value the loader can keep its content as dims (ts_dim: constant or
+ * symbolic). Operators that move or combine such vectors (Shape, Gather,
+ * Slice, Concat, Unsqueeze, Squeeze, Cast, Identity, Add, Sub, Mul, Div on
+ * integers, ...) record their result's dims with onnx_set_dims_value, and
+ * operators that need a shape (Reshape, Expand, ConstantOfShape, Tile,
+ * Range, ...) read it with onnx_dims_input, so the model builds with
+ * symbolic sizes instead of failing on "not a constant". */
+
+/* Input i as dims: a constant integer tensor (each element a constant dim)
+ * or a value whose dims were recorded; a failure naming the input
+ * otherwise. A scalar counts as one element. */
+ts_status onnx_dims_input(onnx_node *n, int i, const ts_dim **dims, int *count);
+/* The dims recorded for v (or v's constant content), if any. */
+bool onnx_dims_value(onnx_node *n, ts_value *v, const ts_dim **dims, int *count);
+/* Record v's content as dims (copied). v must be an integer vector of
+ * `count` elements (or a scalar, count 1). */
+void onnx_set_dims_value(onnx_node *n, ts_value *v, int count, const ts_dim *dims);
+/* An i64 scalar value holding d: a constant, or for a symbolic d a
+ * reduction over a broadcast of ones (assembled from primitives; the
+ * result's dims are recorded so consumers see d itself). */
+ts_value *onnx_dim_scalar(onnx_node *n, ts_dim d);
+/* An i64 vector value [d0, d1, ...] (recorded, as above). */
+ts_value *onnx_dims_vector(onnx_node *n, int count, const ts_dim *dims);
+
 /* ---- subgraphs (If, Loop, Scan) ------------------------------------------ */
 
 /* The outer values that the graph attributes `attrs` (count n_attrs) of
