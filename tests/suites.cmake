@@ -22,3 +22,75 @@ add_test(NAME cli
 # The CLI test runs the attention model a few dozen times: minutes under ASan
 # on a slow machine, seconds otherwise.
 set_tests_properties(cli PROPERTIES TIMEOUT 900)
+
+# ---- ONNX conformance -----------------------------------------------------------
+# The ONNX backend test data (node, light, simple, pytorch-converted,
+# pytorch-operator) ships in the onnx wheel that scripts/test.sh installs
+# into .venv, pinned to 1.22.0 (the last release whose wheel carries it).
+# `tessera check` runs each folder; tests/onnx_conformance/expected_failures.txt
+# lists the cases known to fail, with a reason, and a case that fails
+# without being listed, or passes while listed, fails the ctest entry.
+# scripts/update_xfail.sh regenerates the list from a run.
+option(TS_ONNX_TESTS "Register the ONNX conformance suites (needs onnx in TS_PYTHON)" ON)
+if(TS_ONNX_TESTS)
+  execute_process(
+    COMMAND ${TS_PYTHON} -c "import onnx, os; print(os.path.dirname(onnx.__file__)); print(onnx.__version__)"
+    OUTPUT_VARIABLE TS_ONNX_PY_OUT ERROR_VARIABLE TS_ONNX_PY_ERR RESULT_VARIABLE TS_ONNX_PY_RC
+    OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(NOT TS_ONNX_PY_RC EQUAL 0)
+    message(FATAL_ERROR "The ONNX conformance suites need the onnx Python package in TS_PYTHON "
+      "(${TS_PYTHON}), and it does not import:\n${TS_ONNX_PY_ERR}\n"
+      "Run bash scripts/test.sh once (it makes .venv with numpy and onnx==1.22.0), or "
+      "`${TS_PYTHON} -m pip install onnx==1.22.0`, or configure with -DTS_ONNX_TESTS=OFF.")
+  endif()
+  string(REPLACE "\n" ";" TS_ONNX_PY_OUT "${TS_ONNX_PY_OUT}")
+  list(GET TS_ONNX_PY_OUT 0 TS_ONNX_DIR)
+  list(GET TS_ONNX_PY_OUT 1 TS_ONNX_VERSION)
+  set(TS_ONNX_DATA ${TS_ONNX_DIR}/backend/test/data)
+  if(NOT EXISTS ${TS_ONNX_DATA}/node)
+    message(FATAL_ERROR "onnx ${TS_ONNX_VERSION} in ${TS_PYTHON} has no backend test data "
+      "(${TS_ONNX_DATA}/node): install onnx==1.22.0, or configure with -DTS_ONNX_TESTS=OFF.")
+  endif()
+  if(NOT TS_ONNX_VERSION STREQUAL "1.22.0")
+    message(WARNING "onnx ${TS_ONNX_VERSION} is not the pinned 1.22.0: the test data, and so "
+      "tests/onnx_conformance/expected_failures.txt, may not match.")
+  endif()
+  cmake_host_system_information(RESULT TS_NCORES QUERY NUMBER_OF_LOGICAL_CORES)
+  set(TS_XFAIL ${CMAKE_SOURCE_DIR}/tests/onnx_conformance/expected_failures.txt)
+  # name:folder:suite-timeout:case-timeout: ctest's limit (wall clock) and each
+  # case's CPU-time limit (check --timeout), in seconds. The case limit makes
+  # a hung case one FAIL line rather than a killed suite. The light models
+  # take about 1 s (SqueezeNet) to 30 s (VGG-19, 1.5 GB) of CPU on the
+  # interpreter (RelWithDebInfo; VGG-19 once took 350 s): 600 s leaves room
+  # for a slower machine or a slower interpreter.
+  set(TS_ONNX_SUITES node:node:1800:300 simple:simple:600:300
+      pytorch_converted:pytorch-converted:900:300 pytorch_operator:pytorch-operator:600:300)
+  # The light models (ResNet-50, VGG-19, ... at 224x224) are whole networks:
+  # a minute of CPU optimised, many times that unoptimised and instrumented,
+  # so sanitizer and Debug builds leave them out.
+  if(NOT TS_SANITIZE AND NOT TS_FUZZ AND NOT CMAKE_BUILD_TYPE STREQUAL "Debug")
+    list(APPEND TS_ONNX_SUITES light:light:3600:600)
+  endif()
+  foreach(entry IN LISTS TS_ONNX_SUITES)
+    string(REPLACE ":" ";" suite ${entry})
+    list(GET suite 0 name)
+    list(GET suite 1 folder)
+    list(GET suite 2 limit)
+    list(GET suite 3 case_limit)
+    add_test(NAME onnx_${name}
+             COMMAND tessera_cli check ${TS_ONNX_DATA}/${folder} --xfail ${TS_XFAIL}
+                     -j ${TS_NCORES} --timeout ${case_limit}
+             WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+    set_tests_properties(onnx_${name} PROPERTIES TIMEOUT ${limit} LABELS onnx)
+  endforeach()
+endif()
+
+# ---- fuzzing ------------------------------------------------------------------------
+# -DTS_FUZZ=ON (CMakeLists.txt) builds the libFuzzer target; scripts/test.sh
+# runs it for a bounded time. It is not a ctest entry: a fuzz run is a
+# search, not a check with a fixed answer.
+if(TS_FUZZ)
+  add_executable(fuzz_onnx_load ${CMAKE_SOURCE_DIR}/tests/fuzz/fuzz_onnx_load.c)
+  target_link_libraries(fuzz_onnx_load PRIVATE tessera_static)
+  target_link_options(fuzz_onnx_load PRIVATE -fsanitize=fuzzer)
+endif()

@@ -22,6 +22,11 @@ except ImportError:
           "(bash scripts/test.sh creates it) or pip install numpy", file=sys.stderr)
     print("0 passed, 1 failed")
     sys.exit(1)
+try:  # the ONNX checks make their models with onnx's helper API
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+except ImportError:
+    onnx = None
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 MODELS = os.path.join(ROOT, "tests", "cli", "models")
@@ -227,7 +232,7 @@ def test_errors():
         f.write(b"definitely not numpy")
     expect_error("corrupt npy", ["run", mlp, "-i", junk, "-i", w], r"junk\.npy.*magic")
     expect_error("missing npy", ["run", mlp, "-i", tmp("absent.npy"), "-i", w], r"absent\.npy")
-    expect_error("onnx", ["run", tmp("m.onnx")], r"ONNX models are not supported yet")
+    expect_error("missing onnx file", ["run", tmp("m.onnx")], r"m\.onnx")
     expect_error("bad option", ["run", mlp, "--frobnicate"], r"unknown option '--frobnicate'")
     expect_error("bad repeat", ["run", mlp, "-i", x, "-i", w, "--repeat", "0"], r"--repeat")
     expect_error("no value", ["run", mlp, "-i"], r"needs a value")
@@ -349,6 +354,282 @@ def test_misc():
     check("bf16 summary", rc == 0 and so == "output 0 (y): bf16[3] = [1.5, -2, 3.14062]\n", so + se)
 
 
+# ---- ONNX models ----------------------------------------------------------------------
+# Small models made here with onnx's helper API: `run` with .pb and .npy
+# inputs (a shape input is given as a known value at load time; an input
+# that is also an initializer can be replaced by name), `--format pb`,
+# `check` on generated cases, `info`, and the errors.
+
+def onnx_save(model, name):
+    path = tmp(name)
+    onnx.save(model, path)
+    return path
+
+
+def make_reshape_model(opset=17):
+    """y = Reshape(x + b, s), z = Relu(x): x f32[2, 3], s i64[2] (a shape
+    input, needed as a constant), b f32[3] an initializer that is also an
+    input (a default a file may replace)."""
+    nodes = [helper.make_node("Add", ["x", "b"], ["t"], name="add"),
+             helper.make_node("Reshape", ["t", "s"], ["y"], name="reshape"),
+             helper.make_node("Relu", ["x"], ["z"], name="relu")]
+    b = numpy_helper.from_array(np.array([1, 2, 3], np.float32), "b")
+    graph = helper.make_graph(
+        nodes, "reshape_model",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3]),
+         helper.make_tensor_value_info("s", TensorProto.INT64, [2]),
+         helper.make_tensor_value_info("b", TensorProto.FLOAT, [3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
+         helper.make_tensor_value_info("z", TensorProto.FLOAT, [2, 3])],
+        initializer=[b])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def save_pb(name, array, tensor_name=""):
+    path = tmp(name)
+    with open(path, "wb") as f:
+        f.write(numpy_helper.from_array(array, tensor_name).SerializeToString())
+    return path
+
+
+def read_pb(path):
+    t = TensorProto()
+    with open(path, "rb") as f:
+        t.ParseFromString(f.read())
+    return t.name, numpy_helper.to_array(t)
+
+
+def test_onnx_run():
+    model = onnx_save(make_reshape_model(), "reshape.onnx")
+    x = np.arange(6, dtype=np.float32).reshape(2, 3) - 2
+    b = np.array([1, 2, 3], np.float32)
+    s = np.array([3, 2], np.int64)
+    # positional: x from a .pb, s from a .npy
+    outs = run_model(model, [save_pb("x.pb", x, "x"), save("s.npy", s)], "onnx run .pb/.npy")
+    if outs is not None and check("onnx run: two outputs", len(outs) == 2, str(len(outs))):
+        close("onnx run y", outs[0], (x + b).reshape(3, 2))
+        close("onnx run z", outs[1], np.maximum(x, 0))
+    # by name, in any order; another shape; the initializer b replaced
+    b2 = np.array([10, 20, 30], np.float32)
+    outs = run_model(model, ["s=" + save("s61.npy", np.array([6, 1], np.int64)), "b=" + save("b2.npy", b2),
+                             "x=" + save("x.npy", x)], "onnx run by name")
+    if outs is not None and len(outs) == 2:
+        close("onnx run y (s=[6, 1], b replaced)", outs[0], (x + b2).reshape(6, 1))
+    # --format pb: TensorProtos named after the outputs
+    out = tmp("out_onnx_pb")
+    rc, so, se = tessera("run", model, "-i", save("x2.npy", x), "-i", save("s2.npy", s), "-o", out, "--format", "pb")
+    if check("onnx run --format pb: exit 0", rc == 0, se):
+        names = sorted(os.listdir(out))
+        check("--format pb files", names == ["output_0.pb", "output_1.pb"], str(names))
+        name, y = read_pb(os.path.join(out, "output_0.pb"))
+        check("--format pb: named y", name == "y", repr(name))
+        close("--format pb y", y, (x + b).reshape(3, 2))
+        name, z = read_pb(os.path.join(out, "output_1.pb"))
+        check("--format pb: named z", name == "z", repr(name))
+        close("--format pb z", z, np.maximum(x, 0))
+    # the printed summary names the outputs
+    rc, so, se = tessera("run", model, "-i", save("x3.npy", x), "-i", save("s3.npy", s))
+    check("onnx run summary", rc == 0 and so.startswith("output 0 (y): f32[3, 2] = [-1, 1,")
+          and "output 1 (z): f32[2, 3]" in so, so + se)
+
+
+def make_case(root, name, x, expected, opset=17):
+    """An ONNX backend test case: model.onnx (y = Abs(x)) and
+    test_data_set_0/{input_0,output_0}.pb."""
+    d = os.path.join(root, name)
+    os.makedirs(os.path.join(d, "test_data_set_0"))
+    graph = helper.make_graph([helper.make_node("Abs", ["x"], ["y"])], name,
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(x.shape))])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]), os.path.join(d, "model.onnx"))
+    for kind, array in (("input_0", x), ("output_0", expected)):
+        with open(os.path.join(d, "test_data_set_0", kind + ".pb"), "wb") as f:
+            f.write(numpy_helper.from_array(array, "").SerializeToString())  # names may be empty
+    return d
+
+
+def test_onnx_check():
+    root = tmp("cases")
+    x = np.array([[-1.5, 2], [0, -3]], np.float32)
+    good = make_case(root, "test_abs_good", x, np.abs(x))
+    bad_y = np.abs(x)
+    bad_y[1, 1] = 7
+    make_case(root, "test_abs_bad", x, bad_y)
+    make_case(root, "test_abs_shape", x, np.abs(x).reshape(4))
+    rc, so, se = tessera("check", good)
+    check("check pass: exit 0", rc == 0, so + se)
+    check("check pass: lines", so == "PASS test_abs_good\n1 passed, 0 failed\n", so)
+    rc, so, se = tessera("check", root, "-j", "2")
+    lines = so.splitlines()
+    check("check folder: exit 1", rc == 1, so + se)
+    check("check folder: sorted cases, closing line",
+          [l.split(":")[0] for l in lines] == ["FAIL test_abs_bad", "PASS test_abs_good", "FAIL test_abs_shape",
+                                                "1 passed, 2 failed"], so)
+    check("check: mismatch names the output, index and values",
+          re.search(r"^FAIL test_abs_bad: output 0 \(y\): 1 of 4 values differ; first at \[1, 1\]: got 3, expected 7$",
+                    so, re.M) is not None, so)
+    check("check: shape mismatch", re.search(r"^FAIL test_abs_shape: output 0 \(y\): got f32\[2, 2\], expected f32\[4\]$",
+                                             so, re.M) is not None, so)
+    # --xfail: listed failures are expected; a listed pass is not
+    xf = tmp("xfail.txt")
+    with open(xf, "w") as f:
+        f.write("# comment\ntest_abs_bad  # wrong expected value\ntest_abs_shape # shape\ntest_not_run\n")
+    rc, so, se = tessera("check", root, "--xfail", xf)
+    check("check --xfail: exit 0", rc == 0, so + se)
+    check("check --xfail: closing line", so.endswith("\n1 passed, 2 failed\n"), so)
+    with open(xf, "w") as f:
+        f.write("test_abs_good\ntest_abs_bad\n")
+    rc, so, se = tessera("check", root, "--xfail=" + xf)
+    check("check --xfail violations: exit 1", rc == 1, so + se)
+    check("check: UNEXPECTED PASS", "\nUNEXPECTED PASS test_abs_good\n" in so, so)
+    check("check: UNEXPECTED FAIL", re.search(r"^UNEXPECTED FAIL test_abs_shape: output 0", so, re.M) is not None, so)
+    # tolerance: 1e-3 relative by default, --rtol widens it
+    near = make_case(tmp("near"), "test_near", x, np.abs(x) * np.float32(1.002))
+    rc, so, se = tessera("check", near)
+    check("check rtol 1e-3: fails", rc == 1 and so.startswith("FAIL test_near: "), so + se)
+    rc, so, se = tessera("check", near, "--rtol", "0.01")
+    check("check --rtol 0.01: passes", rc == 0 and so.startswith("PASS test_near"), so + se)
+    rc, so, se = tessera("check", good, "--verbose")
+    check("check --verbose", rc == 0 and re.match(r"PASS test_abs_good  \[load [\d.]+ ms, run [\d.]+ ms", so), so + se)
+    expect_error("check: missing path", ["check", tmp("no_such_case")], r"no_such_case")
+    expect_error("check: no cases", ["check", MODELS], r"no test case")
+    expect_error("check: bad target", ["check", good, "--target", "nosuch"], r"nosuch")
+    # --timeout: a case over its CPU time is one FAIL line; the others run
+    slow = os.path.join(tmp("slow"), "test_slow")
+    os.makedirs(os.path.join(slow, "test_data_set_0"))
+    body = helper.make_graph(   # a loop of 10^12 steps: no interpreter finishes it in a second
+        [helper.make_node("Identity", ["c"], ["c_out"]),
+         helper.make_node("Constant", [], ["one"], value=numpy_helper.from_array(np.array(1, np.float32))),
+         helper.make_node("Add", ["v", "one"], ["v_out"])], "body",
+        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+         helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("v", TensorProto.FLOAT, [])],
+        [helper.make_tensor_value_info("c_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("v_out", TensorProto.FLOAT, [])])
+    graph = helper.make_graph(
+        [helper.make_node("Constant", [], ["m"], value=numpy_helper.from_array(np.array(10**12, np.int64))),
+         helper.make_node("Constant", [], ["t"], value=numpy_helper.from_array(np.array(True))),
+         helper.make_node("Loop", ["m", "t", "a"], ["y"], body=body)], "slow",
+        [helper.make_tensor_value_info("a", TensorProto.FLOAT, [])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [])])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), os.path.join(slow, "model.onnx"))
+    for kind, array in (("input_0", np.array(0, np.float32)), ("output_0", np.array(0, np.float32))):
+        with open(os.path.join(slow, "test_data_set_0", kind + ".pb"), "wb") as f:
+            f.write(numpy_helper.from_array(array).SerializeToString())
+    rc, so, se = tessera("check", slow, good, "--timeout", "1")
+    check("check --timeout", rc == 1 and so == "FAIL test_slow: timed out (over 1 s of CPU time)\nPASS test_abs_good\n"
+          "1 passed, 1 failed\n", so + se)
+    # a model that does not load is a FAIL line with the loader's message
+    broken = make_case(tmp("broken"), "test_broken", x, np.abs(x))
+    with open(os.path.join(broken, "model.onnx"), "r+b") as f:
+        f.truncate(20)
+    rc, so, se = tessera("check", broken)
+    check("check: unloadable model is a FAIL line", rc == 1 and so.startswith("FAIL test_broken: ")
+          and so.endswith("0 passed, 1 failed\n"), so + se)
+
+
+def test_onnx_light_and_names():
+    """The light layout (NAME.onnx beside NAME_output_0.pb, inputs made as
+    ONNX's runner makes them: f32 arange(n)/n, unknown dims 1), and ONNX
+    names that IR text cannot spell (gpu_0/data_0)."""
+    d = tmp("light")
+    os.makedirs(d)
+    two = numpy_helper.from_array(np.array(2, np.float32), "two")
+    graph = helper.make_graph([helper.make_node("Mul", ["gpu_0/data_0", "two"], ["out/prob"])], "tiny",
+                              [helper.make_tensor_value_info("gpu_0/data_0", TensorProto.FLOAT, [1, 3, "N"])],
+                              [helper.make_tensor_value_info("out/prob", TensorProto.FLOAT, None)],
+                              initializer=[two])
+    model = os.path.join(d, "light_tiny.onnx")
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), model)
+    x = (np.arange(3).reshape(1, 3, 1) / 3).astype(np.float32)
+    with open(os.path.join(d, "light_tiny_output_0.pb"), "wb") as f:
+        f.write(numpy_helper.from_array(x * 2, "out/prob").SerializeToString())
+    rc, so, se = tessera("check", d)
+    check("check light layout", rc == 0 and so == "PASS light_tiny\n1 passed, 0 failed\n", so + se)
+    rc, so, se = tessera("check", model)
+    check("check light model file", rc == 0 and so.startswith("PASS light_tiny\n"), so + se)
+    out = tmp("out_light")
+    x5 = np.ones((1, 3, 5), np.float32)
+    rc, so, se = tessera("run", model, "-i", "gpu_0/data_0=" + save("lx.npy", x5), "-o", out, "--format=pb")
+    if check("run: a name with '/' binds", rc == 0, se):
+        name, y = read_pb(os.path.join(out, "output_0.pb"))
+        check("--format pb keeps the ONNX output name", name == "out/prob", repr(name))
+        close("light model run", y, x5 * 2)
+    rc, so, se = tessera("run", model, "-i", save("lx2.npy", x5))
+    check("summary names the ONNX output", rc == 0 and so.startswith("output 0 (out/prob): f32[1, 3, 5] = [2, 2,"),
+          so + se)
+    expect_error("onnx wrong rank names the input", ["run", model, "-i", save("lx3.npy", np.ones(3, np.float32))],
+                 r"input 'gpu_0/data_0'")
+
+
+def test_onnx_ops():
+    rc, so, se = tessera("onnx-ops")
+    rows = [l.split() for l in so.splitlines()]
+    check("onnx-ops: exit 0", rc == 0, se)
+    check("onnx-ops: rows 'Op since until'", len(rows) > 50 and all(
+        len(r) == 3 and r[1].isdigit() and (r[2] == "max" or r[2].isdigit()) for r in rows), so[:300])
+    check("onnx-ops: has Add", any(r[0] == "Add" for r in rows), so[:300])
+    rc, so, se = tessera("--help")
+    check("onnx-ops is hidden", "onnx-ops" not in so, so)
+
+
+def test_onnx_info():
+    nodes = [helper.make_node("Relu", ["x"], ["a"], name="r"),
+             helper.make_node("Frobnicate", ["a"], ["y"], name="mystery")]
+    graph = helper.make_graph(nodes, "frob", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    model = onnx_save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), "frob.onnx")
+    rc, so, se = tessera("info", model)
+    check("info: exit 0", rc == 0, se)
+    check("info: mentions the ops", "Relu" in so and "Frobnicate" in so, so)
+    check("info: marks the made-up op MISSING", re.search(r"Frobnicate.*MISSING|MISSING.*Frobnicate", so) is not None, so)
+    check("info: Relu not MISSING", re.search(r"Relu.*MISSING", so) is None, so)
+    expect_error("info: missing file", ["info", tmp("nope.onnx")], r"nope\.onnx")
+    # the unknown op, run: one line naming the node
+    expect_error("onnx unknown op", ["run", model, "-i", save("fx.npy", np.zeros(2, np.float32))],
+                 r"mystery.*Frobnicate|Frobnicate.*mystery")
+
+
+def test_onnx_errors():
+    model = onnx_save(make_reshape_model(), "m.onnx")
+    x = save("ex23.npy", np.zeros((2, 3), np.float32))
+    s = save("es.npy", np.array([3, 2], np.int64))
+    expect_error("onnx wrong shape", ["run", model, "-i", save("ex32.npy", np.zeros((3, 2), np.float32)), "-i", s],
+                 r"input 'x'")
+    expect_error("onnx wrong dtype", ["run", model, "-i", save("ex64.npy", np.zeros((2, 3))), "-i", s], r"input 'x'")
+    expect_error("onnx missing input", ["run", model, "-i", x], r"missing input s")
+    expect_error("onnx unknown input", ["run", model, "-i", "q=" + x, "-i", s], r"unknown input 'q'")
+    expect_error("onnx too many inputs", ["run", model, "-i", x, "-i", s, "-i", s], r"too many inputs")
+    expect_error("onnx bad shape value", ["run", model, "-i", x, "-i", save("es5.npy", np.array([5, 2], np.int64))],
+                 r"[Rr]eshape|5")
+    expect_error("--format without -o", ["run", model, "-i", x, "-i", s, "--format", "pb"], r"--format")
+    expect_error("bad --format", ["run", model, "-i", x, "-i", s, "-o", tmp("o"), "--format", "csv"], r"npy or pb")
+    with open(model, "rb") as f:
+        data = f.read()
+    trunc = tmp("trunc.onnx")
+    with open(trunc, "wb") as f:
+        f.write(data[:len(data) // 2])
+    expect_error("truncated onnx", ["run", trunc, "-i", x, "-i", s], r"trunc\.onnx")
+    # an initializer in an external data file that is not there
+    ext = make_reshape_model()
+    big = numpy_helper.from_array(np.ones(64, np.float32), "w")
+    ext.graph.initializer.append(big)
+    ext.graph.node.append(helper.make_node("Identity", ["w"], ["wout"], name="ident"))
+    ext.graph.output.append(helper.make_tensor_value_info("wout", TensorProto.FLOAT, [64]))
+    d = tmp("ext")
+    os.makedirs(d)
+    onnx.save(ext, os.path.join(d, "ext.onnx"), save_as_external_data=True, all_tensors_to_one_file=True,
+              location="ext.data", size_threshold=0)
+    rc, so, se = tessera("run", os.path.join(d, "ext.onnx"), "-i", x, "-i", s)
+    check("external data present: exit 0", rc == 0, se)
+    os.remove(os.path.join(d, "ext.data"))
+    expect_error("missing external data", ["run", os.path.join(d, "ext.onnx"), "-i", x, "-i", s], r"ext\.data")
+
+
+ONNX_TESTS = (test_onnx_run, test_onnx_check, test_onnx_light_and_names, test_onnx_ops, test_onnx_info,
+              test_onnx_errors) if onnx is not None else ()
+
+
 def main():
     global TESSERA, TMP
     if len(sys.argv) != 2 or not os.access(sys.argv[1], os.X_OK):
@@ -356,11 +637,13 @@ def main():
         print("0 passed, 1 failed")
         return 1
     TESSERA = os.path.abspath(sys.argv[1])
+    if onnx is None:
+        print("test_cli.py: onnx is not installed: skipping the ONNX checks", file=sys.stderr)
     with tempfile.TemporaryDirectory(prefix="tessera_cli_") as d:
         TMP = d
         for test in (test_attention_bundled, test_attention_any_length, test_broadcasting, test_reductions,
                      test_symbolic_batch, test_layout, test_errors, test_repeat, test_prims, test_ir,
-                     test_regions_dot, test_misc):
+                     test_regions_dot, test_misc) + ONNX_TESTS:
             try:
                 test()
             except Exception as e:  # a crash in one test is one failure, not the end

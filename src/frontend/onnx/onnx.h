@@ -51,6 +51,9 @@ typedef struct onnx_op_entry {
 extern const onnx_op_entry onnx_ops_elementwise[];
 extern const onnx_op_entry onnx_ops_reduce[];
 extern const onnx_op_entry onnx_ops_nn[];
+extern const onnx_op_entry onnx_ops_conv[];
+extern const onnx_op_entry onnx_ops_einsum[];
+extern const onnx_op_entry onnx_ops_deform[];
 extern const onnx_op_entry onnx_ops_shape[];
 extern const onnx_op_entry onnx_ops_index[];
 extern const onnx_op_entry onnx_ops_rnn[];
@@ -58,6 +61,9 @@ extern const onnx_op_entry onnx_ops_control[];
 extern const onnx_op_entry onnx_ops_quant[];
 extern const onnx_op_entry onnx_ops_random[];
 extern const onnx_op_entry onnx_ops_misc[];
+extern const onnx_op_entry onnx_ops_loss[];
+extern const onnx_op_entry onnx_ops_attention[];
+extern const onnx_op_entry onnx_ops_newer[];
 
 /* The function for op_type at opset, or NULL. */
 onnx_op_fn onnx_find_op(const char *op_type, int opset);
@@ -146,7 +152,9 @@ ts_value *onnx_dims_vector(onnx_node *n, int count, const ts_dim *dims);
 /* The outer values that the graph attributes `attrs` (count n_attrs) of
  * node n reference by name, recursively through nested subgraphs, in a
  * stable order; arena arrays. Regions are isolated (D6), so control-flow
- * ops pass these as extra operands. */
+ * ops pass these as extra operands. Constants are left out: onnx_region
+ * rebuilds them inside the region, where operators still see them as
+ * constants. */
 ts_status onnx_captures(onnx_node *n, int n_attrs, const char *const *attrs,
                         int *n_caps, ts_value ***caps);
 /* Build the region for graph attribute `attr`: its parameters are the

@@ -1,0 +1,230 @@
+#!/usr/bin/env python3
+"""gen_onnx_test_models.py — the small ONNX models tests/unit/test_onnx_load.c
+loads, written with the onnx helper API into tests/onnx/ (committed; each is
+a few hundred bytes). Run from the repository root:
+
+    .venv/bin/python scripts/gen_onnx_test_models.py [outdir]
+
+Some models are broken on purpose (an external-data path that escapes the
+folder, an unknown operator, a sequence input...): the loader must refuse
+each with a clear error, so they are written without the ONNX checker.
+"""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "tests", "onnx")
+OPSET = 17
+F32 = TensorProto.FLOAT
+
+
+def model(nodes, inputs, outputs, inits=(), name="g", opset=OPSET, functions=(), extra_opsets=()):
+    g = helper.make_graph(nodes, name, inputs, outputs, initializer=list(inits))
+    ops = [helper.make_opsetid("", opset)] + [helper.make_opsetid(d, v) for d, v in extra_opsets]
+    m = helper.make_model(g, opset_imports=ops, functions=list(functions), producer_name="tessera-tests")
+    m.ir_version = 8
+    return m
+
+
+def save(m, name):
+    with open(os.path.join(OUT, name), "wb") as f:
+        f.write(m.SerializeToString())
+
+
+def vi(name, elem, shape):
+    return helper.make_tensor_value_info(name, elem, shape)
+
+
+W23 = np.array([[1, 2, 3], [4, 5, 6]], np.float32)
+
+
+def add_models():
+    x, y = vi("x", F32, [2, 3]), vi("y", F32, [2, 3])
+    add = helper.make_node("Add", ["x", "W"], ["y"], name="add0")
+    save(model([add], [x], [y], [numpy_helper.from_array(W23, "W")], name="add_raw"), "add_raw.onnx")
+    w = helper.make_tensor("W", F32, [2, 3], W23.flatten().tolist())  # float_data
+    save(model([add], [x], [y], [w], name="add_float_data"), "add_float_data.onnx")
+    # IR 3 style: the initializer is also listed as an input
+    save(model([add], [x, vi("W", F32, [2, 3])], [y], [numpy_helper.from_array(W23, "W")]), "add_ir3.onnx")
+
+
+def typed_inits():
+    """Initializers of every dtype, in raw_data and in the typed fields, as
+    graph outputs (no operator needed)."""
+    half = np.array([1.5, -2.0, 65504.0], np.float16)
+    bf_bits = [0x3FC0, 0xC000, 0x4120]  # 1.5, -2, 10
+    inits = [
+        numpy_helper.from_array(half, "f16_raw"),
+        # the helper stores these in int32_data, as bit patterns
+        helper.make_tensor("f16_i32", TensorProto.FLOAT16, [3], half.tolist()),
+        helper.make_tensor("bf16_i32", TensorProto.BFLOAT16, [3], [1.5, -2.0, 10.0]),
+        helper.make_tensor("bf16_raw", TensorProto.BFLOAT16, [3],
+                           np.array(bf_bits, np.uint16).tobytes(), raw=True),
+        helper.make_tensor("i8", TensorProto.INT8, [3], [-128, 0, 127]),
+        helper.make_tensor("u8", TensorProto.UINT8, [3], [0, 1, 255]),
+        helper.make_tensor("i16", TensorProto.INT16, [3], [-32768, 5, 32767]),
+        helper.make_tensor("u16", TensorProto.UINT16, [3], [0, 7, 65535]),
+        helper.make_tensor("i32", TensorProto.INT32, [3], [-(2 ** 31), 9, 2 ** 31 - 1]),
+        helper.make_tensor("i64", TensorProto.INT64, [3], [-(2 ** 63), 11, 2 ** 63 - 1]),
+        helper.make_tensor("u32", TensorProto.UINT32, [3], [0, 13, 2 ** 32 - 1]),
+        helper.make_tensor("u64", TensorProto.UINT64, [3], [0, 15, 2 ** 64 - 1]),
+        helper.make_tensor("f64", TensorProto.DOUBLE, [3], [0.25, -1e300, 3.0]),
+        helper.make_tensor("b", TensorProto.BOOL, [3], [True, False, True]),
+        numpy_helper.from_array(np.array([True, False, True]), "b_raw"),
+        numpy_helper.from_array(np.arange(6, dtype=np.int64).reshape(2, 3), "i64_raw"),
+        numpy_helper.from_array(np.array(2.5, np.float64), "f64_scalar_raw"),
+    ]
+    outs = [vi(t.name, t.data_type, list(t.dims)) for t in inits]
+    save(model([], [], outs, inits, name="typed_inits"), "typed_inits.onnx")
+
+
+def external():
+    data = np.arange(6, dtype=np.float32).reshape(2, 3) + 0.5
+    os.makedirs(os.path.join(OUT, "sub"), exist_ok=True)
+    with open(os.path.join(OUT, "sub", "README"), "w") as f:
+        f.write("external_dots.onnx reaches external.bin through sub/..\n")
+    pad = b"HEADER--"  # the tensor sits at offset 8
+    with open(os.path.join(OUT, "external.bin"), "wb") as f:
+        f.write(pad + data.tobytes() + b"tail")
+
+    def ext_model(location, offset=8, length=24):
+        t = TensorProto()
+        t.name, t.data_type = "W", F32
+        t.dims.extend([2, 3])
+        t.data_location = TensorProto.EXTERNAL
+        for k, v in (("location", location), ("offset", str(offset)), ("length", str(length))):
+            e = t.external_data.add()
+            e.key, e.value = k, v
+        return model([], [], [vi("W", F32, [2, 3])], [t], name="external")
+
+    save(ext_model("external.bin"), "external.onnx")
+    save(ext_model("./sub/../external.bin"), "external_dots.onnx")  # sub/ exists
+    save(ext_model("../external.bin"), "external_escape.onnx")
+    save(ext_model("/etc/passwd"), "external_abs.onnx")
+    save(ext_model("missing.bin"), "external_missing.onnx")
+    save(ext_model("external.bin", offset=8, length=1000), "external_short.onnx")
+
+
+def bad_models():
+    x, y = vi("x", F32, [2]), vi("y", F32, [2])
+    save(model([helper.make_node("FooBar", ["x"], ["y"], name="n3")], [x], [y]), "missing_op.onnx")
+    save(model([helper.make_node("Gelu", ["x"], ["y"], name="g1", domain="com.microsoft")], [x], [y],
+               extra_opsets=[("com.microsoft", 1)]), "domain_op.onnx")
+    save(model([helper.make_node("Add", ["x", "nowhere"], ["y"], name="a1")], [x], [y]), "undefined_input.onnx")
+    seq = helper.make_tensor_sequence_value_info("s", F32, [2])
+    save(model([], [seq], [y]), "sequence_input.onnx")
+    s = helper.make_tensor("s", TensorProto.STRING, [1], [b"hi"])
+    save(model([], [], [vi("s", TensorProto.STRING, [1])], [s]), "string_init.onnx")
+    w = numpy_helper.from_array(np.zeros((2, 4), np.float32), "W")
+    save(model([], [], [vi("W", F32, [2, 3])], [w], name="mismatch"), "output_mismatch.onnx")
+    bad = helper.make_tensor("W", F32, [2], [1.0, 2.0])
+    bad.dims[:] = [2, 3]  # 2 values for 6
+    save(model([], [], [vi("W", F32, [2, 3])], [bad]), "short_init.onnx")
+
+
+def constants():
+    nodes = [
+        helper.make_node("Constant", [], ["a"], value_ints=[3, 1, 4]),
+        helper.make_node("Constant", [], ["b"], value_float=2.5),
+        helper.make_node("Constant", [], ["c"], value=numpy_helper.from_array(W23)),
+        helper.make_node("Constant", [], ["d"], value_int=-7),
+        helper.make_node("Constant", [], ["e"], value_floats=[0.5, 1.5]),
+    ]
+    outs = [vi("a", TensorProto.INT64, [3]), vi("b", F32, []), vi("c", F32, [2, 3]),
+            vi("d", TensorProto.INT64, []), vi("e", F32, [2])]
+    save(model(nodes, [], outs, name="constants"), "constants.onnx")
+    save(model([helper.make_node("Constant", [], ["s"], value_string="hi")], [],
+               [vi("s", TensorProto.STRING, [])]), "constant_string.onnx")
+
+
+def dim_param():
+    x = vi("x", F32, ["batch size", 3])
+    y = vi("y", F32, ["batch size", 3])
+    w = numpy_helper.from_array(np.array([1, 2, 3], np.float32), "w")
+    save(model([helper.make_node("Add", ["x", "w"], ["y"])], [x], [y], [w], name="dim_param"), "dim_param.onnx")
+
+
+def if_models():
+    x = vi("x", F32, [3])
+    then_g = helper.make_graph([helper.make_node("Add", ["x", "one"], ["t"])], "then", [], [vi("t", F32, [3])],
+                               initializer=[numpy_helper.from_array(np.array(1, np.float32), "one")])
+    else_g = helper.make_graph([helper.make_node("Mul", ["x", "two"], ["e"])], "else", [], [vi("e", F32, [3])])
+    two = numpy_helper.from_array(np.array(2, np.float32), "two")
+    node = helper.make_node("If", ["c"], ["y"], name="if0", then_branch=then_g, else_branch=else_g)
+    save(model([node], [vi("c", TensorProto.BOOL, []), x], [vi("y", F32, [3])], [two], name="if"), "if.onnx")
+    cst = helper.make_node("Constant", [], ["c"], value=numpy_helper.from_array(np.array([False])))
+    save(model([cst, node], [x], [vi("y", F32, [3])], [two], name="if_const"), "if_const.onnx")
+
+
+def loop_models():
+    # y = x + 1, M times (M an input); also the count of iterations run
+    body = helper.make_graph(
+        [helper.make_node("Add", ["xi", "one"], ["xo"]),
+         helper.make_node("Identity", ["ci"], ["co"])],
+        "body", [vi("i", TensorProto.INT64, []), vi("ci", TensorProto.BOOL, []), vi("xi", F32, [2])],
+        [vi("co", TensorProto.BOOL, []), vi("xo", F32, [2])])
+    one = numpy_helper.from_array(np.array(1, np.float32), "one")
+    node = helper.make_node("Loop", ["M", "", "x"], ["y"], name="loop0", body=body)
+    save(model([node], [vi("M", TensorProto.INT64, []), vi("x", F32, [2])], [vi("y", F32, [2])], [one],
+               name="loop"), "loop.onnx")
+    # scan output: every iteration's x, M = 3 a constant
+    body2 = helper.make_graph(
+        [helper.make_node("Add", ["xi", "one"], ["xo"]),
+         helper.make_node("Identity", ["ci"], ["co"]),
+         helper.make_node("Identity", ["xo"], ["so"])],
+        "body", [vi("i", TensorProto.INT64, []), vi("ci", TensorProto.BOOL, []), vi("xi", F32, [2])],
+        [vi("co", TensorProto.BOOL, []), vi("xo", F32, [2]), vi("so", F32, [2])])
+    m3 = numpy_helper.from_array(np.array(3, np.int64), "M")
+    cnd = numpy_helper.from_array(np.array(True), "cond")
+    node2 = helper.make_node("Loop", ["M", "cond", "x"], ["y", "ys"], name="loop1", body=body2)
+    save(model([node2], [vi("x", F32, [2])], [vi("y", F32, [2]), vi("ys", F32, [3, 2])], [one, m3, cnd],
+               name="loop_scan"), "loop_scan.onnx")
+    # the same with M a graph input: it loads only when M's value is known
+    save(model([node2], [vi("M", TensorProto.INT64, []), vi("x", F32, [2])],
+               [vi("y", F32, [2]), vi("ys", F32, ["n", 2])], [one, cnd], name="loop_scan_m"), "loop_scan_m.onnx")
+    # ... and with M computed from the input (M = K + 1): still constant when K is known
+    inc = helper.make_node("Add", ["K", "one_i"], ["M"])
+    save(model([inc, node2], [vi("K", TensorProto.INT64, []), vi("x", F32, [2])],
+               [vi("y", F32, [2]), vi("ys", F32, ["n", 2])],
+               [one, cnd, numpy_helper.from_array(np.array(1, np.int64), "one_i")], name="loop_scan_k"),
+         "loop_scan_k.onnx")
+
+
+def scan_model():
+    # running sum over the rows of x [3, 2]; outputs the final sum and every partial sum
+    body = helper.make_graph(
+        [helper.make_node("Add", ["s", "row"], ["s2"]), helper.make_node("Identity", ["s2"], ["out"])],
+        "body", [vi("s", F32, [2]), vi("row", F32, [2])], [vi("s2", F32, [2]), vi("out", F32, [2])])
+    node = helper.make_node("Scan", ["init", "x"], ["final", "partials"], name="scan0", body=body,
+                            num_scan_inputs=1)
+    save(model([node], [vi("init", F32, [2]), vi("x", F32, [3, 2])],
+               [vi("final", F32, [2]), vi("partials", F32, [3, 2])], name="scan"), "scan.onnx")
+
+
+def function_model():
+    # local.AddScale(a, b) = (a + b) * alpha, alpha an attribute of the call
+    alpha = onnx.AttributeProto()
+    alpha.name, alpha.ref_attr_name, alpha.type = "value_float", "alpha", onnx.AttributeProto.FLOAT
+    cnode = helper.make_node("Constant", [], ["k"])
+    cnode.attribute.append(alpha)
+    f = helper.make_function("local", "AddScale", ["a", "b"], ["out"],
+                             [helper.make_node("Add", ["a", "b"], ["t"]), cnode,
+                              helper.make_node("Mul", ["t", "k"], ["out"])],
+                             [helper.make_opsetid("", OPSET)], attributes=["alpha"])
+    call = helper.make_node("AddScale", ["x", "W"], ["y"], name="call0", domain="local", alpha=3.0)
+    save(model([call], [vi("x", F32, [2, 3])], [vi("y", F32, [2, 3])], [numpy_helper.from_array(W23, "W")],
+               functions=[f], extra_opsets=[("local", 1)], name="function"), "function.onnx")
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    for gen in (add_models, typed_inits, external, bad_models, constants, dim_param, if_models, loop_models,
+                scan_model, function_model):
+        gen()
+
+
+if __name__ == "__main__":
+    main()

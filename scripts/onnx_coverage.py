@@ -1,0 +1,233 @@
+#!/usr/bin/env python3
+"""onnx_coverage.py — write docs/onnx-coverage.md: for every operator of
+ONNX's default domain (onnx.defs, latest schemas), whether tessera
+assembles it, for which opsets, and how its node tests fare.
+
+    .venv/bin/python3 scripts/onnx_coverage.py [--tessera build/tessera]
+        [--log CHECK_LOG] [--out docs/onnx-coverage.md] [-j N]
+
+The operator table comes from the binary (`tessera onnx-ops`, hidden: one
+row "OpType since until" per table entry). Node-test results come from a
+`tessera check` run over onnx's backend test data (node/): the lines of
+CHECK_LOG, or a fresh run when no log is given. A test belongs to the
+operators of its model's top-level nodes (read with the onnx package;
+Constant only when alone; an _expanded test belongs to its base test's
+operator). A failure whose reason names one of those operators
+("node #0 (Reshape): ...") counts against it only; any other failure
+counts against every operator of the test. Reasons are grouped by kind
+(wrong values, element type X, operator at opset N not assembled, ...).
+
+An operator is "assembled" when it is in the table and none of its node
+tests fail, "partially" when some fail (with the reasons), "not assembled"
+when the table lacks it.
+"""
+import argparse
+import collections
+import os
+import re
+import subprocess
+import sys
+
+sys.dont_write_bytecode = True
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+try:
+    import onnx
+    import onnx.defs
+except ImportError:
+    sys.exit("onnx_coverage.py needs the onnx package: run it with .venv/bin/python3 (scripts/test.sh makes it)")
+
+DATA = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data")
+MAX = 10**9
+
+
+def table_rows(tessera):
+    """{op_type: [(since, until)]} from `tessera onnx-ops`."""
+    out = subprocess.run([tessera, "onnx-ops"], check=True, capture_output=True, text=True).stdout
+    rows = collections.defaultdict(list)
+    for line in out.splitlines():
+        op, since, until = line.split()
+        rows[op].append((int(since), MAX if until == "max" else int(until)))
+    return rows
+
+
+def check_lines(tessera, log, jobs):
+    """{test_name: (passed, reason)} from a check log or a fresh run."""
+    if log:
+        with open(log) as f:
+            text = f.read()
+    else:
+        p = subprocess.run([tessera, "check", os.path.join(DATA, "node"), "-j", str(jobs), "--timeout", "300"],
+                           capture_output=True, text=True)
+        text = p.stdout
+    results = {}
+    for line in text.splitlines():
+        m = re.match(r"^(PASS|FAIL) (\S+?)(?::\s*(.*))?$", line)
+        if m:
+            results[m.group(2)] = (m.group(1) == "PASS", (m.group(3) or "").strip())
+    return results
+
+
+def test_ops():
+    """{test_name: [op_type, ...]}: the operators each node test is about.
+    Those of its model's top-level nodes (default domain), without Constant
+    when there are others (it only feeds them); for test_X_expanded, where
+    the model is the function body of test_X's operator, test_X's."""
+    ops = {}
+    node_dir = os.path.join(DATA, "node")
+    for name in sorted(os.listdir(node_dir)):
+        path = os.path.join(node_dir, name, "model.onnx")
+        if not os.path.exists(path):
+            continue
+        model = onnx.load(path, load_external_data=False)
+        found = {n.op_type for n in model.graph.node if n.domain in ("", "ai.onnx")}
+        if len(found) > 1:
+            found.discard("Constant")
+        ops[name] = sorted(found)
+    for name in ops:
+        base = re.sub(r"_expanded(_ver\d+)?$", "", name)
+        if base != name and base in ops:
+            ops[name] = ops[base]
+    return ops
+
+
+def opsets_text(ranges):
+    parts = []
+    for since, until in sorted(ranges):
+        parts.append("%d+" % since if until == MAX else ("%d" % since if since == until else "%d-%d" % (since, until)))
+    return ", ".join(parts)
+
+
+def uncovered(versions, ranges):
+    """The schema versions (since_version of each ONNX revision) that no row
+    of the table covers."""
+    return [v for v in versions if not any(s <= v <= u for s, u in ranges)]
+
+
+def short(reason, words=10):
+    """A reason as a kind of failure, so that failures group: no paths,
+    node numbers, value names or counts."""
+    reason = reason.replace(DATA + "/", "")
+    if re.search(r"values differ; first at", reason):
+        return "wrong values"
+    if re.search(r": got \w+\[.*\], expected \w+\[", reason):
+        return "wrong shape or dtype"
+    m = re.search(r"element type (\w+) is not supported", reason)
+    if m:
+        return "element type %s" % m.group(1)
+    m = re.search(r"is an? (sequence|optional|map|sparse tensor): tessera has tensors only", reason)
+    if m:
+        return "%s values (tessera has tensors only)" % m.group(1)
+    m = re.search(r"operator (\w+) \(opset (\d+)\) is not supported", reason)
+    if m:
+        return "%s at opset %s not assembled" % (m.group(1), m.group(2))
+    m = re.search(r"operator (\w+) of domain '([^']*)' is not supported", reason)
+    if m:
+        return "%s of domain %s not assembled" % (m.group(1), m.group(2))
+    reason = re.sub(r"^node (#\d+|'[^']*') \((\w+)\): (\2: )?", r"\2: ", reason)
+    w = reason.split()
+    return " ".join(w[:words]) + (" ..." if len(w) > words else "")
+
+
+def attribute(results, ops_of):
+    """{op: {"pass": n, "fail": [(test, reason)]}}"""
+    per_op = collections.defaultdict(lambda: {"pass": 0, "fail": []})
+    for test, ops in ops_of.items():
+        if test not in results:
+            continue
+        ok, reason = results[test]
+        if ok:
+            for op in ops:
+                per_op[op]["pass"] += 1
+            continue
+        m = re.search(r"\((\w+)\): ", reason)
+        blamed = [m.group(1)] if m and m.group(1) in ops else ops
+        for op in blamed:
+            per_op[op]["fail"].append((test, reason))
+    return per_op
+
+
+def status_text(op, rows, stats):
+    if op not in rows:
+        return "not assembled"
+    fails = stats["fail"] if stats else []
+    total = (stats["pass"] + len(fails)) if stats else 0
+    if not fails:
+        return "assembled" if total else "assembled (no node test)"
+    reasons = collections.Counter(short(r) for _, r in fails)
+    text = "; ".join("%s%s" % (r, " (x%d)" % n if n > 1 else "") for r, n in reasons.most_common(3))
+    if len(reasons) > 3:
+        text += "; ..."
+    return "partially (%d of %d node tests fail: %s)" % (len(fails), total, text)
+
+
+def md_escape(s):
+    return s.replace("|", "\\|").replace("\n", " ")
+
+
+def write(out, rows, per_op, results, ops_of):
+    schemas = sorted((s for s in onnx.defs.get_all_schemas() if s.domain == ""), key=lambda s: s.name)
+    history = collections.defaultdict(list)
+    for s in onnx.defs.get_all_schemas_with_history():
+        if s.domain == "":
+            history[s.name].append(s.since_version)
+    counts = collections.Counter()
+    lines = []
+    for s in schemas:
+        op = s.name
+        st = status_text(op, rows, per_op.get(op))
+        counts[st.split(" ")[0]] += 1
+        versions = sorted(set(history[op]))
+        if op in rows:
+            miss = uncovered(versions, rows[op])
+            opsets = opsets_text(rows[op]) + (" (not %s)" % ", ".join(map(str, miss)) if miss else "")
+        else:
+            opsets = "-"
+        stats = per_op.get(op)
+        tests = "%d/%d" % (stats["pass"], stats["pass"] + len(stats["fail"])) if stats else "-"
+        name = op + (" (deprecated)" if s.deprecated else "")
+        lines.append("| %s | %s | %s | %s | %s |" % (name, ", ".join(map(str, versions)), opsets, tests, md_escape(st)))
+    ran = [t for t in ops_of if t in results]
+    passed = sum(1 for t in ran if results[t][0])
+    extra = sorted(set(rows) - {s.name for s in schemas})
+    with open(out, "w") as f:
+        f.write("# ONNX operator coverage\n\n")
+        f.write("Generated by `scripts/onnx_coverage.py` from the operator table of the `tessera` binary\n"
+                "(`tessera onnx-ops`) and a `tessera check` run over the node tests of onnx %s's\n"
+                "backend test data. Do not edit by hand: rerun the script.\n\n" % onnx.__version__)
+        f.write("- operators in ONNX's default domain (latest schemas): %d\n" % len(schemas))
+        f.write("- assembled: %d; partially (some node tests fail): %d; not assembled: %d\n"
+                % (counts["assembled"], counts["partially"], counts["not"]))
+        f.write("- node tests: %d of %d pass\n\n" % (passed, len(ran)))
+        f.write("Columns: **ONNX versions** — the opsets in which the operator's schema changed;\n"
+                "**tessera opsets** — the model opsets tessera's table handles (`7+`: 7 and later), and the\n"
+                "schema versions it does not; **node tests** — passing / all node tests about the operator\n"
+                "(its model's top-level operators; a `_expanded` test counts for the operator it expands;\n"
+                "a failure that names one of the test's operators counts against that one only);\n"
+                "**status** — `assembled`, `partially (N of M node tests fail: first words of the reasons)`,\n"
+                "or `not assembled`.\n\n")
+        f.write("| operator | ONNX versions | tessera opsets | node tests | status |\n")
+        f.write("|---|---|---|---|---|\n")
+        f.write("\n".join(lines) + "\n")
+        if extra:
+            f.write("\nIn tessera's table but not in ONNX's default domain: %s\n" % ", ".join(extra))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--tessera", default=os.path.join(ROOT, "build", "tessera"))
+    ap.add_argument("--log", help="output of `tessera check .../node` (default: run it)")
+    ap.add_argument("--out", default=os.path.join(ROOT, "docs", "onnx-coverage.md"))
+    ap.add_argument("-j", type=int, default=os.cpu_count() or 2)
+    a = ap.parse_args()
+    if not os.access(a.tessera, os.X_OK):
+        sys.exit("onnx_coverage.py: no tessera binary at %s (build it, or pass --tessera)" % a.tessera)
+    rows = table_rows(a.tessera)
+    results = check_lines(a.tessera, a.log, a.j)
+    ops_of = test_ops()
+    write(a.out, rows, attribute(results, ops_of), results, ops_of)
+    print("wrote %s" % os.path.relpath(a.out, os.getcwd()))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,132 @@
+/* cli.h — what the files of the `tessera` command share: the one-line error
+ * convention, option parsing, loading a model by extension, reading and
+ * writing tensors by extension, and the model-input list of an ONNX file.
+ *
+ * One file per command (cmd_run.c, cmd_ir.c, cmd_prims.c, cmd_check.c,
+ * cmd_onnx.c); tessera.c holds main and the usage text; cli.c the shared
+ * helpers below; onnx_inputs.c reads an ONNX model's input list. */
+#ifndef TS_CLI_H
+#define TS_CLI_H
+
+#include "tessera.h"
+
+#include "core/core.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define MAX_SPECS 256
+#define MAX_FILES 4096
+
+extern const char cli_usage_text[];
+
+/* ---- errors ---------------------------------------------------------------
+ * fail prints "tessera: <message>" as one line on stderr and returns 1, so a
+ * command writes `return fail(...)`. */
+int fail(const char *fmt, ...) TS_PRINTF(1, 2);
+int fail_err(const ts_err *err);
+int no_file(void);
+int usage(void);
+
+/* ---- arguments ------------------------------------------------------------ */
+
+/* Output file formats of `run -o`. */
+typedef enum { FORMAT_NPY, FORMAT_PB } out_format;
+
+typedef struct cli {
+    const char *files[MAX_FILES];   /* positional arguments, in order */
+    int n_files;
+    const char *specs[MAX_SPECS];   /* -i values, in order */
+    int n_specs;
+    const char *out_dir;
+    const char *passes;
+    const char *dump_after;
+    const char *tests_dir;
+    const char *target;
+    const char *xfail;
+    out_format format;
+    bool format_given;
+    long repeat;
+    long jobs;
+    long timeout_s;
+    double rtol, atol;
+    bool rtol_given, atol_given;
+    bool dot;
+    bool verbose;
+    bool help;
+} cli;
+
+/* The options, each a bit, so a command names the ones it takes. */
+enum {
+    OPT_INPUT = 1 << 0, OPT_OUTPUT = 1 << 1, OPT_REPEAT = 1 << 2, OPT_PASSES = 1 << 3,
+    OPT_DUMP = 1 << 4, OPT_TESTS = 1 << 5, OPT_DOT = 1 << 6, OPT_FORMAT = 1 << 7,
+    OPT_TARGET = 1 << 8, OPT_VERBOSE = 1 << 9, OPT_XFAIL = 1 << 10, OPT_JOBS = 1 << 11,
+    OPT_TIMEOUT = 1 << 12, OPT_RTOL = 1 << 13, OPT_ATOL = 1 << 14
+};
+
+/* Options (those in `allowed`) and up to max_files positional arguments
+ * into c. Returns 0, or 1 after printing the error. -h/--help sets c->help. */
+int parse_args(cli *c, int argc, char **argv, unsigned allowed, int max_files);
+
+/* ---- files ----------------------------------------------------------------- */
+
+bool has_ext(const char *path, const char *ext);
+bool is_dir(const char *path);
+bool is_file(const char *path);
+/* mkdir -p; 1 after printing the error. */
+int make_dirs(const char *path);
+
+/* A tensor file by extension: .pb is an ONNX TensorProto, anything else
+ * .npy. *name (may be NULL) receives the TensorProto's name, or NULL. */
+ts_status read_tensor_file(const char *path, ts_tensor **out, char **name, ts_err *err);
+
+/* Load a model by extension: .onnx through the ONNX frontend (with the
+ * known input values), anything else as IR text (n_known must be 0). */
+ts_status load_model(const char *path, int n_known, const char *const *names, ts_tensor *const *values,
+                     ts_graph **g, ts_err *err);
+
+/* "f32[2, 3]" */
+void shape_text(char *out, size_t n, ts_dtype dt, int rank, const int64_t *shape);
+/* One element as text: %.9g for floats, true/false, integers. */
+void elem_text(char *out, size_t n, const ts_tensor *t, int64_t i);
+
+/* ---- the inputs an ONNX model declares --------------------------------------
+ * Read from the protobuf before the model is loaded, because ts_onnx_load
+ * wants the values of some inputs by name (shape inputs) and the CLI binds
+ * files by position. Graph input i of the loaded model is in[graph[i]],
+ * and output k is out_name[k]: ts_graph_input_name is NULL for an ONNX
+ * name that is not a valid IR name (gpu_0/data_0). */
+typedef struct model_input {
+    char *name;
+    bool initializer;      /* also listed as an initializer (a default value) */
+    const char *kind;      /* NULL for a tensor, else "sequence", "optional", "map", ... */
+    int elem_type;         /* TensorProto.DataType; 0 when not a tensor */
+    int rank;              /* -1 when the shape is not given */
+    int64_t *dims;         /* rank entries; -1 for a symbolic or missing dim */
+} model_input;
+
+typedef struct model_inputs {
+    int n;                 /* every graph.input, in order */
+    model_input *in;
+    int n_graph;           /* those that are not initializers: the graph's inputs */
+    int *graph;            /* their indices into in[] */
+    int n_out;             /* graph.output */
+    char **out_name;       /* their names: the IR may not keep a name it cannot spell */
+    const char **out_kind; /* as model_input.kind */
+} model_inputs;
+
+/* 0, or a ts_err message (not printed). */
+ts_status model_inputs_read(const char *path, model_inputs *out, ts_err *err);
+void model_inputs_free(model_inputs *m);
+
+/* ---- commands ---------------------------------------------------------------- */
+
+int cmd_run(int argc, char **argv);
+int cmd_ir(int argc, char **argv);
+int cmd_prims(int argc, char **argv);
+int cmd_check(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_onnx_ops(int argc, char **argv);
+
+#endif

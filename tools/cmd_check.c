@@ -1,0 +1,379 @@
+/* cmd_check.c — `tessera check PATH... [--xfail FILE] [--target T] [-j N]
+ * [--timeout S] [--rtol X] [--atol X] [--verbose]`: run ONNX backend test
+ * cases and report one line per case, then "N passed, N failed".
+ *
+ * Each case runs in a child process (fork), so that nothing a model does —
+ * a crash, a sanitizer report, a run past --timeout — takes the other cases
+ * down with it; the child sends its one line back through a pipe and the
+ * parent prints the lines in case order. -j runs that many children at
+ * once. */
+#include "check.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* ---- finding cases ------------------------------------------------------------------ */
+
+typedef struct case_list {
+    check_case *c;
+    int n, cap;
+} case_list;
+
+static char *join(const char *dir, const char *name)
+{
+    size_t n = strlen(dir) + strlen(name) + 2;
+    char *p = malloc(n);
+    if (p) snprintf(p, n, "%s/%s", dir, name);
+    return p;
+}
+
+static int add_case(case_list *l, const char *name, const char *dir, const char *model, bool light)
+{
+    if (l->n == l->cap) {
+        int cap = l->cap ? l->cap * 2 : 256;
+        check_case *c = realloc(l->c, sizeof *c * (size_t)cap);
+        if (!c) return fail("out of memory");
+        l->c = c;
+        l->cap = cap;
+    }
+    check_case *c = &l->c[l->n];
+    c->name = strdup(name);
+    c->dir = strdup(dir);
+    c->model = strdup(model);
+    c->light = light;
+    if (!c->name || !c->dir || !c->model) return fail("out of memory");
+    l->n++;
+    return 0;
+}
+
+static void case_list_free(case_list *l)
+{
+    for (int i = 0; i < l->n; i++) {
+        free(l->c[i].name);
+        free(l->c[i].dir);
+        free(l->c[i].model);
+    }
+    free(l->c);
+}
+
+static const char *base_name(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+/* A light model: FILE.onnx beside FILE_output_0.pb. */
+static int add_light(case_list *l, const char *path, bool *added)
+{
+    char stem[4096], out0[8300], dir[4096];
+    const char *b = base_name(path);
+    snprintf(stem, sizeof stem, "%.*s", (int)(strlen(b) - 5), b);
+    if (b == path) snprintf(dir, sizeof dir, ".");
+    else snprintf(dir, sizeof dir, "%.*s", (int)(b - path - 1), path);
+    snprintf(out0, sizeof out0, "%s/%s_output_0.pb", dir, stem);
+    *added = is_file(out0);
+    return *added ? add_case(l, stem, dir, path, true) : 0;
+}
+
+/* PATH: a case folder (model.onnx), a light model, or a folder searched
+ * (in name order, down to `depth` more levels) for those. */
+static int expand(case_list *l, const char *path, int depth, bool *found)
+{
+    char *model = join(path, "model.onnx");
+    if (!model) return fail("out of memory");
+    if (is_file(model)) {
+        int r = add_case(l, base_name(path), path, model, false);
+        free(model);
+        *found = true;
+        return r;
+    }
+    free(model);
+    if (has_ext(path, ".onnx") && is_file(path)) {
+        bool added = false;
+        if (add_light(l, path, &added)) return 1;
+        *found |= added;
+        return 0;
+    }
+    if (depth == 0 || !is_dir(path)) return 0;
+    struct dirent **ents = NULL;
+    int n = scandir(path, &ents, NULL, alphasort), r = 0;
+    if (n < 0) return fail("cannot read '%s': %s", path, strerror(errno));
+    for (int i = 0; i < n; i++) {
+        char *sub = ents[i]->d_name[0] == '.' ? NULL : join(path, ents[i]->d_name);
+        if (sub && !r) r = expand(l, sub, depth - 1, found);
+        free(sub);
+        free(ents[i]);
+    }
+    free(ents);
+    return r;
+}
+
+static int find_cases(case_list *l, const cli *c)
+{
+    for (int i = 0; i < c->n_files; i++) {
+        const char *p = c->files[i];
+        bool found = false;
+        if (!is_dir(p) && !is_file(p)) return fail("'%s' does not exist", p);
+        if (expand(l, p, 3, &found)) return 1;
+        if (!found)
+            return fail("'%s' holds no test case (a folder with model.onnx and test_data_set_N, or NAME.onnx "
+                        "with NAME_output_0.pb)", p);
+    }
+    return 0;
+}
+
+/* ---- the expected-failure list ------------------------------------------------------- */
+
+typedef struct xfail_list {
+    char **name;         /* sorted */
+    int n;
+} xfail_list;
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* One case name per line, first word; '#' starts a comment. */
+static int xfail_read(xfail_list *x, const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return fail("%s: %s", path, strerror(errno));
+    char line[4096];
+    int cap = 0, r = 0;
+    while (!r && fgets(line, sizeof line, f)) {
+        char *hash = strchr(line, '#');
+        if (hash) *hash = 0;
+        char *w = line + strspn(line, " \t\r\n");
+        w[strcspn(w, " \t\r\n")] = 0;
+        if (!*w) continue;
+        if (x->n == cap) {
+            cap = cap ? cap * 2 : 256;
+            char **grown = realloc(x->name, sizeof *grown * (size_t)cap);
+            if (!grown) r = fail("out of memory");
+            else x->name = grown;
+        }
+        if (!r && !(x->name[x->n++] = strdup(w))) r = fail("out of memory");
+    }
+    fclose(f);
+    if (r) return r;
+    qsort(x->name, (size_t)x->n, sizeof *x->name, cmp_str);
+    return 0;
+}
+
+static int xfail_find(const xfail_list *x, const char *name)
+{
+    if (!x->n) return -1;
+    char **hit = bsearch(&name, x->name, (size_t)x->n, sizeof *x->name, cmp_str);
+    return hit ? (int)(hit - x->name) : -1;
+}
+
+static void xfail_free(xfail_list *x)
+{
+    for (int i = 0; i < x->n; i++) free(x->name[i]);
+    free(x->name);
+}
+
+/* ---- running cases in children --------------------------------------------------------- */
+
+typedef struct job {
+    pid_t pid;
+    int fd;          /* read end of the child's pipe */
+    int index;       /* the case */
+} job;
+
+/* The wall-clock backstop of --timeout S. */
+static long wall_limit(long timeout_s) { return timeout_s * 10 + 60; }
+
+/* The child: run the case, write its line, exit through exit() so that
+ * sanitizers' at-exit checks (leaks) run and show in the status. */
+static void child(const check_case *c, const check_opts *o, int fd, long timeout_s)
+{
+    static char line[CHECK_LINE_MAX];
+    if (timeout_s > 0) {
+        /* CPU time, not wall time, so a busy machine does not fail a case;
+         * the alarm only catches a case that blocks without computing. */
+        struct rlimit rl = {(rlim_t)timeout_s, (rlim_t)timeout_s + 10};
+        setrlimit(RLIMIT_CPU, &rl);
+        alarm((unsigned)wall_limit(timeout_s));
+    }
+    check_run_case(c, o, line, sizeof line);
+    size_t len = strlen(line), off = 0;
+    while (off < len) {
+        ssize_t w = write(fd, line + off, len - off);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) break;
+        off += (size_t)w;
+    }
+    close(fd);
+    exit(0);
+}
+
+static int start(const case_list *l, int i, const check_opts *o, long timeout_s, job *j)
+{
+    int fds[2];
+    if (pipe(fds) != 0) return fail("pipe: %s", strerror(errno));
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return fail("fork: %s", strerror(errno));
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        child(&l->c[i], o, fds[1], timeout_s);
+    }
+    close(fds[1]);
+    j->pid = pid;
+    j->fd = fds[0];
+    j->index = i;
+    return 0;
+}
+
+/* The line a finished child sent, qualified by how it ended. */
+static char *finish(const check_case *c, int fd, int status, long timeout_s)
+{
+    char got[CHECK_LINE_MAX] = {0}, line[CHECK_LINE_MAX + 256];
+    size_t n = 0;
+    for (ssize_t r; n + 1 < sizeof got && ((r = read(fd, got + n, sizeof got - 1 - n)) > 0 || (r < 0 && errno == EINTR));)
+        if (r > 0) n += (size_t)r;
+    close(fd);
+    got[n] = 0;
+    int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    if (timeout_s > 0 && sig == SIGXCPU)
+        snprintf(line, sizeof line, "FAIL %s: timed out (over %ld s of CPU time)", c->name, timeout_s);
+    else if (timeout_s > 0 && sig == SIGALRM)
+        snprintf(line, sizeof line, "FAIL %s: timed out (over %ld s of wall-clock time)", c->name,
+                 wall_limit(timeout_s));
+    else if (WIFSIGNALED(status))
+        snprintf(line, sizeof line, "FAIL %s: crashed (signal %d: %s)", c->name, WTERMSIG(status),
+                 strsignal(WTERMSIG(status)));
+    else if (!n)
+        snprintf(line, sizeof line, "FAIL %s: exited with status %d and no result", c->name, WEXITSTATUS(status));
+    else if (WEXITSTATUS(status) != 0)
+        snprintf(line, sizeof line, "FAIL %s: exited with status %d after the case (a sanitizer report is on "
+                 "stderr); it said: %s", c->name, WEXITSTATUS(status), got);
+    else snprintf(line, sizeof line, "%s", got);
+    return strdup(line);
+}
+
+/* Run every case, up to `jobs` at once; lines[i] receives case i's line. */
+static int run_cases(const case_list *l, const check_opts *o, long jobs, long timeout_s, char **lines,
+                     void (*report)(int i, void *ud), void *ud)
+{
+    job *running = calloc((size_t)jobs, sizeof *running);
+    if (!running) return fail("out of memory");
+    int next = 0, active = 0, printed = 0, r = 0;
+    while (printed < l->n && !r) {
+        while (!r && active < jobs && next < l->n) r = start(l, next++, o, timeout_s, &running[active++]);
+        if (r) break;
+        int status;
+        pid_t pid = waitpid(-1, &status, 0);
+        if (pid < 0 && errno == EINTR) continue;
+        if (pid < 0) {
+            r = fail("waitpid: %s", strerror(errno));
+            break;
+        }
+        for (int k = 0; k < active; k++) {
+            if (running[k].pid != pid) continue;
+            int i = running[k].index;
+            lines[i] = finish(&l->c[i], running[k].fd, status, timeout_s);
+            if (!lines[i]) r = fail("out of memory");
+            running[k] = running[--active];
+            break;
+        }
+        while (!r && printed < l->n && lines[printed]) report(printed++, ud);
+    }
+    for (int k = 0; k < active; k++) {   /* only after an error */
+        kill(running[k].pid, SIGKILL);
+        waitpid(running[k].pid, NULL, 0);
+        close(running[k].fd);
+    }
+    free(running);
+    return r;
+}
+
+/* ---- reporting ------------------------------------------------------------------------- */
+
+typedef struct report_state {
+    const case_list *l;
+    char **lines;
+    xfail_list *x;
+    int passed, failed, unexpected;
+} report_state;
+
+static void report(int i, void *ud)
+{
+    report_state *rs = ud;
+    const char *line = rs->lines[i];
+    bool pass = strncmp(line, "PASS ", 5) == 0;
+    printf("%s\n", line);
+    fflush(stdout);
+    rs->passed += pass;
+    rs->failed += !pass;
+}
+
+/* After all lines: the violations of the expected-failure list. */
+static void report_xfail(report_state *rs, const char *path)
+{
+    int expected = 0;
+    for (int i = 0; i < rs->l->n; i++) {
+        const char *line = rs->lines[i];
+        bool pass = strncmp(line, "PASS ", 5) == 0;
+        bool listed = xfail_find(rs->x, rs->l->c[i].name) >= 0;
+        if (pass && listed) printf("UNEXPECTED PASS %s\n", rs->l->c[i].name);
+        else if (!pass && !listed) printf("UNEXPECTED %s\n", line);
+        else expected += !pass;
+        rs->unexpected += pass == listed;
+    }
+    printf("xfail %s: %d failed as listed, %d unexpected\n", path, expected, rs->unexpected);
+}
+
+/* A target that ts_session_new refuses is an error before any case runs. */
+static int check_target(const char *target)
+{
+    static const char text[] = "graph @t(%x: f32[1]) {\n  return %x\n}\n";
+    ts_graph *g = NULL;
+    ts_session *s = NULL;
+    ts_err err = {0};
+    ts_status st = ts_graph_parse(text, sizeof text - 1, "target-probe", &g, &err);
+    if (st == TS_OK) st = ts_session_new(g, target, &s, &err);
+    ts_session_free(s);
+    ts_graph_free(g);
+    return st == TS_OK ? 0 : fail("--target %s: %s", target, err.msg);
+}
+
+int cmd_check(int argc, char **argv)
+{
+    cli c = {0};
+    unsigned opts = OPT_XFAIL | OPT_TARGET | OPT_VERBOSE | OPT_JOBS | OPT_TIMEOUT | OPT_RTOL | OPT_ATOL;
+    if (parse_args(&c, argc, argv, opts, MAX_FILES)) return 1;
+    if (c.help) return usage();
+    if (!c.n_files) return fail("no test case given (see tessera --help)");
+    check_opts o = {c.target ? c.target : "interp", c.rtol_given ? c.rtol : 1e-3, c.atol_given ? c.atol : 1e-7,
+                    c.rtol_given || c.atol_given, c.verbose};
+    if (check_target(o.target)) return 1;
+    case_list l = {0};
+    xfail_list x = {0};
+    int r = find_cases(&l, &c);
+    if (!r && c.xfail) r = xfail_read(&x, c.xfail);
+    char **lines = r ? NULL : calloc((size_t)l.n + 1, sizeof *lines);
+    if (!r && !lines) r = fail("out of memory");
+    report_state rs = {&l, lines, c.xfail ? &x : NULL, 0, 0, 0};
+    if (!r) r = run_cases(&l, &o, c.jobs ? c.jobs : 1, c.timeout_s, lines, report, &rs);
+    if (!r) {
+        if (c.xfail) report_xfail(&rs, c.xfail);
+        printf("%d passed, %d failed\n", rs.passed, rs.failed);
+        r = c.xfail ? rs.unexpected > 0 : rs.failed > 0;
+    }
+    for (int i = 0; lines && i < l.n; i++) free(lines[i]);
+    free(lines);
+    xfail_free(&x);
+    case_list_free(&l);
+    return r;
+}

@@ -1,0 +1,39 @@
+/* cmd_onnx.c — `tessera info MODEL.onnx` (ts_onnx_info's description) and
+ * the hidden `tessera onnx-ops`, which prints the frontend's operator table
+ * one row per line, "OpType since until" (until is "max" for rows open to
+ * the latest opset), for scripts/onnx_coverage.py. */
+#include "cli.h"
+
+#include "frontend/onnx/onnx.h"
+
+#include <limits.h>
+#include <string.h>
+
+int cmd_info(int argc, char **argv)
+{
+    cli c = {0};
+    if (parse_args(&c, argc, argv, 0, 1)) return 1;
+    if (c.help) return usage();
+    if (!c.n_files) return no_file();
+    char *text = NULL;
+    ts_err err = {0};
+    if (ts_onnx_info(c.files[0], &text, &err) != TS_OK) return fail_err(&err);
+    fputs(text, stdout);
+    if (text[0] && text[strlen(text) - 1] != '\n') fputc('\n', stdout);
+    ts_free_string(text);
+    return 0;
+}
+
+static void print_row(const onnx_op_entry *e, void *ud)
+{
+    (void)ud;
+    if (e->until == INT_MAX) printf("%s %d max\n", e->op_type, e->since);
+    else printf("%s %d %d\n", e->op_type, e->since, e->until);
+}
+
+int cmd_onnx_ops(int argc, char **argv)
+{
+    if (argc > 0) return fail("onnx-ops takes no arguments");
+    onnx_each_op(print_row, NULL);
+    return 0;
+}
