@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# run_default.sh — the main job: build tessera and run the bundled model, one
-# transformer block (models/attention.ir), on its bundled input, then compare
-# the result with numpy's (models/attention_expected.npy).
+# run_default.sh — the main job: build tessera and run the bundled models:
+# 1. models/tinynet/model.onnx, a small CNN + transformer-encoder classifier
+#    (scripts/gen_default_onnx.py), assembled from primitives, printed, and
+#    checked against onnxruntime's output stored beside it;
+# 2. models/attention.ir, one transformer block in IR text, compared with
+#    numpy's result (models/attention_expected.npy).
 #
 #   bash scripts/run_default.sh
 #
@@ -24,6 +27,12 @@ cmake --build build --target tessera_cli >build/build.log 2>&1 || { cat build/bu
 
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
+
+echo
+echo "== tessera run models/tinynet/model.onnx -i models/tinynet/test_data_set_0/input_0.pb"
+build/tessera run models/tinynet/model.onnx -i models/tinynet/test_data_set_0/input_0.pb --repeat 20
+echo "== tessera check models/tinynet  (against onnxruntime's output)"
+build/tessera check models/tinynet
 
 echo
 echo "== tessera run models/attention.ir -i models/attention_input.npy"

@@ -94,3 +94,8 @@ if(TS_FUZZ)
   target_link_libraries(fuzz_onnx_load PRIVATE tessera_static)
   target_link_options(fuzz_onnx_load PRIVATE -fsanitize=fuzzer)
 endif()
+
+# The main job's bundled ONNX model (scripts/gen_default_onnx.py) against
+# onnxruntime's output stored beside it.
+add_test(NAME onnx_tinynet COMMAND tessera_cli check ${CMAKE_SOURCE_DIR}/models/tinynet
+         WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
