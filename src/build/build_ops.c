@@ -170,6 +170,18 @@ ts_value *ts_b_full(ts_builder *b, ts_dtype dt, double v, int rank, const ts_dim
     return ts_b_broadcast_to(b, ts_b_scalar(b, dt, v), rank, dims);
 }
 
+ts_value *ts_b_iota(ts_builder *b, ts_dtype dt, int rank, const ts_dim *dims, int64_t axis)
+{
+    if (!live(b) || !rank_ok(b, "iota", rank, dims)) return NULL;
+    ts_graph *g = ts_builder_graph(b);
+    ts_attr *a = ts_b_attrs(b, TS_OP_IOTA);
+    if (!a || !set_ok(b, ts_attr_set_dtype(g, TS_OP_IOTA, a, "dtype", dt)) ||
+        !set_ok(b, ts_attr_set_dims(g, TS_OP_IOTA, a, "shape", rank, dims)) ||
+        !set_ok(b, ts_attr_set_int(g, TS_OP_IOTA, a, "axis", axis)))
+        return NULL;
+    return ts_b_node(b, TS_OP_IOTA, 0, NULL, a);
+}
+
 ts_value *ts_b_reshape(ts_builder *b, ts_value *x, int rank, const ts_dim *dims)
 {
     if (!args_ok(b, "reshape", 1, &x) || !rank_ok(b, "reshape", rank, dims)) return NULL;

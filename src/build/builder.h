@@ -76,6 +76,9 @@ ts_value *ts_b_const(ts_builder *b, ts_tensor *t);
 ts_value *ts_b_scalar(ts_builder *b, ts_dtype dt, double v);
 /* v broadcast to a shape (symbolic dims allowed). */
 ts_value *ts_b_full(ts_builder *b, ts_dtype dt, double v, int rank, const ts_dim *dims);
+/* An iota of dtype dt and shape dims (symbolic dims allowed): each element
+ * is its index along axis (0 <= axis < rank). */
+ts_value *ts_b_iota(ts_builder *b, ts_dtype dt, int rank, const ts_dim *dims, int64_t axis);
 
 /* ---- elementwise --------------------------------------------------------------- */
 

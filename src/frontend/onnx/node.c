@@ -44,6 +44,22 @@ ts_value *onnx_input(onnx_node *n, int i)
     return NULL;
 }
 
+ts_value *onnx_float_input(onnx_node *n, int i)
+{
+    ts_value *x = onnx_input(n, i);
+    if (x && !ts_dtype_is_float(x->type.dtype)) {
+        onnx_unsupported(n, "input %d is %s: only float types are defined", i, ts_dtype_name(x->type.dtype));
+        return NULL;
+    }
+    return x;
+}
+
+ts_status onnx_set_out(onnx_node *n, int k, ts_value *v)
+{
+    if (k >= 0 && k < n->n_out && n->out_used[k]) n->out[k] = v;
+    return onnx_status(n);
+}
+
 ts_status onnx_ctx_status(onnx_ctx *c, ts_err *err) { return ts_builder_status(c->b, err); }
 
 /* ---- attributes -------------------------------------------------------------------------- */

@@ -55,12 +55,15 @@ extern const onnx_op_entry onnx_ops_conv[];
 extern const onnx_op_entry onnx_ops_einsum[];
 extern const onnx_op_entry onnx_ops_deform[];
 extern const onnx_op_entry onnx_ops_shape[];
+extern const onnx_op_entry onnx_ops_pad[];
 extern const onnx_op_entry onnx_ops_index[];
+extern const onnx_op_entry onnx_ops_resize[];
 extern const onnx_op_entry onnx_ops_rnn[];
 extern const onnx_op_entry onnx_ops_control[];
 extern const onnx_op_entry onnx_ops_quant[];
 extern const onnx_op_entry onnx_ops_random[];
 extern const onnx_op_entry onnx_ops_misc[];
+extern const onnx_op_entry onnx_ops_signal[];
 extern const onnx_op_entry onnx_ops_loss[];
 extern const onnx_op_entry onnx_ops_attention[];
 extern const onnx_op_entry onnx_ops_newer[];
@@ -85,6 +88,14 @@ ts_status onnx_unsupported(onnx_node *n, const char *fmt, ...) TS_PRINTF(2, 3);
 ts_value *onnx_input(onnx_node *n, int i);
 /* True when input i is listed and not "". */
 bool onnx_has_input(const onnx_node *n, int i);
+/* Input i when its dtype is a float type; otherwise NULL with
+ * TS_ERR_UNSUPPORTED ("input i is <dtype>: only float types are defined"),
+ * or onnx_input's failure when it is missing. */
+ts_value *onnx_float_input(onnx_node *n, int i);
+/* Set out[k] to v when the node lists output k and it is wanted
+ * (out_used[k]); returns onnx_status(n), so `return onnx_set_out(n, 0, y);`
+ * ends a decomposition. */
+ts_status onnx_set_out(onnx_node *n, int k, ts_value *v);
 
 /* Attributes. A getter with a default returns the default when the
  * attribute is absent; one of the wrong type is a failure recorded on the

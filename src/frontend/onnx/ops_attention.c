@@ -14,12 +14,6 @@
 
 /* ---- helpers --------------------------------------------------------------- */
 
-static ts_status set_out(onnx_node *n, int k, ts_value *v)
-{
-    if (k < n->n_out && n->out_used[k]) n->out[k] = v;
-    return onnx_status(n);
-}
-
 static ts_value *scalar(onnx_node *n, ts_dtype dt, double v) { return ts_b_scalar(onnx_b(n), dt, v); }
 
 static ts_value *bin(onnx_node *n, ts_op op, ts_value *x, ts_value *y) { return ts_b_binary(onnx_b(n), op, x, y); }
@@ -39,33 +33,9 @@ static ts_dtype compute_dtype(ts_dtype dt)
     return dt == TS_DTYPE_F16 || dt == TS_DTYPE_BF16 ? TS_DTYPE_F32 : dt;
 }
 
-static ts_value *float_input(onnx_node *n, int i)
-{
-    ts_value *x = onnx_input(n, i);
-    if (x && !ts_dtype_is_float(x->type.dtype)) {
-        onnx_unsupported(n, "input %d is %s: only float types are defined", i, ts_dtype_name(x->type.dtype));
-        return NULL;
-    }
-    return x;
-}
-
 static ts_value *reshape(onnx_node *n, ts_value *x, int rank, const ts_dim *dims)
 {
     return ts_b_reshape(onnx_b(n), x, rank, dims);
-}
-
-/* out[i] = i[axis], of dtype dt and the given shape. */
-static ts_value *iota(onnx_node *n, ts_dtype dt, int rank, const ts_dim *dims, int axis)
-{
-    ts_graph *g = onnx_graph(n);
-    ts_attr *a = ts_b_attrs(onnx_b(n), TS_OP_IOTA);
-    if (!a) return NULL;
-    if (ts_attr_set_dtype(g, TS_OP_IOTA, a, "dtype", dt) != TS_OK || ts_attr_set_dims(g, TS_OP_IOTA, a, "shape", rank, dims) != TS_OK ||
-        ts_attr_set_int(g, TS_OP_IOTA, a, "axis", axis) != TS_OK) {
-        onnx_fail(n, TS_ERR_INTERNAL, "cannot set the attributes of iota");
-        return NULL;
-    }
-    return ts_b_node(onnx_b(n), TS_OP_IOTA, 0, NULL, a);
 }
 
 /* x[..., start:limit:stride] on the last axis. */
@@ -186,9 +156,9 @@ typedef struct attn {
 
 static ts_status attn_read(onnx_node *n, attn *a)
 {
-    a->q = float_input(n, 0);
-    a->k = float_input(n, 1);
-    a->v = float_input(n, 2);
+    a->q = onnx_float_input(n, 0);
+    a->k = onnx_float_input(n, 1);
+    a->v = onnx_float_input(n, 2);
     TS_TRY(onnx_status(n));
     int r = a->q->type.rank;
     if ((r != 3 && r != 4) || a->k->type.rank != r || a->v->type.rank != r)
@@ -224,8 +194,8 @@ static ts_status attn_cache(onnx_node *n, attn *a)
         a->v = ts_b_concat(onnx_b(n), 2, v, 2);
         a->past = pk->type.dims[2];
     }
-    set_out(n, 1, a->k);
-    return set_out(n, 2, a->v);
+    onnx_set_out(n, 1, a->k);
+    return onnx_set_out(n, 2, a->v);
 }
 
 /* attn_mask as an additive bias of Q's dtype: a bool mask keeps the true
@@ -254,7 +224,7 @@ static ts_value *mask_bias(onnx_node *n, const attn *a)
 static ts_value *causal_bias(onnx_node *n, const attn *a)
 {
     ts_dim dims[2] = {a->q->type.dims[2], a->k->type.dims[2]};
-    ts_value *row = iota(n, TS_DTYPE_I64, 2, dims, 0), *col = iota(n, TS_DTYPE_I64, 2, dims, 1);
+    ts_value *row = ts_b_iota(onnx_b(n), TS_DTYPE_I64, 2, dims, 0), *col = ts_b_iota(onnx_b(n), TS_DTYPE_I64, 2, dims, 1);
     if (!ts_dim_eq(a->past, ts_dim_const(0))) row = bin(n, TS_OP_ADD, row, onnx_dim_scalar(n, a->past));
     return sel(n, bin(n, TS_OP_LT, row, col), scalar(n, a->dt, -INFINITY), scalar(n, a->dt, 0));
 }
@@ -271,7 +241,7 @@ static ts_value *nonpad_bias(onnx_node *n, const attn *a)
     }
     ts_dim one = ts_dim_const(1);
     ts_dim bd[4] = {len->type.dims[0], one, one, one}, cd[4] = {one, one, one, a->k->type.dims[2]};
-    ts_value *col = iota(n, TS_DTYPE_I64, 4, cd, 3);
+    ts_value *col = ts_b_iota(onnx_b(n), TS_DTYPE_I64, 4, cd, 3);
     ts_value *keep = bin(n, TS_OP_LT, col, reshape(n, cast_to(n, len, TS_DTYPE_I64), 4, bd));
     return sel(n, keep, scalar(n, a->dt, 0), scalar(n, a->dt, -INFINITY));
 }
@@ -333,9 +303,9 @@ static ts_status onnx_attention(onnx_node *n)
     ts_value *biased = add_opt(n, capped, attn_bias(n, &a));
     ts_value *p = softmax_last(n, cast_to(n, biased, sdt));
     ts_value *stage[4] = {qk, capped, biased, p};
-    set_out(n, 3, cast_to(n, stage[mode], a.dt));
+    onnx_set_out(n, 3, cast_to(n, stage[mode], a.dt));
     ts_value *y = gqa_dot(n, cast_to(n, p, a.v->type.dtype), a.v, a.rep, 2);
-    return set_out(n, 0, cast_to(n, a.packed ? merge_heads(n, y) : y, a.dt));
+    return onnx_set_out(n, 0, cast_to(n, a.packed ? merge_heads(n, y) : y, a.dt));
 }
 
 /* ---- RotaryEmbedding ------------------------------------------------------------------ */
@@ -403,7 +373,7 @@ static ts_value *rope_rotate(onnx_node *n, ts_value *x4, ts_value *cs, ts_value 
  * 1); 3-D [B, S, H*D] is viewed as [B, S, H, D] (caches over axis 2). */
 static ts_status onnx_rotary_embedding(onnx_node *n)
 {
-    ts_value *x = float_input(n, 0);
+    ts_value *x = onnx_float_input(n, 0);
     ts_value *pos = onnx_has_input(n, 3) ? onnx_input(n, 3) : NULL;
     int64_t rdim = onnx_attr_int(n, "rotary_embedding_dim", 0), heads = onnx_attr_int(n, "num_heads", 0);
     bool interleaved = onnx_attr_int(n, "interleaved", 0) != 0;
@@ -426,7 +396,7 @@ static ts_status onnx_rotary_embedding(onnx_node *n)
     ts_value *cs = rope_cache(n, onnx_input(n, 1), pos, head_axis), *sn = rope_cache(n, onnx_input(n, 2), pos, head_axis);
     TS_TRY(onnx_status(n));
     ts_value *y = rope_rotate(n, x4, cs, sn, rdim, interleaved);
-    return set_out(n, 0, r == 3 ? reshape(n, y, 3, x->type.dims) : y);
+    return onnx_set_out(n, 0, r == 3 ? reshape(n, y, 3, x->type.dims) : y);
 }
 
 /* ---- LinearAttention ----------------------------------------------------------------- */
@@ -539,7 +509,7 @@ static void la_add(lin *l, int which, ts_value *v)
 /* The while's initial state. */
 static ts_status la_init(onnx_node *n, lin *l)
 {
-    ts_value *q = float_input(n, 0), *k = float_input(n, 1), *v = float_input(n, 2);
+    ts_value *q = onnx_float_input(n, 0), *k = onnx_float_input(n, 1), *v = onnx_float_input(n, 2);
     TS_TRY(onnx_status(n));
     TS_TRY(la_rule(n, l));
     TS_TRY(la_sizes(n, l, q, k, v));
@@ -653,8 +623,8 @@ static ts_status onnx_linear_attention(onnx_node *n)
     ts_err err = {0};
     if (ts_dim_mul(onnx_graph(n)->syms, ts_dim_const(l.hkv.c * l.g.c), l.dv, &yd[2], &err) != TS_OK)
         return onnx_fail(n, err.code, "%s", err.msg);
-    set_out(n, 1, cast_to(n, res[l.at[LA_S]], st));
-    return set_out(n, 0, cast_to(n, reshape(n, y, 3, yd), dt));
+    onnx_set_out(n, 1, cast_to(n, res[l.at[LA_S]], st));
+    return onnx_set_out(n, 0, cast_to(n, reshape(n, y, 3, yd), dt));
 }
 
 /* ---- CausalConvWithState --------------------------------------------------------------- */
@@ -701,7 +671,7 @@ static ts_status conv_state_check(onnx_node *n, ts_value *x, ts_value *w, const 
 
 static ts_status onnx_causal_conv_with_state(onnx_node *n)
 {
-    ts_value *x = float_input(n, 0), *w = float_input(n, 1);
+    ts_value *x = onnx_float_input(n, 0), *w = onnx_float_input(n, 1);
     const char *act = onnx_attr_string(n, "activation", "none");
     TS_TRY(onnx_status(n));
     TS_TRY(conv_state_check(n, x, w, act));
@@ -718,8 +688,8 @@ static ts_status onnx_causal_conv_with_state(onnx_node *n)
     }
     if (strcmp(act, "none") != 0) y = silu(n, y);
     TS_TRY(onnx_status(n));
-    set_out(n, 1, slice_last(n, xp, x->type.dims[2], xp->type.dims[2], 1));
-    return set_out(n, 0, y);
+    onnx_set_out(n, 1, slice_last(n, xp, x->type.dims[2], xp->type.dims[2], 1));
+    return onnx_set_out(n, 0, y);
 }
 
 const onnx_op_entry onnx_ops_attention[] = {

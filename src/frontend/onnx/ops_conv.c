@@ -13,12 +13,6 @@
 
 /* ---- helpers --------------------------------------------------------------- */
 
-static ts_status set_out(onnx_node *n, int k, ts_value *v)
-{
-    if (k < n->n_out && n->out_used[k]) n->out[k] = v;
-    return onnx_status(n);
-}
-
 static ts_value *scalar(onnx_node *n, ts_dtype dt, double v) { return ts_b_scalar(onnx_b(n), dt, v); }
 
 static ts_value *bin(onnx_node *n, ts_op op, ts_value *x, ts_value *y) { return ts_b_binary(onnx_b(n), op, x, y); }
@@ -238,7 +232,7 @@ static ts_status onnx_conv(onnx_node *n)
     for (int i = 0; i < k; i++) ones[i] = 1;
     ts_value *y = conv_node(n, x, w, &g, ones, g.lo, g.hi, groups);
     if (onnx_has_input(n, 2)) y = bin(n, TS_OP_ADD, y, per_channel(n, onnx_input(n, 2), x->type.rank));
-    return set_out(n, 0, y);
+    return onnx_set_out(n, 0, y);
 }
 
 /* ---- ConvTranspose --------------------------------------------------------------------- */
@@ -328,7 +322,7 @@ static ts_status onnx_conv_transpose(onnx_node *n)
     for (int i = 0; i < k; i++) unit.strides[i] = 1;
     ts_value *y = conv_node(n, x, transpose_kernel(n, w, groups), &unit, g.strides, lo, hi, groups);
     if (onnx_has_input(n, 2)) y = bin(n, TS_OP_ADD, y, per_channel(n, onnx_input(n, 2), x->type.rank));
-    return set_out(n, 0, y);
+    return onnx_set_out(n, 0, y);
 }
 
 /* ---- MaxPool ------------------------------------------------------------------------- */
@@ -347,18 +341,6 @@ static ts_value *pad_node(onnx_node *n, ts_value *x, ts_value *v, const int64_t 
         return NULL;
     ts_value *in[2] = {x, v};
     return ts_b_node(onnx_b(n), TS_OP_PAD, 2, in, a);
-}
-
-/* iota along `axis` over dims, as i64. */
-static ts_value *iota(onnx_node *n, int r, const ts_dim *dims, int axis)
-{
-    ts_graph *g = onnx_graph(n);
-    ts_attr *a = ts_b_attrs(onnx_b(n), TS_OP_IOTA);
-    if (!a || set_failed(n, ts_attr_set_dtype(g, TS_OP_IOTA, a, "dtype", TS_DTYPE_I64)) ||
-        set_failed(n, ts_attr_set_dims(g, TS_OP_IOTA, a, "shape", r, dims)) ||
-        set_failed(n, ts_attr_set_int(g, TS_OP_IOTA, a, "axis", axis)))
-        return NULL;
-    return ts_b_node(onnx_b(n), TS_OP_IOTA, 0, NULL, a);
 }
 
 /* The flat index of every element of x, as MaxPool's Indices count:
@@ -385,7 +367,7 @@ static ts_value *flat_index(onnx_node *n, const ts_value *x, bool col_major)
     }
     ts_value *idx = NULL;
     for (int i = 0; i < r; i++) {
-        ts_value *t = bin(n, TS_OP_MUL, iota(n, r, d, i), scalar(n, TS_DTYPE_I64, (double)stride[i]));
+        ts_value *t = bin(n, TS_OP_MUL, ts_b_iota(onnx_b(n), TS_DTYPE_I64, r, d, i), scalar(n, TS_DTYPE_I64, (double)stride[i]));
         idx = idx ? bin(n, TS_OP_ADD, idx, t) : t;
     }
     return idx;
@@ -454,8 +436,8 @@ static ts_status onnx_max_pool(onnx_node *n)
     TS_TRY(pool_kernel(n, x, kernel));
     TS_TRY(win_read(n, x, kernel, &w));
     ts_value *y = window_all(n, x, "max", &w);
-    if (n->n_out > 1 && n->out_used[1]) set_out(n, 1, max_pool_indices(n, x, &w, y));
-    return set_out(n, 0, y);
+    if (n->n_out > 1 && n->out_used[1]) onnx_set_out(n, 1, max_pool_indices(n, x, &w, y));
+    return onnx_set_out(n, 0, y);
 }
 
 /* MaxUnpool: zeros of the unpooled shape (in - 1) * stride + kernel - pads
@@ -485,14 +467,14 @@ static ts_status onnx_max_unpool(onnx_node *n)
     if (!a || set_failed(n, ts_attr_set_enum(g, TS_OP_SCATTER, a, "combine", "set"))) return onnx_status(n);
     ts_value *in[3] = {ts_b_full(onnx_b(n), x->type.dtype, 0, r, dims), idx, x};
     ts_value *y = in[0] ? ts_b_node(onnx_b(n), TS_OP_SCATTER, 3, in, a) : NULL;
-    if (!onnx_has_input(n, 2) || !y) return set_out(n, 0, y);
+    if (!onnx_has_input(n, 2) || !y) return onnx_set_out(n, 0, y);
     const int64_t *want;
     int cnt;
     TS_TRY(onnx_const_ints(n, 2, &want, &cnt));
     if (cnt != r) return onnx_fail(n, TS_ERR_INVALID_MODEL, "output_shape has %d entries for rank %d", cnt, r);
     int64_t zero[TS_MAX_RANK] = {0}, hi[TS_MAX_RANK] = {0};
     for (int i = 2; i < r; i++) hi[i] = want[i] - dims[i].c;
-    return set_out(n, 0, pad_node(n, y, scalar(n, x->type.dtype, 0), zero, hi, zero));
+    return onnx_set_out(n, 0, pad_node(n, y, scalar(n, x->type.dtype, 0), zero, hi, zero));
 }
 
 /* ---- AveragePool, LpPool ----------------------------------------------------------------- */
@@ -539,7 +521,7 @@ static ts_status onnx_average_pool(onnx_node *n)
     win w;
     TS_TRY(pool_kernel(n, x, kernel));
     TS_TRY(win_read(n, x, kernel, &w));
-    return set_out(n, 0, bin(n, TS_OP_DIV, window_all(n, x, "sum", &w), window_count(n, x, &w, include)));
+    return onnx_set_out(n, 0, bin(n, TS_OP_DIV, window_all(n, x, "sum", &w), window_count(n, x, &w, include)));
 }
 
 /* LpPool's p: a float before opset 2, an int since. */
@@ -572,7 +554,7 @@ static ts_status onnx_lp_pool(onnx_node *n)
     win w;
     TS_TRY(pool_kernel(n, x, kernel));
     TS_TRY(win_read(n, x, kernel, &w));
-    return set_out(n, 0, root(n, window_all(n, abs_pow(n, x, p), "sum", &w), p));
+    return onnx_set_out(n, 0, root(n, window_all(n, abs_pow(n, x, p), "sum", &w), p));
 }
 
 /* ---- Global pools ------------------------------------------------------------------------- */
@@ -603,7 +585,7 @@ static ts_status onnx_global_average_pool(onnx_node *n)
     ts_dtype dt = x->type.dtype;
     ts_value *cnt = ts_dim_is_const(c) ? scalar(n, dt, (double)c.c) : ts_b_cast(onnx_b(n), onnx_dim_scalar(n, c), dt);
     ts_value *s = ts_b_reduce(onnx_b(n), TS_OP_REDUCE_SUM, x, na, axes, true);
-    return set_out(n, 0, bin(n, TS_OP_DIV, s, cnt));
+    return onnx_set_out(n, 0, bin(n, TS_OP_DIV, s, cnt));
 }
 
 static ts_status onnx_global_max_pool(onnx_node *n)
@@ -612,7 +594,7 @@ static ts_status onnx_global_max_pool(onnx_node *n)
     int64_t axes[TS_MAX_RANK];
     int na = x ? spatial_axes(n, x, axes) : 0;
     TS_TRY(onnx_status(n));
-    return set_out(n, 0, ts_b_reduce(onnx_b(n), TS_OP_REDUCE_MAX, x, na, axes, true));
+    return onnx_set_out(n, 0, ts_b_reduce(onnx_b(n), TS_OP_REDUCE_MAX, x, na, axes, true));
 }
 
 static ts_status onnx_global_lp_pool(onnx_node *n)
@@ -622,7 +604,7 @@ static ts_status onnx_global_lp_pool(onnx_node *n)
     int64_t axes[TS_MAX_RANK];
     int na = x ? spatial_axes(n, x, axes) : 0;
     TS_TRY(onnx_status(n));
-    return set_out(n, 0, root(n, ts_b_reduce(onnx_b(n), TS_OP_REDUCE_SUM, abs_pow(n, x, p), na, axes, true), p));
+    return onnx_set_out(n, 0, root(n, ts_b_reduce(onnx_b(n), TS_OP_REDUCE_SUM, abs_pow(n, x, p), na, axes, true), p));
 }
 
 /* ---- Col2Im ----------------------------------------------------------------------------------- */
@@ -699,7 +681,7 @@ static ts_status onnx_col2im(onnx_node *n)
         ts_value *p = col2im_tap(n, xr, t, &w, img, nblk);
         y = y ? bin(n, TS_OP_ADD, y, p) : p;
     }
-    return set_out(n, 0, y);
+    return onnx_set_out(n, 0, y);
 }
 
 const onnx_op_entry onnx_ops_conv[] = {

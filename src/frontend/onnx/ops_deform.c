@@ -65,19 +65,6 @@ static ts_status read_geom(onnx_node *n, const ts_value *x, const ts_value *w, c
     return TS_OK;
 }
 
-static ts_value *iota(onnx_node *n, ts_dtype dt, int r, const ts_dim *dims, int axis)
-{
-    ts_graph *gr = onnx_graph(n);
-    ts_attr *a = ts_b_attrs(onnx_b(n), TS_OP_IOTA);
-    if (!a || ts_attr_set_dtype(gr, TS_OP_IOTA, a, "dtype", dt) != TS_OK ||
-        ts_attr_set_dims(gr, TS_OP_IOTA, a, "shape", r, dims) != TS_OK ||
-        ts_attr_set_int(gr, TS_OP_IOTA, a, "axis", axis) != TS_OK) {
-        onnx_fail(n, TS_ERR_INTERNAL, "cannot set the attributes of iota");
-        return NULL;
-    }
-    return ts_b_node(onnx_b(n), TS_OP_IOTA, 0, NULL, a);
-}
-
 /* Dims [N, G, a, T, O1, ...] with a given third entry. */
 static int sample_dims(const ts_value *x, const dgeom *g, int64_t third, ts_dim *dims)
 {
@@ -101,8 +88,8 @@ static ts_value *coordinate(onnx_node *n, const ts_value *x, ts_value *off, cons
         ko[k + i] = ts_dim_const(g->O[i]);
     }
     /* o*stride - pad + t*dilation over [K..., O...] */
-    ts_value *base = bin(n, TS_OP_ADD, bin(n, TS_OP_MUL, iota(n, dt, 2 * k, ko, d), scalar(n, dt, (double)g->dil[d])),
-                         bin(n, TS_OP_MUL, iota(n, dt, 2 * k, ko, k + d), scalar(n, dt, (double)g->strides[d])));
+    ts_value *base = bin(n, TS_OP_ADD, bin(n, TS_OP_MUL, ts_b_iota(b, dt, 2 * k, ko, d), scalar(n, dt, (double)g->dil[d])),
+                         bin(n, TS_OP_MUL, ts_b_iota(b, dt, 2 * k, ko, k + d), scalar(n, dt, (double)g->strides[d])));
     base = bin(n, TS_OP_SUB, base, scalar(n, dt, (double)g->pad[d]));
     int r = sample_dims(x, g, 1, dims);
     base = ts_b_reshape(b, base, r - 3, dims + 3);
@@ -125,14 +112,15 @@ static ts_value *coordinate(onnx_node *n, const ts_value *x, ts_value *off, cons
  * [N, G, cog, 1, 1...]. */
 static ts_value *plane_base(onnx_node *n, const ts_value *x, const dgeom *g)
 {
+    ts_builder *b = onnx_b(n);
     ts_dim dims[TS_MAX_RANK + 4];
     int r = sample_dims(x, g, g->cog, dims);
     ts_dim pd[3] = {dims[0], dims[1], dims[2]};
-    ts_value *v = bin(n, TS_OP_MUL, iota(n, TS_DTYPE_I64, 3, pd, 0), scalar(n, TS_DTYPE_I64, (double)(g->C * g->S)));
-    v = bin(n, TS_OP_ADD, v, bin(n, TS_OP_MUL, iota(n, TS_DTYPE_I64, 3, pd, 1), scalar(n, TS_DTYPE_I64, (double)(g->cog * g->S))));
-    v = bin(n, TS_OP_ADD, v, bin(n, TS_OP_MUL, iota(n, TS_DTYPE_I64, 3, pd, 2), scalar(n, TS_DTYPE_I64, (double)g->S)));
+    ts_value *v = bin(n, TS_OP_MUL, ts_b_iota(b, TS_DTYPE_I64, 3, pd, 0), scalar(n, TS_DTYPE_I64, (double)(g->C * g->S)));
+    v = bin(n, TS_OP_ADD, v, bin(n, TS_OP_MUL, ts_b_iota(b, TS_DTYPE_I64, 3, pd, 1), scalar(n, TS_DTYPE_I64, (double)(g->cog * g->S))));
+    v = bin(n, TS_OP_ADD, v, bin(n, TS_OP_MUL, ts_b_iota(b, TS_DTYPE_I64, 3, pd, 2), scalar(n, TS_DTYPE_I64, (double)g->S)));
     for (int i = 3; i < r; i++) dims[i] = ts_dim_const(1);
-    return ts_b_reshape(onnx_b(n), v, r, dims);
+    return ts_b_reshape(b, v, r, dims);
 }
 
 /* The interpolated samples [N, G, cog, T, O...]: for each corner, the

@@ -10,12 +10,6 @@
 
 #include <string.h>
 
-static ts_status set_out(onnx_node *n, int k, ts_value *v)
-{
-    if (k < n->n_out && n->out_used[k]) n->out[k] = v;
-    return onnx_status(n);
-}
-
 static ts_value *bin(onnx_node *n, ts_op op, ts_value *x, ts_value *y) { return ts_b_binary(onnx_b(n), op, x, y); }
 
 /* ---- the equation ------------------------------------------------------------ */
@@ -151,21 +145,11 @@ static void sum_axis(onnx_node *n, eop *op, int ax)
 static void take_diagonals(onnx_node *n, eop *op)
 {
     ts_builder *b = onnx_b(n);
-    ts_graph *g = onnx_graph(n);
     for (int p = 0; p < op->t.n && op->v; p++)
         for (int q = op->t.n - 1; q > p && op->v; q--) {
             if (op->t.lab[q] != op->t.lab[p]) continue;
             ts_value *io[2];
-            for (int k = 0; k < 2; k++) {
-                ts_attr *a = ts_b_attrs(b, TS_OP_IOTA);
-                if (!a || ts_attr_set_dtype(g, TS_OP_IOTA, a, "dtype", TS_DTYPE_I64) != TS_OK ||
-                    ts_attr_set_dims(g, TS_OP_IOTA, a, "shape", op->v->type.rank, op->v->type.dims) != TS_OK ||
-                    ts_attr_set_int(g, TS_OP_IOTA, a, "axis", k ? q : p) != TS_OK) {
-                    onnx_fail(n, TS_ERR_INTERNAL, "cannot set the attributes of iota");
-                    return;
-                }
-                io[k] = ts_b_node(b, TS_OP_IOTA, 0, NULL, a);
-            }
+            for (int k = 0; k < 2; k++) io[k] = ts_b_iota(b, TS_DTYPE_I64, op->v->type.rank, op->v->type.dims, k ? q : p);
             ts_value *mask = ts_b_cast(b, bin(n, TS_OP_EQ, io[0], io[1]), op->v->type.dtype);
             op->v = bin(n, TS_OP_MUL, op->v, mask);
             sum_axis(n, op, q);
@@ -260,7 +244,7 @@ static ts_status onnx_einsum(onnx_node *n)
         for (int j = 0; j < acc.t.n; j++)
             if (acc.t.lab[j] == out.lab[i]) perm[i] = j;
     if (out.n != acc.t.n) return onnx_fail(n, TS_ERR_INVALID_MODEL, "equation '%s': output labels repeat", eq);
-    return set_out(n, 0, ts_b_transpose(onnx_b(n), acc.v, perm));
+    return onnx_set_out(n, 0, ts_b_transpose(onnx_b(n), acc.v, perm));
 }
 
 const onnx_op_entry onnx_ops_einsum[] = {

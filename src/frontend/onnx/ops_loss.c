@@ -12,12 +12,6 @@
 
 /* ---- helpers --------------------------------------------------------------- */
 
-static ts_status set_out(onnx_node *n, int k, ts_value *v)
-{
-    if (k < n->n_out && n->out_used[k]) n->out[k] = v;
-    return onnx_status(n);
-}
-
 static ts_value *scalar(onnx_node *n, ts_dtype dt, double v) { return ts_b_scalar(onnx_b(n), dt, v); }
 
 static ts_value *bin(onnx_node *n, ts_op op, ts_value *x, ts_value *y) { return ts_b_binary(onnx_b(n), op, x, y); }
@@ -33,20 +27,6 @@ static ts_value *cast_to(onnx_node *n, ts_value *v, ts_dtype dt)
 static ts_dtype compute_dtype(ts_dtype dt)
 {
     return dt == TS_DTYPE_F16 || dt == TS_DTYPE_BF16 ? TS_DTYPE_F32 : dt;
-}
-
-/* out[i] = i[axis], of dtype dt and the given shape. */
-static ts_value *iota(onnx_node *n, ts_dtype dt, int rank, const ts_dim *dims, int axis)
-{
-    ts_graph *g = onnx_graph(n);
-    ts_attr *a = ts_b_attrs(onnx_b(n), TS_OP_IOTA);
-    if (!a) return NULL;
-    if (ts_attr_set_dtype(g, TS_OP_IOTA, a, "dtype", dt) != TS_OK || ts_attr_set_dims(g, TS_OP_IOTA, a, "shape", rank, dims) != TS_OK ||
-        ts_attr_set_int(g, TS_OP_IOTA, a, "axis", axis) != TS_OK) {
-        onnx_fail(n, TS_ERR_INTERNAL, "cannot set the attributes of iota");
-        return NULL;
-    }
-    return ts_b_node(onnx_b(n), TS_OP_IOTA, 0, NULL, a);
 }
 
 /* Sum over every axis of v. */
@@ -113,7 +93,7 @@ static ts_value *one_hot(onnx_node *n, ts_value *x, ts_value *target)
     dims[1] = ts_dim_const(1);
     for (int i = 2; i < r; i++) dims[i] = target->type.dims[i - 1];
     ts_value *t = ts_b_reshape(onnx_b(n), target, r, dims);
-    return bin(n, TS_OP_EQ, iota(n, target->type.dtype, r, x->type.dims, 1), t);
+    return bin(n, TS_OP_EQ, ts_b_iota(onnx_b(n), target->type.dtype, r, x->type.dims, 1), t);
 }
 
 /* The entries of v [N, C, ...] (or of a [C] vector laid along axis 1)
@@ -171,7 +151,7 @@ static ts_status onnx_nll_loss(onnx_node *n)
     TS_TRY(onnx_status(n));
     TS_TRY(loss_read(n, x, &s));
     ts_dtype dt = x->type.dtype;
-    return set_out(n, 0, cast_to(n, nll(n, cast_to(n, x, compute_dtype(dt)), &s), dt));
+    return onnx_set_out(n, 0, cast_to(n, nll(n, cast_to(n, x, compute_dtype(dt)), &s), dt));
 }
 
 /* log_softmax over the class axis, then the NLL loss of it; output 1 is
@@ -190,8 +170,8 @@ static ts_status onnx_softmax_ce_loss(onnx_node *n)
     ts_value *lse = ts_b_unary(b, TS_OP_LOG, ts_b_reduce(b, TS_OP_REDUCE_SUM, ts_b_unary(b, TS_OP_EXP, sh), 1, &axis, true));
     ts_value *lp = bin(n, TS_OP_SUB, sh, lse);
     TS_TRY(onnx_status(n));
-    set_out(n, 1, cast_to(n, lp, dt));
-    return set_out(n, 0, cast_to(n, nll(n, lp, &s), dt));
+    onnx_set_out(n, 1, cast_to(n, lp, dt));
+    return onnx_set_out(n, 0, cast_to(n, nll(n, lp, &s), dt));
 }
 
 const onnx_op_entry onnx_ops_loss[] = {

@@ -6,27 +6,7 @@
 
 /* ---- helpers --------------------------------------------------------------- */
 
-static ts_status set_out(onnx_node *n, int k, ts_value *v)
-{
-    if (k < n->n_out) n->out[k] = v;
-    return onnx_status(n);
-}
-
 static ts_value *bin(onnx_node *n, ts_op op, ts_value *x, ts_value *y) { return ts_b_binary(onnx_b(n), op, x, y); }
-
-/* out[i] = i[axis], of dtype dt and the given shape. */
-static ts_value *iota(onnx_node *n, ts_dtype dt, int rank, const ts_dim *dims, int axis)
-{
-    ts_graph *g = onnx_graph(n);
-    ts_attr *a = ts_b_attrs(onnx_b(n), TS_OP_IOTA);
-    if (!a) return NULL;
-    if (ts_attr_set_dtype(g, TS_OP_IOTA, a, "dtype", dt) != TS_OK || ts_attr_set_dims(g, TS_OP_IOTA, a, "shape", rank, dims) != TS_OK ||
-        ts_attr_set_int(g, TS_OP_IOTA, a, "axis", axis) != TS_OK) {
-        onnx_fail(n, TS_ERR_INTERNAL, "cannot set the attributes of iota");
-        return NULL;
-    }
-    return ts_b_node(onnx_b(n), TS_OP_IOTA, 0, NULL, a);
-}
 
 /* ---- CumProd ------------------------------------------------------------------ */
 
@@ -49,7 +29,7 @@ static ts_status onnx_cumprod(onnx_node *n)
         ts_attr_set_int(g, op, a, "exclusive", onnx_attr_int(n, "exclusive", 0) != 0) != TS_OK ||
         ts_attr_set_int(g, op, a, "reverse", onnx_attr_int(n, "reverse", 0) != 0) != TS_OK)
         return onnx_fail(n, TS_ERR_INTERNAL, "cannot set the attributes of cumulative");
-    return set_out(n, 0, ts_b_node(onnx_b(n), op, 1, &x, a));
+    return onnx_set_out(n, 0, ts_b_node(onnx_b(n), op, 1, &x, a));
 }
 
 /* ---- BitCast ---------------------------------------------------------------------- */
@@ -69,12 +49,12 @@ static ts_status onnx_bitcast(onnx_node *n)
     if (ts_dtype_bits(from) != ts_dtype_bits(dt))
         return onnx_fail(n, TS_ERR_INVALID_MODEL, "%s (%d bits) and %s (%d bits) differ in width", ts_dtype_name(from),
                          ts_dtype_bits(from), ts_dtype_name(dt), ts_dtype_bits(dt));
-    if (from == dt) return set_out(n, 0, x);
-    if (from == TS_DTYPE_BOOL || dt == TS_DTYPE_BOOL) return set_out(n, 0, ts_b_cast(onnx_b(n), x, dt));
+    if (from == dt) return onnx_set_out(n, 0, x);
+    if (from == TS_DTYPE_BOOL || dt == TS_DTYPE_BOOL) return onnx_set_out(n, 0, ts_b_cast(onnx_b(n), x, dt));
     ts_attr *a = ts_b_attrs(onnx_b(n), TS_OP_BITCAST);
     if (!a || ts_attr_set_dtype(onnx_graph(n), TS_OP_BITCAST, a, "dtype", dt) != TS_OK)
         return onnx_fail(n, TS_ERR_INTERNAL, "cannot set the attributes of bitcast");
-    return set_out(n, 0, ts_b_node(onnx_b(n), TS_OP_BITCAST, 1, &x, a));
+    return onnx_set_out(n, 0, ts_b_node(onnx_b(n), TS_OP_BITCAST, 1, &x, a));
 }
 
 /* ---- TensorScatter ---------------------------------------------------------------- */
@@ -93,7 +73,7 @@ static ts_value *write_pos(onnx_node *n, ts_value *past, ts_value *upd, int axis
 {
     const ts_type *t = &upd->type;
     ts_dim one = ts_dim_const(1), bd[TS_MAX_RANK];
-    ts_value *pos = iota(n, TS_DTYPE_I64, t->rank, t->dims, axis);
+    ts_value *pos = ts_b_iota(onnx_b(n), TS_DTYPE_I64, t->rank, t->dims, axis);
     if (onnx_has_input(n, 2)) {
         for (int i = 0; i < t->rank; i++) bd[i] = i == 0 ? t->dims[0] : one;
         ts_value *w = ts_b_cast(onnx_b(n), onnx_input(n, 2), TS_DTYPE_I64);
@@ -117,7 +97,7 @@ static ts_value *flat_index(onnx_node *n, ts_value *past, ts_value *upd, int axi
     const ts_type *t = &upd->type;
     ts_value *flat = NULL;
     for (int i = 0; i < t->rank; i++) {
-        ts_value *c = i == axis ? pos : iota(n, TS_DTYPE_I64, t->rank, t->dims, i);
+        ts_value *c = i == axis ? pos : ts_b_iota(onnx_b(n), TS_DTYPE_I64, t->rank, t->dims, i);
         flat = flat ? bin(n, TS_OP_ADD, bin(n, TS_OP_MUL, flat, dim_value(n, past->type.dims[i])), c) : c;
     }
     if (pos && flat) {
@@ -148,7 +128,7 @@ static ts_status onnx_tensor_scatter(onnx_node *n)
     ts_attr *a = ts_b_attrs(onnx_b(n), TS_OP_SCATTER);
     if (!a || ts_attr_set_enum(onnx_graph(n), TS_OP_SCATTER, a, "combine", "set") != TS_OK)
         return onnx_fail(n, TS_ERR_INTERNAL, "cannot set the attributes of scatter");
-    return set_out(n, 0, ts_b_node(onnx_b(n), TS_OP_SCATTER, 3, in, a));
+    return onnx_set_out(n, 0, ts_b_node(onnx_b(n), TS_OP_SCATTER, 3, in, a));
 }
 
 const onnx_op_entry onnx_ops_newer[] = {

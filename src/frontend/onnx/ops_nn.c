@@ -9,12 +9,6 @@
 
 /* ---- helpers --------------------------------------------------------------- */
 
-static ts_status set_out(onnx_node *n, int k, ts_value *v)
-{
-    if (k < n->n_out && n->out_used[k]) n->out[k] = v;
-    return onnx_status(n);
-}
-
 static bool wants(const onnx_node *n, int k) { return k < n->n_out && n->out_used[k]; }
 
 static ts_value *scalar(onnx_node *n, ts_dtype dt, double v) { return ts_b_scalar(onnx_b(n), dt, v); }
@@ -30,16 +24,6 @@ static ts_value *cast_to(onnx_node *n, ts_value *v, ts_dtype dt)
 
 /* Input i converted to dtype dt (mixed-precision parameters, opset 15+). */
 static ts_value *input_as(onnx_node *n, int i, ts_dtype dt) { return cast_to(n, onnx_input(n, i), dt); }
-
-static ts_value *float_input(onnx_node *n, int i)
-{
-    ts_value *x = onnx_input(n, i);
-    if (x && !ts_dtype_is_float(x->type.dtype)) {
-        onnx_unsupported(n, "input %d is %s: only float types are defined", i, ts_dtype_name(x->type.dtype));
-        return NULL;
-    }
-    return x;
-}
 
 static ts_status dim_fail(onnx_node *n, const ts_err *err) { return onnx_fail(n, err->code, "%s", err->msg); }
 
@@ -152,14 +136,14 @@ static ts_value *batch_norm_train(onnx_node *n, ts_value *x, ts_value *const p[4
     ts_value *k = scalar(n, ct, mom), *k1 = scalar(n, ct, 1 - mom);
     ts_value *rm = bin(n, TS_OP_ADD, bin(n, TS_OP_MUL, p[2], k), bin(n, TS_OP_MUL, m, k1));
     ts_value *rv = bin(n, TS_OP_ADD, bin(n, TS_OP_MUL, p[3], k), bin(n, TS_OP_MUL, v, k1));
-    set_out(n, 1, cast_to(n, rm, onnx_input(n, 3)->type.dtype));
-    set_out(n, 2, cast_to(n, rv, onnx_input(n, 4)->type.dtype));
+    onnx_set_out(n, 1, cast_to(n, rm, onnx_input(n, 3)->type.dtype));
+    onnx_set_out(n, 2, cast_to(n, rv, onnx_input(n, 4)->type.dtype));
     return y;
 }
 
 static ts_status onnx_batch_norm(onnx_node *n)
 {
-    ts_value *x = float_input(n, 0);
+    ts_value *x = onnx_float_input(n, 0);
     TS_TRY(onnx_status(n));
     ts_dtype dt = x->type.dtype, ct = compute_dtype(dt);
     ts_value *p[4];            /* scale, B, mean, var */
@@ -176,12 +160,12 @@ static ts_status onnx_batch_norm(onnx_node *n)
     ts_value *y = train ? batch_norm_train(n, x, p, eps)
                         : scale_shift(n, standardize(n, x, per_channel(n, p[2], r), per_channel(n, p[3], r), eps, NULL),
                                       p[0], p[1], r);
-    return set_out(n, 0, cast_to(n, y, dt));
+    return onnx_set_out(n, 0, cast_to(n, y, dt));
 }
 
 static ts_status onnx_instance_norm(onnx_node *n)
 {
-    ts_value *x = float_input(n, 0);
+    ts_value *x = onnx_float_input(n, 0);
     TS_TRY(onnx_status(n));
     int r = x->type.rank;
     if (r < 2) return onnx_fail(n, TS_ERR_INVALID_MODEL, "the input must have rank >= 2");
@@ -192,7 +176,7 @@ static ts_status onnx_instance_norm(onnx_node *n)
     x = cast_to(n, x, ct);
     moments(n, x, r - 2, axes, &mean, &var);
     ts_value *y = standardize(n, x, mean, var, onnx_attr_float(n, "epsilon", 1e-5), NULL);
-    return set_out(n, 0, cast_to(n, scale_shift(n, y, input_as(n, 1, ct), input_as(n, 2, ct), r), dt));
+    return onnx_set_out(n, 0, cast_to(n, scale_shift(n, y, input_as(n, 1, ct), input_as(n, 2, ct), r), dt));
 }
 
 /* ---- LayerNormalization, RMSNormalization, GroupNormalization --------------------- */
@@ -200,7 +184,7 @@ static ts_status onnx_instance_norm(onnx_node *n)
 /* Stage one in the stash type; Mean and InvStdDev are outputs in it too. */
 static ts_status onnx_layer_norm(onnx_node *n)
 {
-    ts_value *x = float_input(n, 0);
+    ts_value *x = onnx_float_input(n, 0);
     int64_t axis = onnx_attr_int(n, "axis", -1);
     double eps = onnx_attr_float(n, "epsilon", 1e-5);
     ts_dtype st;
@@ -216,15 +200,15 @@ static ts_status onnx_layer_norm(onnx_node *n)
     ts_value *y = cast_to(n, standardize(n, xs, mean, var, eps, &inv), x->type.dtype);
     y = bin(n, TS_OP_MUL, y, input_as(n, 1, x->type.dtype));
     if (onnx_has_input(n, 2)) y = bin(n, TS_OP_ADD, y, input_as(n, 2, x->type.dtype));
-    set_out(n, 1, mean);
-    set_out(n, 2, inv);
-    return set_out(n, 0, y);
+    onnx_set_out(n, 1, mean);
+    onnx_set_out(n, 2, inv);
+    return onnx_set_out(n, 0, y);
 }
 
 /* x / sqrt(mean(x^2) + eps) * scale over the axes from `axis` on. */
 static ts_status onnx_rms_norm(onnx_node *n)
 {
-    ts_value *x = float_input(n, 0);
+    ts_value *x = onnx_float_input(n, 0);
     int64_t axis = onnx_attr_int(n, "axis", -1);
     double eps = onnx_attr_float(n, "epsilon", 1e-5);
     ts_dtype st;
@@ -238,7 +222,7 @@ static ts_status onnx_rms_norm(onnx_node *n)
     ts_value *ms = mean_of(n, bin(n, TS_OP_MUL, xs, xs), r - (int)axis, axes);
     ts_value *rms = un(n, TS_OP_SQRT, bin(n, TS_OP_ADD, ms, scalar(n, st, eps)));
     ts_value *y = cast_to(n, bin(n, TS_OP_DIV, xs, rms), x->type.dtype);
-    return set_out(n, 0, bin(n, TS_OP_MUL, y, input_as(n, 1, x->type.dtype)));
+    return onnx_set_out(n, 0, bin(n, TS_OP_MUL, y, input_as(n, 1, x->type.dtype)));
 }
 
 /* A per-group parameter [G] (opset 18) repeated for each channel: [C]. */
@@ -253,7 +237,7 @@ static ts_value *group_to_channels(onnx_node *n, ts_value *p, ts_dim c, ts_dim c
 /* Statistics per (instance, group): x viewed as [N, G, C/G * D1 * ...]. */
 static ts_status onnx_group_norm(onnx_node *n)
 {
-    ts_value *x = float_input(n, 0);
+    ts_value *x = onnx_float_input(n, 0);
     int64_t groups = onnx_attr_int(n, "num_groups", 0);
     double eps = onnx_attr_float(n, "epsilon", 1e-5);
     ts_dtype st = compute_dtype(x ? x->type.dtype : TS_DTYPE_F32);
@@ -280,14 +264,14 @@ static ts_status onnx_group_norm(onnx_node *n)
         s = group_to_channels(n, s, c, cpg);
         bias = group_to_channels(n, bias, c, cpg);
     }
-    return set_out(n, 0, bin(n, TS_OP_ADD, bin(n, TS_OP_MUL, y, per_channel(n, s, r)), per_channel(n, bias, r)));
+    return onnx_set_out(n, 0, bin(n, TS_OP_ADD, bin(n, TS_OP_MUL, y, per_channel(n, s, r)), per_channel(n, bias, r)));
 }
 
 /* ---- LpNormalization, MeanVarianceNormalization, LRN ---------------------------- */
 
 static ts_status onnx_lp_norm(onnx_node *n)
 {
-    ts_value *x = float_input(n, 0);
+    ts_value *x = onnx_float_input(n, 0);
     int64_t axis = onnx_attr_int(n, "axis", -1), p = onnx_attr_int(n, "p", 2);
     TS_TRY(onnx_status(n));
     TS_TRY(onnx_axis(n, axis, x->type.rank, &axis));
@@ -300,14 +284,14 @@ static ts_status onnx_lp_norm(onnx_node *n)
     /* a zero norm gives 0, not 0/0 (as the reference does) */
     ts_value *zero = scalar(n, x->type.dtype, 0);
     ts_value *y = ts_b_select(onnx_b(n), bin(n, TS_OP_EQ, norm, zero), zero, bin(n, TS_OP_DIV, x, norm));
-    return set_out(n, 0, cast_to(n, y, dt));
+    return onnx_set_out(n, 0, cast_to(n, y, dt));
 }
 
 /* As the spec's function body: (x - E[x]) / (sqrt(E[x^2] - E[x]^2) + 1e-9). */
 static ts_status onnx_mvn(onnx_node *n)
 {
     static const int64_t def_axes[3] = {0, 2, 3};
-    ts_value *x = float_input(n, 0);
+    ts_value *x = onnx_float_input(n, 0);
     const int64_t *ax;
     int cnt = onnx_attr_ints(n, "axes", &ax);
     TS_TRY(onnx_status(n));
@@ -323,14 +307,14 @@ static ts_status onnx_mvn(onnx_node *n)
     ts_value *mean = mean_of(n, x, cnt, axes), *mean_sq = mean_of(n, bin(n, TS_OP_MUL, x, x), cnt, axes);
     ts_value *sd = un(n, TS_OP_SQRT, bin(n, TS_OP_SUB, mean_sq, bin(n, TS_OP_MUL, mean, mean)));
     ts_value *y = bin(n, TS_OP_DIV, bin(n, TS_OP_SUB, x, mean), bin(n, TS_OP_ADD, sd, scalar(n, ct, 1e-9)));
-    return set_out(n, 0, cast_to(n, y, dt));
+    return onnx_set_out(n, 0, cast_to(n, y, dt));
 }
 
 /* The square sum over a channel window is a reduce_window of x^2 whose
  * window spans `size` channels, floor((size-1)/2) of them before c. */
 static ts_status onnx_lrn(onnx_node *n)
 {
-    ts_value *x = float_input(n, 0);
+    ts_value *x = onnx_float_input(n, 0);
     int64_t size = onnx_attr_int(n, "size", 0);
     double alpha = onnx_attr_float(n, "alpha", 1e-4), beta = onnx_attr_float(n, "beta", 0.75);
     double bias = onnx_attr_float(n, "bias", 1.0);
@@ -357,7 +341,7 @@ static ts_status onnx_lrn(onnx_node *n)
     ts_value *sq = bin(n, TS_OP_MUL, x, x);
     ts_value *ss = ts_b_node(onnx_b(n), op, 1, &sq, a);
     ts_value *base = bin(n, TS_OP_ADD, scalar(n, ct, bias), bin(n, TS_OP_MUL, ss, scalar(n, ct, alpha / (double)size)));
-    return set_out(n, 0, cast_to(n, bin(n, TS_OP_DIV, x, bin(n, TS_OP_POW, base, scalar(n, ct, beta))), dt));
+    return onnx_set_out(n, 0, cast_to(n, bin(n, TS_OP_DIV, x, bin(n, TS_OP_POW, base, scalar(n, ct, beta))), dt));
 }
 
 /* ---- Dropout ------------------------------------------------------------------- */
@@ -395,9 +379,9 @@ static ts_status onnx_dropout(onnx_node *n)
         return onnx_unsupported(n, "training mode with a non-zero ratio: random masks are not assembled (export for inference)");
     if (wants(n, 1)) {
         ts_dtype mt = n->opset < 10 ? x->type.dtype : TS_DTYPE_BOOL;
-        set_out(n, 1, ts_b_full(onnx_b(n), mt, 1, x->type.rank, x->type.dims));
+        onnx_set_out(n, 1, ts_b_full(onnx_b(n), mt, 1, x->type.rank, x->type.dims));
     }
-    return set_out(n, 0, x);
+    return onnx_set_out(n, 0, x);
 }
 
 /* ---- Gemm, MatMul ------------------------------------------------------------------ */
@@ -421,14 +405,14 @@ static ts_status onnx_gemm(onnx_node *n)
         if (beta != 1.0) c = bin(n, TS_OP_MUL, c, scalar(n, dt, beta));
         y = bin(n, TS_OP_ADD, y, c);
     }
-    return set_out(n, 0, y);
+    return onnx_set_out(n, 0, y);
 }
 
 static ts_status onnx_matmul(onnx_node *n)
 {
     ts_value *a = onnx_input(n, 0), *b = onnx_input(n, 1);
     TS_TRY(onnx_status(n));
-    return set_out(n, 0, ts_b_matmul(onnx_b(n), a, b));
+    return onnx_set_out(n, 0, ts_b_matmul(onnx_b(n), a, b));
 }
 
 const onnx_op_entry onnx_ops_nn[] = {

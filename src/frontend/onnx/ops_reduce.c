@@ -11,12 +11,6 @@
 
 /* ---- helpers --------------------------------------------------------------- */
 
-static ts_status set_out(onnx_node *n, int k, ts_value *v)
-{
-    if (k < n->n_out) n->out[k] = v;
-    return onnx_status(n);
-}
-
 static ts_value *scalar(onnx_node *n, ts_dtype dt, double v) { return ts_b_scalar(onnx_b(n), dt, v); }
 
 static ts_value *bin(onnx_node *n, ts_op op, ts_value *x, ts_value *y) { return ts_b_binary(onnx_b(n), op, x, y); }
@@ -112,7 +106,7 @@ static ts_status reduce_simple(onnx_node *n, int since, ts_op op)
 {
     red r;
     TS_TRY(red_begin(n, since, &r));
-    return set_out(n, 0, red_apply(n, &r, op, r.x));
+    return onnx_set_out(n, 0, red_apply(n, &r, op, r.x));
 }
 
 static ts_status onnx_reduce_sum(onnx_node *n) { return reduce_simple(n, 13, TS_OP_REDUCE_SUM); }
@@ -125,7 +119,7 @@ static ts_status reduce_extreme(onnx_node *n, ts_op op)
     TS_TRY(red_begin(n, 18, &r));
     ts_dtype dt = r.x->type.dtype;
     ts_value *x = dt == TS_DTYPE_BOOL ? ts_b_cast(onnx_b(n), r.x, TS_DTYPE_U8) : r.x;
-    return set_out(n, 0, back_to(n, red_apply(n, &r, op, x), dt));
+    return onnx_set_out(n, 0, back_to(n, red_apply(n, &r, op, x), dt));
 }
 
 static ts_status onnx_reduce_max(onnx_node *n) { return reduce_extreme(n, TS_OP_REDUCE_MAX); }
@@ -137,22 +131,22 @@ static ts_status onnx_reduce_mean(onnx_node *n)
     red r;
     TS_TRY(red_begin(n, 18, &r));
     ts_value *s = red_apply(n, &r, TS_OP_REDUCE_SUM, r.x);
-    if (r.noop) return set_out(n, 0, s);
-    return set_out(n, 0, bin(n, TS_OP_DIV, s, axes_count(n, r.x, r.naxes, r.axes, r.x->type.dtype)));
+    if (r.noop) return onnx_set_out(n, 0, s);
+    return onnx_set_out(n, 0, bin(n, TS_OP_DIV, s, axes_count(n, r.x, r.naxes, r.axes, r.x->type.dtype)));
 }
 
 static ts_status onnx_reduce_l1(onnx_node *n)
 {
     red r;
     TS_TRY(red_begin(n, 18, &r));
-    return set_out(n, 0, red_apply(n, &r, TS_OP_REDUCE_SUM, un(n, TS_OP_ABS, r.x)));
+    return onnx_set_out(n, 0, red_apply(n, &r, TS_OP_REDUCE_SUM, un(n, TS_OP_ABS, r.x)));
 }
 
 static ts_status onnx_reduce_sum_square(onnx_node *n)
 {
     red r;
     TS_TRY(red_begin(n, 18, &r));
-    return set_out(n, 0, red_apply(n, &r, TS_OP_REDUCE_SUM, bin(n, TS_OP_MUL, r.x, r.x)));
+    return onnx_set_out(n, 0, red_apply(n, &r, TS_OP_REDUCE_SUM, bin(n, TS_OP_MUL, r.x, r.x)));
 }
 
 static ts_status onnx_reduce_l2(onnx_node *n)
@@ -161,7 +155,7 @@ static ts_status onnx_reduce_l2(onnx_node *n)
     TS_TRY(red_begin(n, 18, &r));
     ts_value *x = as_float(n, r.x);
     ts_value *s = red_apply(n, &r, TS_OP_REDUCE_SUM, bin(n, TS_OP_MUL, x, x));
-    return set_out(n, 0, back_to(n, un(n, TS_OP_SQRT, s), r.x->type.dtype));
+    return onnx_set_out(n, 0, back_to(n, un(n, TS_OP_SQRT, s), r.x->type.dtype));
 }
 
 /* log(0) = -inf for the empty set, as the spec asks. */
@@ -170,7 +164,7 @@ static ts_status onnx_reduce_log_sum(onnx_node *n)
     red r;
     TS_TRY(red_begin(n, 18, &r));
     ts_value *s = red_apply(n, &r, TS_OP_REDUCE_SUM, as_float(n, r.x));
-    return set_out(n, 0, back_to(n, un(n, TS_OP_LOG, s), r.x->type.dtype));
+    return onnx_set_out(n, 0, back_to(n, un(n, TS_OP_LOG, s), r.x->type.dtype));
 }
 
 /* m + log(sum(exp(x - m))) with m the max over the axes, replaced by 0
@@ -180,7 +174,7 @@ static ts_status onnx_reduce_log_sum_exp(onnx_node *n)
 {
     red r;
     TS_TRY(red_begin(n, 18, &r));
-    if (r.noop) return set_out(n, 0, r.x);
+    if (r.noop) return onnx_set_out(n, 0, r.x);
     ts_value *x = as_float(n, r.x);
     ts_dtype dt = x ? x->type.dtype : TS_DTYPE_F32;
     ts_builder *b = onnx_b(n);
@@ -199,7 +193,7 @@ static ts_status onnx_reduce_log_sum_exp(onnx_node *n)
         }
         y = ts_b_reshape(b, y, k, dims);
     }
-    return set_out(n, 0, back_to(n, y, r.x->type.dtype));
+    return onnx_set_out(n, 0, back_to(n, y, r.x->type.dtype));
 }
 
 /* ---- ArgMax, ArgMin ---------------------------------------------------------- */
@@ -224,7 +218,7 @@ static ts_status arg_reduce(onnx_node *n, ts_op op)
         for (int i = 0; i < x->type.rank; i++) dims[i] = i == axis ? ts_dim_const(1) : x->type.dims[i];
         y = ts_b_reshape(b, y, x->type.rank, dims);
     }
-    return set_out(n, 0, y);
+    return onnx_set_out(n, 0, y);
 }
 
 static ts_status onnx_argmax(onnx_node *n) { return arg_reduce(n, TS_OP_ARGMAX); }
@@ -250,7 +244,7 @@ static ts_status onnx_cumsum(onnx_node *n)
         ts_attr_set_int(g, TS_OP_CUMULATIVE, a, "exclusive", onnx_attr_int(n, "exclusive", 0) != 0) != TS_OK ||
         ts_attr_set_int(g, TS_OP_CUMULATIVE, a, "reverse", onnx_attr_int(n, "reverse", 0) != 0) != TS_OK)
         return onnx_fail(n, TS_ERR_INTERNAL, "cannot set the attributes of cumulative");
-    return set_out(n, 0, ts_b_node(onnx_b(n), TS_OP_CUMULATIVE, 1, &x, a));
+    return onnx_set_out(n, 0, ts_b_node(onnx_b(n), TS_OP_CUMULATIVE, 1, &x, a));
 }
 
 /* ---- Softmax, LogSoftmax, Hardmax -------------------------------------------------- */
@@ -308,7 +302,7 @@ static ts_status onnx_softmax(onnx_node *n)
     TS_TRY(onnx_status(n));
     ts_value *e = un(n, TS_OP_EXP, shifted(n, widened(n, x), na, axes));
     ts_value *y = bin(n, TS_OP_DIV, e, ts_b_reduce(onnx_b(n), TS_OP_REDUCE_SUM, e, na, axes, true));
-    return set_out(n, 0, back_to(n, y, x->type.dtype));
+    return onnx_set_out(n, 0, back_to(n, y, x->type.dtype));
 }
 
 static ts_status onnx_log_softmax(onnx_node *n)
@@ -319,7 +313,7 @@ static ts_status onnx_log_softmax(onnx_node *n)
     TS_TRY(onnx_status(n));
     ts_value *s = shifted(n, widened(n, x), na, axes);
     ts_value *lse = un(n, TS_OP_LOG, ts_b_reduce(onnx_b(n), TS_OP_REDUCE_SUM, un(n, TS_OP_EXP, s), na, axes, true));
-    return set_out(n, 0, back_to(n, bin(n, TS_OP_SUB, s, lse), x->type.dtype));
+    return onnx_set_out(n, 0, back_to(n, bin(n, TS_OP_SUB, s, lse), x->type.dtype));
 }
 
 /* 1 at the first maximum along the last axis of x, 0 elsewhere. */
@@ -328,15 +322,7 @@ static ts_value *one_hot_max(onnx_node *n, ts_value *x)
     ts_builder *b = onnx_b(n);
     int64_t last = x->type.rank - 1;
     ts_value *am = ts_b_reduce(b, TS_OP_ARGMAX, x, 1, &last, true);
-    ts_attr *a = ts_b_attrs(b, TS_OP_IOTA);
-    ts_graph *g = onnx_graph(n);
-    if (!a || ts_attr_set_dtype(g, TS_OP_IOTA, a, "dtype", TS_DTYPE_I64) != TS_OK ||
-        ts_attr_set_dims(g, TS_OP_IOTA, a, "shape", x->type.rank, x->type.dims) != TS_OK ||
-        ts_attr_set_int(g, TS_OP_IOTA, a, "axis", last) != TS_OK) {
-        onnx_fail(n, TS_ERR_INTERNAL, "cannot set the attributes of iota");
-        return NULL;
-    }
-    ts_value *pos = ts_b_node(b, TS_OP_IOTA, 0, NULL, a);
+    ts_value *pos = ts_b_iota(b, TS_DTYPE_I64, x->type.rank, x->type.dims, last);
     return ts_b_cast(b, bin(n, TS_OP_EQ, pos, am), x->type.dtype);
 }
 
@@ -349,7 +335,7 @@ static ts_status onnx_hardmax(onnx_node *n)
     int na = x ? softmax_axes(n, x, axes) : 0;
     TS_TRY(onnx_status(n));
     int rank = x->type.rank;
-    if (na == 0) return set_out(n, 0, ts_b_full(onnx_b(n), x->type.dtype, 1, rank, x->type.dims));
+    if (na == 0) return onnx_set_out(n, 0, ts_b_full(onnx_b(n), x->type.dtype, 1, rank, x->type.dims));
     int64_t axis = axes[0];
     int64_t perm[TS_MAX_RANK];
     for (int i = 0; i < rank; i++) perm[i] = i;
@@ -357,7 +343,7 @@ static ts_status onnx_hardmax(onnx_node *n)
         perm[axis] = rank - 1;
         perm[rank - 1] = axis;
         ts_value *t = ts_b_transpose(onnx_b(n), x, perm);
-        return set_out(n, 0, t ? ts_b_transpose(onnx_b(n), one_hot_max(n, t), perm) : NULL);
+        return onnx_set_out(n, 0, t ? ts_b_transpose(onnx_b(n), one_hot_max(n, t), perm) : NULL);
     }
     ts_dim dims[TS_MAX_RANK], c = ts_dim_const(1);
     ts_err err = {0};
@@ -368,7 +354,7 @@ static ts_status onnx_hardmax(onnx_node *n)
     dims[axis] = c;
     ts_value *flat = ts_b_reshape(onnx_b(n), x, (int)axis + 1, dims);
     ts_value *y = flat ? one_hot_max(n, flat) : NULL;
-    return set_out(n, 0, ts_b_reshape(onnx_b(n), y, rank, x->type.dims));
+    return onnx_set_out(n, 0, ts_b_reshape(onnx_b(n), y, rank, x->type.dims));
 }
 
 const onnx_op_entry onnx_ops_reduce[] = {

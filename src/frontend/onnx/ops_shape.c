@@ -1,123 +1,33 @@
 /* ops_shape.c — ONNX operators of the shape family, assembled from primitives.
  *
  * Most of these only move elements (reshape, transpose, slice, concat,
- * pad, reverse, broadcast). Sizes may be symbolic: dims are computed with
- * the symbol table's arithmetic, and vectors that hold shapes (Shape,
- * Gather, Slice, Concat, ...) keep their content recorded as dims
- * (onnx_set_dims_value) so that a Reshape or Expand downstream reads a
- * symbolic shape instead of failing on "not a constant". */
+ * reverse, broadcast); Pad and CenterCropPad live in ops_pad.c. Sizes
+ * may be symbolic: dims are computed with the symbol table's arithmetic,
+ * and vectors that hold shapes (Shape, Gather, Slice, Concat, ...) keep
+ * their content recorded as dims (onnx_set_dims_value) so that a Reshape
+ * or Expand downstream reads a symbolic shape instead of failing on "not
+ * a constant". */
 #include "frontend/onnx/onnx.h"
+#include "frontend/onnx/ops_util.h"
 
 #include <math.h>
 #include <string.h>
 
 /* ---- small helpers -------------------------------------------------------------- */
 
-typedef ts_status (*dim_fn)(ts_symtab *t, ts_dim a, ts_dim b, ts_dim *out, ts_err *err);
-
-/* f(a, b) on dims. A failure (overflow, division by zero) is recorded on
- * the node; the 0 returned then is never used, since every later builder
- * call does nothing. */
-static ts_dim darith(onnx_node *n, dim_fn f, ts_dim a, ts_dim b)
-{
-    ts_dim r = ts_dim_const(0);
-    ts_err e = {0};
-    if (onnx_status(n) == TS_OK && f(onnx_graph(n)->syms, a, b, &r, &e) != TS_OK) onnx_fail(n, e.code, "%s", e.msg);
-    return r;
-}
-static ts_dim dadd(onnx_node *n, ts_dim a, ts_dim b) { return darith(n, ts_dim_add, a, b); }
-static ts_dim dsub(onnx_node *n, ts_dim a, ts_dim b) { return darith(n, ts_dim_sub, a, b); }
-static ts_dim dmul(onnx_node *n, ts_dim a, ts_dim b) { return darith(n, ts_dim_mul, a, b); }
+static ts_dim dadd(onnx_node *n, ts_dim a, ts_dim b) { return onnx_util_darith(n, ts_dim_add, a, b); }
+static ts_dim dsub(onnx_node *n, ts_dim a, ts_dim b) { return onnx_util_darith(n, ts_dim_sub, a, b); }
+static ts_dim dmul(onnx_node *n, ts_dim a, ts_dim b) { return onnx_util_darith(n, ts_dim_mul, a, b); }
 static ts_dim dconst(int64_t c) { return ts_dim_const(c); }
 static bool is_const(ts_dim d, int64_t c) { return ts_dim_is_const(d) && d.c == c; }
-
-static ts_dim numel(onnx_node *n, int rank, const ts_dim *dims)
-{
-    ts_dim r = dconst(1);
-    for (int i = 0; i < rank; i++) r = dmul(n, r, dims[i]);
-    return r;
-}
 
 /* a / b when it is exact (b divides a as a polynomial, or both are
  * constants that divide); false otherwise. */
 static bool dexact_div(onnx_node *n, ts_dim a, ts_dim b, ts_dim *q)
 {
     if (is_const(b, 0)) return false;
-    *q = darith(n, ts_dim_div, a, b);
+    *q = onnx_util_darith(n, ts_dim_div, a, b);
     return onnx_status(n) == TS_OK && ts_dim_eq(dmul(n, *q, b), a);
-}
-
-static bool set_ok(onnx_node *n, ts_status s)
-{
-    if (s == TS_OK) return true;
-    onnx_fail(n, s, "could not set a primitive's attribute");
-    return false;
-}
-
-/* x with axis `axis` sliced to [lo, hi) with stride st. */
-static ts_value *slice_axis(onnx_node *n, ts_value *x, int axis, ts_dim lo, ts_dim hi, int64_t st)
-{
-    if (!x) return NULL;
-    ts_dim start[TS_MAX_RANK], limit[TS_MAX_RANK];
-    int64_t stride[TS_MAX_RANK];
-    for (int i = 0; i < x->type.rank; i++) {
-        start[i] = dconst(0);
-        limit[i] = x->type.dims[i];
-        stride[i] = 1;
-    }
-    start[axis] = lo;
-    limit[axis] = hi;
-    stride[axis] = st;
-    return ts_b_slice(onnx_b(n), x, start, limit, stride);
-}
-
-static ts_value *reverse_axes(onnx_node *n, ts_value *x, int count, const int64_t *axes)
-{
-    ts_attr *a = ts_b_attrs(onnx_b(n), TS_OP_REVERSE);
-    if (!x || !a || !set_ok(n, ts_attr_set_ints(onnx_graph(n), TS_OP_REVERSE, a, "axes", count, axes))) return NULL;
-    return ts_b_node(onnx_b(n), TS_OP_REVERSE, 1, &x, a);
-}
-
-static ts_value *iota(onnx_node *n, ts_dtype dt, int rank, const ts_dim *dims, int axis)
-{
-    ts_graph *g = onnx_graph(n);
-    ts_attr *a = ts_b_attrs(onnx_b(n), TS_OP_IOTA);
-    if (!a || !set_ok(n, ts_attr_set_dtype(g, TS_OP_IOTA, a, "dtype", dt)) ||
-        !set_ok(n, ts_attr_set_dims(g, TS_OP_IOTA, a, "shape", rank, dims)) ||
-        !set_ok(n, ts_attr_set_int(g, TS_OP_IOTA, a, "axis", axis)))
-        return NULL;
-    return ts_b_node(onnx_b(n), TS_OP_IOTA, 0, NULL, a);
-}
-
-/* x padded with the scalar v: lo/hi per axis (negative crops). */
-static ts_value *pad_value(onnx_node *n, ts_value *x, ts_value *v, const int64_t *lo, const int64_t *hi)
-{
-    if (!x || !v) return NULL;
-    int64_t zero[TS_MAX_RANK] = {0};
-    int r = x->type.rank;
-    ts_graph *g = onnx_graph(n);
-    ts_attr *a = ts_b_attrs(onnx_b(n), TS_OP_PAD);
-    if (!a || !set_ok(n, ts_attr_set_ints(g, TS_OP_PAD, a, "lo", r, lo)) ||
-        !set_ok(n, ts_attr_set_ints(g, TS_OP_PAD, a, "hi", r, hi)) ||
-        !set_ok(n, ts_attr_set_ints(g, TS_OP_PAD, a, "interior", r, zero)))
-        return NULL;
-    ts_value *in[2] = {x, v};
-    return ts_b_node(onnx_b(n), TS_OP_PAD, 2, in, a);
-}
-
-/* A scalar value of x's dtype from an optional ONNX input (a scalar or a
- * one-element tensor), or `def` when the input is omitted. */
-static ts_value *scalar_input(onnx_node *n, int i, ts_dtype dt, double def)
-{
-    if (!onnx_has_input(n, i)) return ts_b_scalar(onnx_b(n), dt, def);
-    ts_value *v = onnx_input(n, i);
-    if (!v) return NULL;
-    if (v->type.dtype != dt) {
-        onnx_fail(n, TS_ERR_INVALID_MODEL, "input %d has dtype %s, the data %s", i, ts_dtype_name(v->type.dtype),
-                  ts_dtype_name(dt));
-        return NULL;
-    }
-    return ts_b_reshape(onnx_b(n), v, 0, NULL);
 }
 
 /* Normalise a list of ONNX axes for rank r into out (sorted ascending);
@@ -137,23 +47,6 @@ static bool norm_axes(onnx_node *n, int count, const int64_t *axes, int r, int64
             return false;
         }
     return true;
-}
-
-/* Input i as constant integers: a constant, or recorded dims that are
- * all constants (a shape computed from static dims); arena array. */
-static ts_status const_ints(onnx_node *n, int i, const int64_t **v, int *count)
-{
-    const ts_dim *d;
-    if (onnx_dims_input(n, i, &d, count) != TS_OK) return onnx_status(n);
-    int64_t *a = ts_arena_array(onnx_graph(n)->arena, (size_t)*count + 1, sizeof *a);
-    if (!a) return onnx_fail(n, TS_ERR_OOM, "out of memory");
-    for (int k = 0; k < *count; k++) {
-        if (!ts_dim_is_const(d[k]))
-            return onnx_unsupported(n, "input %d holds symbolic sizes, but tessera needs constants here", i);
-        a[k] = d[k].c;
-    }
-    *v = a;
-    return TS_OK;
 }
 
 /* When x holds a recorded shape vector and y has the same elements in the
@@ -188,7 +81,7 @@ static ts_status onnx_size(onnx_node *n)
 {
     ts_value *x = onnx_input(n, 0);
     if (!x) return onnx_status(n);
-    n->out[0] = onnx_dim_scalar(n, numel(n, x->type.rank, x->type.dims));
+    n->out[0] = onnx_dim_scalar(n, onnx_util_numel(n, x->type.rank, x->type.dims));
     return onnx_status(n);
 }
 
@@ -258,7 +151,7 @@ static ts_status onnx_flatten(onnx_node *n)
     int64_t axis = onnx_attr_int(n, "axis", 1);
     if (axis < 0) axis += r;
     if (axis < 0 || axis > r) return onnx_fail(n, TS_ERR_INVALID_MODEL, "axis is out of range for rank %d", r);
-    ts_dim dims[2] = {numel(n, (int)axis, x->type.dims), numel(n, r - (int)axis, x->type.dims + axis)};
+    ts_dim dims[2] = {onnx_util_numel(n, (int)axis, x->type.dims), onnx_util_numel(n, r - (int)axis, x->type.dims + axis)};
     n->out[0] = ts_b_reshape(onnx_b(n), x, 2, dims);
     return onnx_status(n);
 }
@@ -272,7 +165,7 @@ static bool axes_arg(onnx_node *n, const int64_t **axes, int *count)
         return onnx_status(n) == TS_OK;
     }
     if (!onnx_has_input(n, 1)) return true;
-    return const_ints(n, 1, axes, count) == TS_OK;
+    return onnx_util_const_ints(n, 1, axes, count) == TS_OK;
 }
 
 /* Squeeze-1..: drop the listed axes (which must be 1), or every constant-1
@@ -429,7 +322,7 @@ static ts_status onnx_split(onnx_node *n)
     ts_dim at = dconst(0);
     for (int k = 0; k < n->n_out; k++) {
         ts_dim end = dadd(n, at, sizes[k]);
-        n->out[k] = slice_axis(n, x, (int)axis, at, end, 1);
+        n->out[k] = onnx_util_slice_axis(n, x, (int)axis, at, end, 1);
         if (recorded && ts_dim_is_const(at) && ts_dim_is_const(end) && end.c <= rc && n->out[k])
             onnx_set_dims_value(n, n->out[k], (int)(end.c - at.c), rec + at.c);
         at = end;
@@ -469,7 +362,7 @@ static ts_value *slice_one(onnx_node *n, ts_value *x, int axis, ts_dim st, ts_di
     if (step > 0) {
         ts_dim s = slice_bound(n, st, d, 0, 0), e = slice_bound(n, en, d, 0, 0);
         if (ts_dim_is_const(s) && ts_dim_is_const(e) && e.c < s.c) e = s;
-        return slice_axis(n, x, axis, s, e, step);
+        return onnx_util_slice_axis(n, x, axis, s, e, step);
     }
     /* elements s, s+step, ... > e; reversed, index i is d-1-i */
     ts_dim s = slice_bound(n, st, d, 0, -1), e = slice_bound(n, en, d, -1, -1);
@@ -478,7 +371,7 @@ static ts_value *slice_one(onnx_node *n, ts_value *x, int axis, ts_dim st, ts_di
     if (ts_dim_is_const(lo) && ts_dim_is_const(hi) && hi.c < lo.c) hi = lo;
     if (is_const(d, 0)) lo = hi = dconst(0);
     int64_t ax = axis;
-    return slice_axis(n, reverse_axes(n, x, 1, &ax), axis, lo, hi, step == INT64_MIN ? INT64_MAX : -step);
+    return onnx_util_slice_axis(n, onnx_util_reverse_axes(n, x, 1, &ax), axis, lo, hi, step == INT64_MIN ? INT64_MAX : -step);
 }
 
 /* The slice of a recorded shape vector is recorded (constant bounds). */
@@ -513,8 +406,8 @@ static bool slice_lists(onnx_node *n, int r, slice_args *a)
         ne = onnx_attr_ints(n, "ends", &en);
         na = onnx_attr_ints(n, "axes", &ax);
     } else if (onnx_dims_input(n, 1, &ds, &ns) != TS_OK || onnx_dims_input(n, 2, &de, &ne) != TS_OK ||
-               (onnx_has_input(n, 3) && const_ints(n, 3, &ax, &na) != TS_OK) ||
-               (onnx_has_input(n, 4) && const_ints(n, 4, &sp, &np) != TS_OK)) {
+               (onnx_has_input(n, 3) && onnx_util_const_ints(n, 3, &ax, &na) != TS_OK) ||
+               (onnx_has_input(n, 4) && onnx_util_const_ints(n, 4, &sp, &np) != TS_OK)) {
         return false;
     }
     if (ns < 0 || ns != ne || (na >= 0 && na != ns) || (np >= 0 && np != ns) || ns > r) {
@@ -591,8 +484,8 @@ static ts_status slice_window(onnx_node *n, ts_value *x)
     if (cnt < 0 || cnt > r || !window_widths(n, st, en, cnt, k))
         return onnx_unsupported(n, "starts and ends known only at run time, and not of the form ends = starts + "
                                    "constant: the result's shape would depend on data");
-    if ((onnx_has_input(n, 3) && const_ints(n, 3, &ax, &na) != TS_OK) ||
-        (onnx_has_input(n, 4) && const_ints(n, 4, &sp, &np) != TS_OK))
+    if ((onnx_has_input(n, 3) && onnx_util_const_ints(n, 3, &ax, &na) != TS_OK) ||
+        (onnx_has_input(n, 4) && onnx_util_const_ints(n, 4, &sp, &np) != TS_OK))
         return onnx_status(n);
     if ((na >= 0 && na != cnt) || (np >= 0 && np != cnt))
         return onnx_fail(n, TS_ERR_INVALID_MODEL, "starts, ends, axes and steps must have equal lengths");
@@ -607,7 +500,7 @@ static ts_status slice_window(onnx_node *n, ts_value *x)
     }
     ts_value *in[2] = {x, window_start(n, x, st, cnt, axes)};
     ts_attr *a = ts_b_attrs(onnx_b(n), TS_OP_DYNAMIC_SLICE);
-    if (!in[1] || !a || !set_ok(n, ts_attr_set_dims(onnx_graph(n), TS_OP_DYNAMIC_SLICE, a, "sizes", r, sizes)))
+    if (!in[1] || !a || !onnx_util_set_ok(n, ts_attr_set_dims(onnx_graph(n), TS_OP_DYNAMIC_SLICE, a, "sizes", r, sizes)))
         return onnx_status(n);
     n->out[0] = ts_b_node(onnx_b(n), TS_OP_DYNAMIC_SLICE, 2, in, a);
     return onnx_status(n);
@@ -679,132 +572,6 @@ static ts_status onnx_tile(onnx_node *n)
     return onnx_status(n);
 }
 
-/* ---- Pad, CenterCropPad ---------------------------------------------------------------- */
-
-/* Pad's pads as lo/hi per axis: the attribute before opset 11, the input
- * from 11, for the axes of input 3 (18+) or all. */
-static bool pad_amounts(onnx_node *n, int r, int64_t *lo, int64_t *hi)
-{
-    const int64_t *p, *ax = NULL;
-    int cnt, na = -1;
-    if (n->opset < 11) cnt = onnx_attr_ints(n, "pads", &p);
-    else if (const_ints(n, 1, &p, &cnt) != TS_OK) return false;
-    if (n->opset >= 18 && onnx_has_input(n, 3) && const_ints(n, 3, &ax, &na) != TS_OK) return false;
-    int k = na >= 0 ? na : r;
-    if (cnt != 2 * k) {
-        onnx_fail(n, TS_ERR_INVALID_MODEL, "pads has %d entries, expected %d", cnt, 2 * k);
-        return false;
-    }
-    for (int i = 0; i < r; i++) lo[i] = hi[i] = 0;
-    for (int i = 0; i < k; i++) {
-        int64_t a = i;
-        if (ax && onnx_axis(n, ax[i], r, &a) != TS_OK) return false;
-        lo[a] = p[i];
-        hi[a] = p[k + i];
-    }
-    return true;
-}
-
-/* The copies of x in front of (front) or behind one axis for the modes
- * that copy data: reflect mirrors without the edge element, edge repeats
- * it, wrap continues from the other end. */
-static ts_value *pad_piece(onnx_node *n, ts_value *x, int axis, int64_t p, bool front, const char *mode)
-{
-    ts_dim d = x->type.dims[axis];
-    int64_t ax = axis;
-    bool cd = ts_dim_is_const(d);
-    if (strcmp(mode, "edge") == 0) {
-        if (is_const(d, 0)) {
-            onnx_fail(n, TS_ERR_SHAPE, "edge padding of an empty axis");
-            return NULL;
-        }
-        ts_dim at = front ? dconst(0) : dsub(n, d, dconst(1));
-        ts_value *e = slice_axis(n, x, axis, at, dadd(n, at, dconst(1)), 1);
-        ts_dim dims[TS_MAX_RANK];
-        memcpy(dims, x->type.dims, sizeof(ts_dim) * (size_t)x->type.rank);
-        dims[axis] = dconst(p);
-        return e ? ts_b_broadcast_to(onnx_b(n), e, x->type.rank, dims) : NULL;
-    }
-    bool reflect = strcmp(mode, "reflect") == 0;
-    if (cd && p > d.c - (reflect ? 1 : 0)) {
-        onnx_unsupported(n, "%s padding of %lld on an axis of size %lld (more than one period)", mode, (long long)p,
-                         (long long)d.c);
-        return NULL;
-    }
-    if (reflect) {
-        ts_dim s = front ? dconst(1) : dsub(n, d, dconst(p + 1));
-        return reverse_axes(n, slice_axis(n, x, axis, s, dadd(n, s, dconst(p)), 1), 1, &ax);
-    }
-    ts_dim s = front ? dsub(n, d, dconst(p)) : dconst(0);
-    return slice_axis(n, x, axis, s, dadd(n, s, dconst(p)), 1);
-}
-
-/* reflect/edge/wrap: crop the negative pads, then concat the copies. */
-static ts_value *pad_copying(onnx_node *n, ts_value *x, const int64_t *lo, const int64_t *hi, const char *mode)
-{
-    for (int i = 0; x && i < x->type.rank; i++) {
-        if (lo[i] < 0 || hi[i] < 0) {
-            ts_dim d = x->type.dims[i];
-            x = slice_axis(n, x, i, dconst(lo[i] < 0 ? -lo[i] : 0), dadd(n, d, dconst(hi[i] < 0 ? hi[i] : 0)), 1);
-        }
-        ts_value *parts[3];
-        int k = 0;
-        if (x && lo[i] > 0) parts[k++] = pad_piece(n, x, i, lo[i], true, mode);
-        parts[k++] = x;
-        if (x && hi[i] > 0) parts[k++] = pad_piece(n, x, i, hi[i], false, mode);
-        x = k > 1 && onnx_status(n) == TS_OK ? ts_b_concat(onnx_b(n), k, parts, i) : x;
-    }
-    return onnx_status(n) == TS_OK ? x : NULL;
-}
-
-/* Pad-2..: modes constant, reflect, edge, wrap (19+); negative pads crop. */
-static ts_status onnx_pad(onnx_node *n)
-{
-    ts_value *x = onnx_input(n, 0);
-    int64_t lo[TS_MAX_RANK], hi[TS_MAX_RANK];
-    if (!x || !pad_amounts(n, x->type.rank, lo, hi)) return onnx_status(n);
-    const char *mode = onnx_attr_string(n, "mode", "constant");
-    if (strcmp(mode, "constant") == 0) {
-        ts_dtype dt = x->type.dtype;
-        ts_value *v = n->opset < 11 ? ts_b_scalar(onnx_b(n), dt, onnx_attr_float(n, "value", 0.0))
-                                    : scalar_input(n, 2, dt, 0.0);
-        n->out[0] = pad_value(n, x, v, lo, hi);
-    } else if (strcmp(mode, "reflect") == 0 || strcmp(mode, "edge") == 0 ||
-               (strcmp(mode, "wrap") == 0 && n->opset >= 19)) {
-        n->out[0] = pad_copying(n, x, lo, hi, mode);
-    } else {
-        return onnx_unsupported(n, "mode '%s'", mode);
-    }
-    return onnx_status(n);
-}
-
-/* CenterCropPad-18: per listed axis, a centred window of the requested
- * size: crop (start rounded down) or zero-pad (extra element at the end). */
-static ts_status onnx_center_crop_pad(onnx_node *n)
-{
-    ts_value *x = onnx_input(n, 0);
-    const ts_dim *s;
-    int cnt;
-    if (!x || onnx_dims_input(n, 1, &s, &cnt) != TS_OK) return onnx_status(n);
-    int r = x->type.rank;
-    const int64_t *axes;
-    int na = onnx_attr_ints(n, "axes", &axes);
-    if ((na >= 0 ? na : r) != cnt) return onnx_fail(n, TS_ERR_INVALID_MODEL, "shape has %d entries, expected %d", cnt, na >= 0 ? na : r);
-    int64_t lo[TS_MAX_RANK] = {0}, hi[TS_MAX_RANK] = {0};
-    for (int i = 0; i < cnt; i++) {
-        int64_t a = i;
-        if (na >= 0 && onnx_axis(n, axes[i], r, &a) != TS_OK) return onnx_status(n);
-        ts_dim d = x->type.dims[a];
-        if (!ts_dim_is_const(d) || !ts_dim_is_const(s[i]))
-            return onnx_unsupported(n, "symbolic sizes (axis %lld): the crop offsets need constants", (long long)a);
-        int64_t diff = s[i].c - d.c;
-        lo[a] = diff >= 0 ? diff / 2 : -((-diff) / 2);
-        hi[a] = diff - lo[a];
-    }
-    n->out[0] = pad_value(n, x, ts_b_scalar(onnx_b(n), x->type.dtype, 0), lo, hi);
-    return onnx_status(n);
-}
-
 /* ---- ConstantOfShape, Range, EyeLike, Trilu ------------------------------------------- */
 
 /* ConstantOfShape-9..: the one-element `value` (default f32 0) broadcast. */
@@ -844,7 +611,7 @@ static ts_status range_const(onnx_node *n, ts_dtype dt, double s, double l, doub
         w = TS_DTYPE_F32;
     ts_builder *b = onnx_b(n);
     ts_dim cd = dconst(count);
-    ts_value *y = ts_b_binary(b, TS_OP_MUL, iota(n, w, 1, &cd, 0), ts_b_scalar(b, w, d));
+    ts_value *y = ts_b_binary(b, TS_OP_MUL, onnx_util_iota(n, w, 1, &cd, 0), ts_b_scalar(b, w, d));
     y = ts_b_binary(b, TS_OP_ADD, y, ts_b_scalar(b, w, s));
     n->out[0] = ts_b_cast(b, y, dt);
     return onnx_status(n);
@@ -901,11 +668,11 @@ static ts_status onnx_range(onnx_node *n)
     if (!ts_dim_is_const(v[2]) || v[2].c == 0) return onnx_unsupported(n, "a non-constant or zero delta");
     int64_t d = v[2].c, ad = d > 0 ? d : -d;
     ts_dim span = d > 0 ? dsub(n, v[1], v[0]) : dsub(n, v[0], v[1]);
-    ts_dim count = darith(n, ts_dim_div, dadd(n, span, dconst(ad - 1)), dconst(ad));
+    ts_dim count = onnx_util_darith(n, ts_dim_div, dadd(n, span, dconst(ad - 1)), dconst(ad));
     ts_dtype w = ts_dtype_is_float(dt) ? TS_DTYPE_F64 : TS_DTYPE_I64;
     ts_builder *b = onnx_b(n);
     ts_value *start = ts_b_cast(b, ts_b_reshape(b, in[0], 0, NULL), w);
-    ts_value *y = ts_b_binary(b, TS_OP_MUL, iota(n, w, 1, &count, 0), ts_b_scalar(b, w, (double)d));
+    ts_value *y = ts_b_binary(b, TS_OP_MUL, onnx_util_iota(n, w, 1, &count, 0), ts_b_scalar(b, w, (double)d));
     n->out[0] = ts_b_cast(b, ts_b_binary(b, TS_OP_ADD, y, start), dt);
     return onnx_status(n);
 }
@@ -914,7 +681,7 @@ static ts_status onnx_range(onnx_node *n)
 static ts_value *diag_offset(onnx_node *n, ts_dim rows, ts_dim cols)
 {
     ts_dim dims[2] = {rows, cols};
-    return ts_b_binary(onnx_b(n), TS_OP_SUB, iota(n, TS_DTYPE_I64, 2, dims, 1), iota(n, TS_DTYPE_I64, 2, dims, 0));
+    return ts_b_binary(onnx_b(n), TS_OP_SUB, onnx_util_iota(n, TS_DTYPE_I64, 2, dims, 1), onnx_util_iota(n, TS_DTYPE_I64, 2, dims, 0));
 }
 
 /* EyeLike-9..: ones where col - row == k. */
@@ -1007,14 +774,12 @@ static ts_status onnx_space_to_depth(onnx_node *n)
 }
 
 const onnx_op_entry onnx_ops_shape[] = {
-    {"CenterCropPad", 18, INT_MAX, onnx_center_crop_pad},
     {"Concat", 4, INT_MAX, onnx_concat},
     {"ConstantOfShape", 9, INT_MAX, onnx_constant_of_shape},
     {"DepthToSpace", 1, INT_MAX, onnx_depth_to_space},
     {"Expand", 8, INT_MAX, onnx_expand},
     {"EyeLike", 9, INT_MAX, onnx_eye_like},
     {"Flatten", 1, INT_MAX, onnx_flatten},
-    {"Pad", 2, INT_MAX, onnx_pad},
     {"Range", 11, INT_MAX, onnx_range},
     {"Reshape", 5, INT_MAX, onnx_reshape},
     {"Shape", 1, INT_MAX, onnx_shape},
