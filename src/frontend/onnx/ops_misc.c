@@ -144,26 +144,6 @@ static ts_status onnx_affine_grid(onnx_node *n)
 
 /* ---- NonMaxSuppression ------------------------------------------------------------------------- */
 
-/* A region block whose parameters have the types of vals[0..count). */
-static ts_status region(onnx_node *n, int count, ts_value *const *vals, ts_block **blk, ts_value **params)
-{
-    ts_graph *g = onnx_graph(n);
-    ts_err err = {0};
-    if (ts_ir_block_new(g, blk, &err) != TS_OK) return onnx_fail(n, err.code, "%s", err.msg);
-    for (int i = 0; i < count; i++)
-        if (ts_ir_block_add_param(g, *blk, &vals[i]->type, &params[i], &err) != TS_OK)
-            return onnx_fail(n, err.code, "%s", err.msg);
-    return TS_OK;
-}
-
-/* Free a region's builder; its error, if any, becomes the node's. */
-static ts_status close_region(onnx_node *n, ts_builder *rb)
-{
-    ts_err err = {0};
-    ts_status st = ts_builder_status(rb, &err);
-    ts_builder_free(rb);
-    return st == TS_OK ? TS_OK : onnx_fail(n, st, "%s", err.msg);
-}
 
 /* Coordinate i of boxes [..., 4], as [...]. */
 static ts_value *coord(ts_builder *b, ts_value *bx, int i)
@@ -240,7 +220,7 @@ enum { S_K, S_N, S_KEEP, S_COUNT, S_SUP, S_VALID, S_MAX, S_COUNT_ };
 static ts_status nms_body(onnx_node *n, ts_value *const *st, ts_block **body)
 {
     ts_value *p[S_COUNT_], *r[S_COUNT_];
-    TS_TRY(region(n, S_COUNT_, st, body, p));
+    TS_TRY(onnx_util_region(n, S_COUNT_, st, body, p));
     ts_builder *b = ts_builder_new(onnx_graph(n), *body);
     if (!b) return onnx_fail(n, TS_ERR_OOM, "out of memory");
     memcpy(r, p, sizeof r);
@@ -256,18 +236,18 @@ static ts_status nms_body(onnx_node *n, ts_value *const *st, ts_block **body)
     r[S_COUNT] = bin(b, TS_OP_ADD, p[S_COUNT], as(b, take, TS_DTYPE_I64));
     r[S_K] = bin(b, TS_OP_ADD, k, i64(b, 1));
     if (ts_builder_status(b, NULL) == TS_OK) ts_b_return(b, S_COUNT_, r);
-    return close_region(n, b);
+    return onnx_util_close_region(n, b);
 }
 
 static ts_status nms_cond(onnx_node *n, ts_value *const *st, ts_block **cond)
 {
     ts_value *p[S_COUNT_];
-    TS_TRY(region(n, S_COUNT_, st, cond, p));
+    TS_TRY(onnx_util_region(n, S_COUNT_, st, cond, p));
     ts_builder *b = ts_builder_new(onnx_graph(n), *cond);
     if (!b) return onnx_fail(n, TS_ERR_OOM, "out of memory");
     ts_value *go = bin(b, TS_OP_LT, p[S_K], p[S_N]);
     ts_b_return(b, 1, &go);
-    return close_region(n, b);
+    return onnx_util_close_region(n, b);
 }
 
 /* One optional scalar input (a scalar or [1]) as dtype dt, or def. */

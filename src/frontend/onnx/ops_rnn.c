@@ -14,6 +14,7 @@
  * the steps past the end leave the initial state alone.
  */
 #include "frontend/onnx/onnx.h"
+#include "frontend/onnx/ops_util.h"
 
 #include <math.h>
 #include <string.h>
@@ -329,26 +330,6 @@ static ts_status unrolled(onnx_node *n, const spec *s, int d, const weights *w, 
     return onnx_status(n);
 }
 
-/* A region block whose parameters have the types of vals[0..count). */
-static ts_status region(onnx_node *n, int count, ts_value *const *vals, ts_block **blk, ts_value **params)
-{
-    ts_graph *g = onnx_graph(n);
-    ts_err err = {0};
-    if (ts_ir_block_new(g, blk, &err) != TS_OK) return onnx_fail(n, err.code, "%s", err.msg);
-    for (int i = 0; i < count; i++)
-        if (ts_ir_block_add_param(g, *blk, &vals[i]->type, &params[i], &err) != TS_OK)
-            return onnx_fail(n, err.code, "%s", err.msg);
-    return TS_OK;
-}
-
-/* Close a region's builder: its error, if any, becomes the node's. */
-static ts_status close_region(onnx_node *n, ts_builder *rb)
-{
-    ts_err err = {0};
-    ts_status st = ts_builder_status(rb, &err);
-    ts_builder_free(rb);
-    return st == TS_OK ? TS_OK : onnx_fail(n, st, "%s", err.msg);
-}
 
 /* The loop state: t, length, h, [c], Y, xw, then the weights present. */
 enum { L_T, L_N, L_H, L_MAX = 6 + W_COUNT };
@@ -356,12 +337,12 @@ enum { L_T, L_N, L_H, L_MAX = 6 + W_COUNT };
 static ts_status loop_cond(onnx_node *n, int ns, ts_value *const *st, ts_block **cond)
 {
     ts_value *p[L_MAX];
-    TS_TRY(region(n, ns, st, cond, p));
+    TS_TRY(onnx_util_region(n, ns, st, cond, p));
     ts_builder *cb = ts_builder_new(onnx_graph(n), *cond);
     if (!cb) return onnx_fail(n, TS_ERR_OOM, "out of memory");
     ts_value *go = ts_b_binary(cb, TS_OP_LT, p[L_T], p[L_N]);
     ts_b_return(cb, 1, &go);
-    return close_region(n, cb);
+    return onnx_util_close_region(n, cb);
 }
 
 /* x[start : start + 1] along axis 0, start an i64[rank] vector. */
@@ -387,7 +368,7 @@ static ts_status loop_body(onnx_node *n, const spec *s, int d, const weights *w0
                            ts_block **body)
 {
     ts_value *p[L_MAX], *r[L_MAX];
-    TS_TRY(region(n, ns, st, body, p));
+    TS_TRY(onnx_util_region(n, ns, st, body, p));
     ts_builder *b = ts_builder_new(onnx_graph(n), *body);
     if (!b) return onnx_fail(n, TS_ERR_OOM, "out of memory");
     if (n->name && n->name[0]) ts_builder_set_origin(b, n->name);
@@ -411,7 +392,7 @@ static ts_status loop_body(onnx_node *n, const spec *s, int d, const weights *w0
     ts_value *yrow = lift(b, y);
     r[iy] = yrow ? ts_b_node(b, TS_OP_DYNAMIC_UPDATE_SLICE, 3, (ts_value *[]){p[iy], yrow, start}, NULL) : NULL;
     if (ts_builder_status(b, NULL) == TS_OK) ts_b_return(b, ns, r);
-    return close_region(n, b);
+    return onnx_util_close_region(n, b);
 }
 
 /* The recurrence as a while loop over the symbolic length S: *Y is [S, B, H]. */

@@ -144,3 +144,22 @@ ts_value *onnx_util_unsq_b(ts_builder *b, ts_value *x, int at)
     for (int i = 0, k = 0; i <= r; i++) d[i] = i == at ? ts_dim_const(1) : x->type.dims[k++];
     return ts_b_reshape(b, x, r + 1, d);
 }
+
+ts_status onnx_util_region(onnx_node *n, int count, ts_value *const *vals, ts_block **blk, ts_value **params)
+{
+    ts_graph *g = onnx_graph(n);
+    ts_err err = {0};
+    if (ts_ir_block_new(g, blk, &err) != TS_OK) return onnx_fail(n, err.code, "%s", err.msg);
+    for (int i = 0; i < count; i++)
+        if (ts_ir_block_add_param(g, *blk, &vals[i]->type, &params[i], &err) != TS_OK)
+            return onnx_fail(n, err.code, "%s", err.msg);
+    return TS_OK;
+}
+
+ts_status onnx_util_close_region(onnx_node *n, ts_builder *rb)
+{
+    ts_err err = {0};
+    ts_status st = ts_builder_status(rb, &err);
+    ts_builder_free(rb);
+    return st == TS_OK ? TS_OK : onnx_fail(n, st, "%s", err.msg);
+}

@@ -50,4 +50,10 @@ ts_value *onnx_util_cut_b(ts_builder *b, ts_value *x, int axis, int64_t lo, int6
 /* x with a size-1 axis inserted at `at` (at may equal the rank). */
 ts_value *onnx_util_unsq_b(ts_builder *b, ts_value *x, int at);
 
+/* A new region block whose parameters have the types of vals[0..count)
+ * (params receive them), for while/if bodies built by an operator. */
+ts_status onnx_util_region(onnx_node *n, int count, ts_value *const *vals, ts_block **blk, ts_value **params);
+/* Free a region's builder; its error, if any, becomes the node's. */
+ts_status onnx_util_close_region(onnx_node *n, ts_builder *rb);
+
 #endif
