@@ -5,25 +5,6 @@
  * of its mask; the values are text (see interp_vals.h). */
 #include "interp_vals.h"
 
-#define M_I8 TV_M(TS_DTYPE_I8)
-#define M_U8 TV_M(TS_DTYPE_U8)
-#define M_I16 TV_M(TS_DTYPE_I16)
-#define M_U16 TV_M(TS_DTYPE_U16)
-#define M_I32 TV_M(TS_DTYPE_I32)
-#define M_U32 TV_M(TS_DTYPE_U32)
-#define M_I64 TV_M(TS_DTYPE_I64)
-#define M_U64 TV_M(TS_DTYPE_U64)
-#define M_F16 TV_M(TS_DTYPE_F16)
-#define M_BF16 TV_M(TS_DTYPE_BF16)
-#define M_F32 TV_M(TS_DTYPE_F32)
-#define M_F64 TV_M(TS_DTYPE_F64)
-#define M_BOOL TV_M(TS_DTYPE_BOOL)
-#define M_FLOATS TV_FLOATS
-#define M_SINTS TV_SINTS
-#define M_UINTS TV_UINTS
-#define M_INTS TV_INTS
-#define M_NUM TV_NUM
-#define M_ALL TV_ALL
 
 /* op(a[, b]) == want, element by element, for every dtype in mask. */
 typedef struct ew_row {

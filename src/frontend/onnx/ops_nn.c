@@ -181,22 +181,34 @@ static ts_status onnx_instance_norm(onnx_node *n)
 
 /* ---- LayerNormalization, RMSNormalization, GroupNormalization --------------------- */
 
+/* What LayerNormalization and RMSNormalization share: the float input, its
+ * epsilon, the stash dtype, and the axes from `axis` to the last. */
+static ts_status trailing_norm(onnx_node *n, ts_value **x, double *eps, ts_dtype *st, int64_t *axes, int *naxes)
+{
+    *x = onnx_float_input(n, 0);
+    int64_t axis = onnx_attr_int(n, "axis", -1);
+    *eps = onnx_attr_float(n, "epsilon", 1e-5);
+    TS_TRY(onnx_status(n));
+    TS_TRY(stash_dtype(n, st));
+    int r = (*x)->type.rank;
+    TS_TRY(onnx_axis(n, axis, r, &axis));
+    for (int i = (int)axis; i < r; i++) axes[i - axis] = i;
+    *naxes = r - (int)axis;
+    return TS_OK;
+}
+
 /* Stage one in the stash type; Mean and InvStdDev are outputs in it too. */
 static ts_status onnx_layer_norm(onnx_node *n)
 {
-    ts_value *x = onnx_float_input(n, 0);
-    int64_t axis = onnx_attr_int(n, "axis", -1);
-    double eps = onnx_attr_float(n, "epsilon", 1e-5);
+    ts_value *x;
+    double eps;
     ts_dtype st;
-    TS_TRY(onnx_status(n));
-    TS_TRY(stash_dtype(n, &st));
-    int r = x->type.rank;
-    TS_TRY(onnx_axis(n, axis, r, &axis));
     int64_t axes[TS_MAX_RANK];
-    for (int i = (int)axis; i < r; i++) axes[i - axis] = i;
+    int naxes;
+    TS_TRY(trailing_norm(n, &x, &eps, &st, axes, &naxes));
     ts_value *mean, *var, *inv;
     ts_value *xs = cast_to(n, x, st);
-    moments(n, xs, r - (int)axis, axes, &mean, &var);
+    moments(n, xs, naxes, axes, &mean, &var);
     ts_value *y = cast_to(n, standardize(n, xs, mean, var, eps, &inv), x->type.dtype);
     y = bin(n, TS_OP_MUL, y, input_as(n, 1, x->type.dtype));
     if (onnx_has_input(n, 2)) y = bin(n, TS_OP_ADD, y, input_as(n, 2, x->type.dtype));
@@ -208,18 +220,14 @@ static ts_status onnx_layer_norm(onnx_node *n)
 /* x / sqrt(mean(x^2) + eps) * scale over the axes from `axis` on. */
 static ts_status onnx_rms_norm(onnx_node *n)
 {
-    ts_value *x = onnx_float_input(n, 0);
-    int64_t axis = onnx_attr_int(n, "axis", -1);
-    double eps = onnx_attr_float(n, "epsilon", 1e-5);
+    ts_value *x;
+    double eps;
     ts_dtype st;
-    TS_TRY(onnx_status(n));
-    TS_TRY(stash_dtype(n, &st));
-    int r = x->type.rank;
-    TS_TRY(onnx_axis(n, axis, r, &axis));
     int64_t axes[TS_MAX_RANK];
-    for (int i = (int)axis; i < r; i++) axes[i - axis] = i;
+    int naxes;
+    TS_TRY(trailing_norm(n, &x, &eps, &st, axes, &naxes));
     ts_value *xs = cast_to(n, x, st);
-    ts_value *ms = mean_of(n, bin(n, TS_OP_MUL, xs, xs), r - (int)axis, axes);
+    ts_value *ms = mean_of(n, bin(n, TS_OP_MUL, xs, xs), naxes, axes);
     ts_value *rms = un(n, TS_OP_SQRT, bin(n, TS_OP_ADD, ms, scalar(n, st, eps)));
     ts_value *y = cast_to(n, bin(n, TS_OP_DIV, xs, rms), x->type.dtype);
     return onnx_set_out(n, 0, bin(n, TS_OP_MUL, y, input_as(n, 1, x->type.dtype)));
