@@ -1,0 +1,1 @@
+"""The primitive golden-data generators of scripts/gen_op_tests.py, by family."""
