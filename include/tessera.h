@@ -67,6 +67,11 @@ typedef enum ts_dtype {
     TS_DTYPE_I8, TS_DTYPE_U8, TS_DTYPE_I16, TS_DTYPE_U16,
     TS_DTYPE_I32, TS_DTYPE_U32, TS_DTYPE_I64, TS_DTYPE_U64,
     TS_DTYPE_F16, TS_DTYPE_BF16, TS_DTYPE_F32, TS_DTYPE_F64,
+    /* Storage types: kept, moved and converted, never computed on (cast to
+     * a compute type first). One element per byte in memory, sub-byte
+     * types sign- or zero-extended; packed only in files (docs/primitives.md). */
+    TS_DTYPE_F8E4M3FN, TS_DTYPE_F8E4M3FNUZ, TS_DTYPE_F8E5M2, TS_DTYPE_F8E5M2FNUZ, TS_DTYPE_F8E8M0,
+    TS_DTYPE_F4E2M1, TS_DTYPE_I4, TS_DTYPE_U4, TS_DTYPE_I2, TS_DTYPE_U2,
     TS_DTYPE_COUNT
 } ts_dtype;
 

@@ -242,7 +242,7 @@ static void index_text(char *out, size_t n, const ts_tensor *t, int64_t i)
 
 static bool close_enough(const case_state *st, ts_dtype dt, const void *g, const void *e, int64_t i)
 {
-    if (ts_dtype_is_float(dt)) {
+    if (ts_dtype_is_fp(dt)) {
         double a = ts_elem_get_f64(dt, g, i), x = ts_elem_get_f64(dt, e, i);
         if (isnan(a) || isnan(x)) return isnan(a) && isnan(x);
         if (a == x) return true;

@@ -191,7 +191,7 @@ static void print_summary(const ts_graph *g, const model_inputs *m, int k, const
     printf(": %s = [", shape);
     int64_t n = ts_tensor_numel(t);
     for (int64_t i = 0; i < n && i < 8; i++) {
-        if (ts_dtype_is_float(ts_tensor_dtype(t)))
+        if (ts_dtype_is_fp(ts_tensor_dtype(t)))
             snprintf(v, sizeof v, "%.6g", ts_elem_get_f64(ts_tensor_dtype(t), ts_tensor_data(t), i));
         else elem_text(v, sizeof v, t, i);
         printf("%s%s", i ? ", " : "", v);

@@ -6,7 +6,7 @@
 
 static const struct {
     const char *name;
-    int bits;
+    int bits;   /* value bits; every type takes at least one byte in memory */
 } info[TS_DTYPE_COUNT] = {
     [TS_DTYPE_BOOL] = {"bool", 8}, [TS_DTYPE_I8] = {"i8", 8},
     [TS_DTYPE_U8] = {"u8", 8},     [TS_DTYPE_I16] = {"i16", 16},
@@ -15,10 +15,19 @@ static const struct {
     [TS_DTYPE_U64] = {"u64", 64},  [TS_DTYPE_F16] = {"f16", 16},
     [TS_DTYPE_BF16] = {"bf16", 16}, [TS_DTYPE_F32] = {"f32", 32},
     [TS_DTYPE_F64] = {"f64", 64},
+    [TS_DTYPE_F8E4M3FN] = {"f8e4m3fn", 8}, [TS_DTYPE_F8E4M3FNUZ] = {"f8e4m3fnuz", 8},
+    [TS_DTYPE_F8E5M2] = {"f8e5m2", 8},     [TS_DTYPE_F8E5M2FNUZ] = {"f8e5m2fnuz", 8},
+    [TS_DTYPE_F8E8M0] = {"f8e8m0", 8},     [TS_DTYPE_F4E2M1] = {"f4e2m1", 4},
+    [TS_DTYPE_I4] = {"i4", 4}, [TS_DTYPE_U4] = {"u4", 4},
+    [TS_DTYPE_I2] = {"i2", 2}, [TS_DTYPE_U2] = {"u2", 2},
 };
 
 const char *ts_dtype_name(ts_dtype dt) { return ts_dtype_valid(dt) ? info[dt].name : NULL; }
-size_t ts_dtype_size(ts_dtype dt) { return ts_dtype_valid(dt) ? (size_t)info[dt].bits / 8 : 0; }
+size_t ts_dtype_size(ts_dtype dt)
+{
+    if (!ts_dtype_valid(dt)) return 0;
+    return info[dt].bits < 8 ? 1 : (size_t)info[dt].bits / 8;
+}
 int ts_dtype_bits(ts_dtype dt) { return ts_dtype_valid(dt) ? info[dt].bits : 0; }
 
 ts_status ts_dtype_from_name(const char *name, ts_dtype *out)
@@ -33,14 +42,19 @@ ts_status ts_dtype_from_name(const char *name, ts_dtype *out)
 
 bool ts_dtype_is_float(ts_dtype dt) { return dt >= TS_DTYPE_F16 && dt <= TS_DTYPE_F64; }
 bool ts_dtype_is_int(ts_dtype dt) { return dt >= TS_DTYPE_I8 && dt <= TS_DTYPE_U64; }
+bool ts_dtype_is_storage(ts_dtype dt) { return dt >= TS_DTYPE_F8E4M3FN && dt < TS_DTYPE_COUNT; }
+bool ts_dtype_is_small_float(ts_dtype dt) { return dt >= TS_DTYPE_F8E4M3FN && dt <= TS_DTYPE_F4E2M1; }
+bool ts_dtype_is_fp(ts_dtype dt) { return ts_dtype_is_float(dt) || ts_dtype_is_small_float(dt); }
 
 bool ts_dtype_is_signed(ts_dtype dt)
 {
     switch (dt) {
-    case TS_DTYPE_I8: case TS_DTYPE_I16: case TS_DTYPE_I32: case TS_DTYPE_I64:
+    case TS_DTYPE_I8: case TS_DTYPE_I16: case TS_DTYPE_I32: case TS_DTYPE_I64: case TS_DTYPE_I4: case TS_DTYPE_I2:
         return true;
+    case TS_DTYPE_F8E8M0:   /* powers of two only: no sign bit */
+        return false;
     default:
-        return ts_dtype_is_float(dt);
+        return ts_dtype_is_fp(dt);
     }
 }
 
@@ -153,7 +167,9 @@ double ts_elem_get_f64(ts_dtype dt, const void *p, int64_t i)
     case TS_DTYPE_BF16: return ts_bf16_to_f32(((const uint16_t *)p)[i]);
     case TS_DTYPE_F32: return ((const float *)p)[i];
     case TS_DTYPE_F64: return ((const double *)p)[i];
-    default: return 0;
+    case TS_DTYPE_I4: case TS_DTYPE_I2: return ((const int8_t *)p)[i];
+    case TS_DTYPE_U4: case TS_DTYPE_U2: return ((const uint8_t *)p)[i];
+    default: return ts_small_float_decode(dt, ((const uint8_t *)p)[i]);
     }
 }
 
@@ -179,9 +195,9 @@ int64_t ts_elem_get_i64(ts_dtype dt, const void *p, int64_t i)
     switch (dt) {
     case TS_DTYPE_U64: return (int64_t)((const uint64_t *)p)[i];
     case TS_DTYPE_I64: return ((const int64_t *)p)[i];
-    case TS_DTYPE_F16: case TS_DTYPE_BF16: case TS_DTYPE_F32: case TS_DTYPE_F64:
-        return f64_to_i64_sat(ts_elem_get_f64(dt, p, i));
-    default: return (int64_t)ts_elem_get_f64(dt, p, i);  /* exact for <= 32 bits */
+    default:
+        if (ts_dtype_is_fp(dt)) return f64_to_i64_sat(ts_elem_get_f64(dt, p, i));
+        return (int64_t)ts_elem_get_f64(dt, p, i);  /* exact for <= 32 bits */
     }
 }
 
@@ -189,9 +205,9 @@ uint64_t ts_elem_get_u64(ts_dtype dt, const void *p, int64_t i)
 {
     switch (dt) {
     case TS_DTYPE_U64: return ((const uint64_t *)p)[i];
-    case TS_DTYPE_F16: case TS_DTYPE_BF16: case TS_DTYPE_F32: case TS_DTYPE_F64:
-        return f64_to_u64_sat(ts_elem_get_f64(dt, p, i));
-    default: return (uint64_t)ts_elem_get_i64(dt, p, i);
+    default:
+        if (ts_dtype_is_fp(dt)) return f64_to_u64_sat(ts_elem_get_f64(dt, p, i));
+        return (uint64_t)ts_elem_get_i64(dt, p, i);
     }
 }
 
@@ -207,13 +223,18 @@ void ts_elem_set_i64(ts_dtype dt, void *p, int64_t i, int64_t v)
     case TS_DTYPE_U32: ((uint32_t *)p)[i] = (uint32_t)v; break;
     case TS_DTYPE_I64: ((int64_t *)p)[i] = v; break;
     case TS_DTYPE_U64: ((uint64_t *)p)[i] = (uint64_t)v; break;
+    /* sub-byte integers wrap to their own width and are kept extended */
+    case TS_DTYPE_I4: ((int8_t *)p)[i] = (int8_t)((int)((v & 0xf) ^ 0x8) - 0x8); break;
+    case TS_DTYPE_U4: ((uint8_t *)p)[i] = (uint8_t)(v & 0xf); break;
+    case TS_DTYPE_I2: ((int8_t *)p)[i] = (int8_t)((int)((v & 0x3) ^ 0x2) - 0x2); break;
+    case TS_DTYPE_U2: ((uint8_t *)p)[i] = (uint8_t)(v & 0x3); break;
     default: ts_elem_set_f64(dt, p, i, (double)v); break;
     }
 }
 
 void ts_elem_set_u64(ts_dtype dt, void *p, int64_t i, uint64_t v)
 {
-    if (ts_dtype_is_float(dt))
+    if (ts_dtype_is_fp(dt))
         ts_elem_set_f64(dt, p, i, (double)v);
     else
         ts_elem_set_i64(dt, p, i, (int64_t)v);
@@ -229,6 +250,10 @@ void ts_elem_set_f64(ts_dtype dt, void *p, int64_t i, double v)
     case TS_DTYPE_BOOL: ((uint8_t *)p)[i] = v != 0; break;  /* NaN is true, as in C */
     case TS_DTYPE_U64: ((uint64_t *)p)[i] = f64_to_u64_sat(v); break;
     default: {
+        if (ts_dtype_is_small_float(dt)) {
+            ((uint8_t *)p)[i] = ts_small_float_encode(dt, v);
+            break;
+        }
         /* saturate to the target's own range, so a float -> int cast never
          * wraps (C leaves it undefined; tessera defines it) */
         int bits = ts_dtype_bits(dt);

@@ -25,7 +25,7 @@ static domain domain_of(ts_dtype dt)
 {
     if (dt == TS_DTYPE_BOOL) return D_B;
     if (dt == TS_DTYPE_F64) return D_F64;
-    if (ts_dtype_is_float(dt)) return D_F32;
+    if (ts_dtype_is_fp(dt)) return D_F32;   /* the storage floats reach only cast */
     return ts_dtype_is_signed(dt) ? D_S : D_U;
 }
 
@@ -446,13 +446,13 @@ static void cast_at(ts_dtype from, ts_dtype to, const void *x, void *y, int64_t 
         break;
     case D_S: {
         int64_t v = ts_elem_get_i64(from, x, i);
-        if (ts_dtype_is_float(to)) set_int_as_float(to, y, i, v < 0, v < 0 ? 0 - (uint64_t)v : (uint64_t)v);
+        if (ts_dtype_is_fp(to)) set_int_as_float(to, y, i, v < 0, v < 0 ? 0 - (uint64_t)v : (uint64_t)v);
         else ts_elem_set_i64(to, y, i, v);  /* wraps; bool: v != 0 */
         break;
     }
     default: {
         uint64_t v = ts_elem_get_u64(from, x, i);
-        if (ts_dtype_is_float(to)) set_int_as_float(to, y, i, false, v);
+        if (ts_dtype_is_fp(to)) set_int_as_float(to, y, i, false, v);
         else ts_elem_set_u64(to, y, i, v);
         break;
     }
@@ -473,6 +473,11 @@ static ts_status k_bitcast(ts_interp_run *r, const ts_node *n, ts_tensor *const 
     if (!TS_ALWAYS((*out)->nbytes == in[0]->nbytes))
         return ts_err_set(ts_interp_err(r), TS_ERR_INTERNAL, "bitcast: byte counts differ");
     if (in[0]->nbytes) memcpy((*out)->data, in[0]->data, in[0]->nbytes);
+    /* sub-byte types keep one value per byte: the bits are the low ones,
+     * and an integer result is re-extended from them */
+    ts_dtype dt = (*out)->dtype;
+    if (ts_dtype_is_storage(dt) && !ts_dtype_is_small_float(dt))
+        for (int64_t i = 0; i < (*out)->numel; i++) ts_elem_set_i64(dt, (*out)->data, i, ((uint8_t *)(*out)->data)[i]);
     return TS_OK;
 }
 

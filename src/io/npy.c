@@ -193,7 +193,7 @@ ts_status ts_npy_write(const char *path, const ts_tensor *t, ts_err *err)
         [TS_DTYPE_U64] = "<u8", [TS_DTYPE_F16] = "<f2", [TS_DTYPE_F32] = "<f4", [TS_DTYPE_F64] = "<f8",
     };
     if ((unsigned)t->dtype < TS_DTYPE_COUNT) descr = names[t->dtype];
-    if (!descr) return ts_err_set(err, TS_ERR_UNSUPPORTED, "npy: %s has no NumPy type; cast it first",
+    if (!descr) return ts_err_set(err, TS_ERR_UNSUPPORTED, "npy: %s has no NumPy type; cast it first (or write ONNX .pb)",
                                   ts_dtype_name(t->dtype) ? ts_dtype_name(t->dtype) : "?");
     ts_buf h = {0};
     ts_buf_printf(&h, "{'descr': '%s', 'fortran_order': False, 'shape': (", descr);

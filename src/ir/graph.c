@@ -219,8 +219,9 @@ ts_status ts_attr_set_tensor(ts_graph *g, ts_op op, ts_attr *a, const char *name
 static bool dtype_in_class(ts_dtype dt, ts_typeclass c)
 {
     switch (c) {
-    case TS_TY_ANY: return true;
-    case TS_TY_NUM: return dt != TS_DTYPE_BOOL;
+    case TS_TY_ALL: return true;
+    case TS_TY_ANY: return !ts_dtype_is_storage(dt);
+    case TS_TY_NUM: return dt != TS_DTYPE_BOOL && !ts_dtype_is_storage(dt);
     case TS_TY_FLOAT: return ts_dtype_is_float(dt);
     case TS_TY_INT: return ts_dtype_is_int(dt);
     case TS_TY_INTBOOL: return dt == TS_DTYPE_BOOL || ts_dtype_is_int(dt);
@@ -230,7 +231,7 @@ static bool dtype_in_class(ts_dtype dt, ts_typeclass c)
 
 static const char *class_name(ts_typeclass c)
 {
-    static const char *const n[] = {"any", "a number type", "a float type", "an integer type",
+    static const char *const n[] = {"any", "a compute type", "a number type", "a float type", "an integer type",
                                     "an integer or bool type"};
     return n[c];
 }

@@ -31,8 +31,9 @@ typedef enum ts_op {
 
 /* Operand dtype classes. */
 typedef enum ts_typeclass {
-    TS_TY_ANY,      /* every dtype */
-    TS_TY_NUM,      /* every dtype but bool */
+    TS_TY_ALL,      /* every dtype, storage types too: ops that only move or convert */
+    TS_TY_ANY,      /* every compute dtype (not the storage types) */
+    TS_TY_NUM,      /* every compute dtype but bool */
     TS_TY_FLOAT,    /* f16 bf16 f32 f64 */
     TS_TY_INT,      /* integers, not bool */
     TS_TY_INTBOOL   /* integers and bool */

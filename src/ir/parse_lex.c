@@ -256,7 +256,7 @@ ts_status ts_parse_double(parser *p, double *out)
  * 754 does; integers must be in dt's range; bool is 0, 1, false or true. */
 ts_status ts_parse_elem(parser *p, ts_dtype dt, void *base, int64_t i)
 {
-    if (ts_dtype_is_float(dt)) {
+    if (ts_dtype_is_fp(dt)) {
         double v = 0;
         TS_TRY(ts_parse_double(p, &v));
         ts_elem_set_f64(dt, base, i, v);

@@ -233,6 +233,17 @@ static void format_float(char *out, size_t cap, double v, ts_dtype dt)
     unsigned char want[8] = {0};
     ts_elem_set_f64(dt, want, 0, v);
     int lo = 1, hi = dt == TS_DTYPE_F64 ? 17 : 9, in_out = 0;  /* digits of the text in out */
+    if (ts_dtype_is_small_float(dt)) {
+        /* so few values that each prints exactly (448, not 4.5e+02) */
+        if (v == floor(v) && fabs(v) < 1e15) {
+            snprintf(out, cap, "%.0f", v);
+            return;
+        }
+        for (int d = 1; d <= 17; d++) {
+            snprintf(out, cap, "%.*g", d, v);
+            if (strtod(out, NULL) == v) return;
+        }
+    }
     if (power_of_two(dt, want)) {
         while (lo < hi && !fits(out, cap, v, lo, dt, want)) lo++;
         in_out = lo < hi ? lo : 0;
@@ -256,10 +267,12 @@ static void put_elem(ts_buf *b, ts_dtype dt, const void *data, int64_t i)
     case TS_DTYPE_BOOL:
         ts_buf_puts(b, ((const uint8_t *)data)[i] ? "1" : "0");
         return;
-    case TS_DTYPE_U8: case TS_DTYPE_U16: case TS_DTYPE_U32: case TS_DTYPE_U64:
+    case TS_DTYPE_U8: case TS_DTYPE_U16: case TS_DTYPE_U32: case TS_DTYPE_U64: case TS_DTYPE_U4: case TS_DTYPE_U2:
         ts_buf_printf(b, "%" PRIu64, ts_elem_get_u64(dt, data, i));
         return;
     case TS_DTYPE_F16: case TS_DTYPE_BF16: case TS_DTYPE_F32: case TS_DTYPE_F64:
+    case TS_DTYPE_F8E4M3FN: case TS_DTYPE_F8E4M3FNUZ: case TS_DTYPE_F8E5M2: case TS_DTYPE_F8E5M2FNUZ:
+    case TS_DTYPE_F8E8M0: case TS_DTYPE_F4E2M1:
         format_float(text, sizeof text, ts_elem_get_f64(dt, data, i), dt);
         ts_buf_puts(b, text);
         return;
@@ -273,7 +286,7 @@ static void put_elem(ts_buf *b, ts_dtype dt, const void *data, int64_t i)
  * every NaN is one key (all print "nan") and every nonzero bool is 1. */
 static uint64_t elem_key(ts_dtype dt, const void *data, int64_t i)
 {
-    if (ts_dtype_is_float(dt) && isnan(ts_elem_get_f64(dt, data, i))) return UINT64_MAX;
+    if (ts_dtype_is_fp(dt) && isnan(ts_elem_get_f64(dt, data, i))) return UINT64_MAX;
     if (dt == TS_DTYPE_BOOL) return ((const uint8_t *)data)[i] != 0;
     uint64_t k = 0;
     size_t size = ts_dtype_size(dt);

@@ -137,7 +137,7 @@ static ts_status shaped_leaf(rule_ctx *c, ts_dtype dt)
 static ts_status r_iota(rule_ctx *c)
 {
     ts_dtype dt = (ts_dtype)ts_node_int(c->n, "dtype");
-    if (dt == TS_DTYPE_BOOL) return FAIL(c, "dtype bool is not a number type");
+    if (dt == TS_DTYPE_BOOL || ts_dtype_is_storage(dt)) return FAIL(c, "dtype %s is not a number type", ts_dtype_name(dt));
     TS_TRY(shaped_leaf(c, dt));
     return axis_ok(c, "axis", ts_node_int(c->n, "axis"), c->out[0].rank);
 }

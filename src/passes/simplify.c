@@ -166,7 +166,11 @@ static int mantissa_bits(ts_dtype dt)
 static bool cast_exact(ts_dtype from, ts_dtype to)
 {
     if (from == to || from == TS_DTYPE_BOOL) return true;
-    if (to == TS_DTYPE_BOOL) return false;
+    if (to == TS_DTYPE_BOOL || ts_dtype_is_storage(to)) return false;
+    if (ts_dtype_is_small_float(from))   /* into compute floats; f8e8m0's 2^-127..2^127 needs 8 exponent bits */
+        return ts_dtype_is_float(to) && (from != TS_DTYPE_F8E8M0 || to != TS_DTYPE_F16);
+    if (ts_dtype_is_storage(from))       /* i4 u4 i2 u2: into floats, or ints that hold their sign */
+        return ts_dtype_is_float(to) || ts_dtype_is_signed(to) || !ts_dtype_is_signed(from);
     bool fi = ts_dtype_is_int(from), ti = ts_dtype_is_int(to);
     int fb = ts_dtype_bits(from), tb = ts_dtype_bits(to);
     if (fi && ti) {

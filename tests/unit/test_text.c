@@ -227,6 +227,21 @@ static void test_constants(void)
     check_const_text(TS_DTYPE_I64, 3, i64, "[-9223372036854775808, 9223372036854775807, -1]");
     uint64_t u64[] = {UINT64_MAX, UINT64_MAX, UINT64_MAX};
     check_const_text(TS_DTYPE_U64, 3, u64, "splat(18446744073709551615)");
+    /* the storage types print their values and read back to their codes */
+    uint8_t e4m3[] = {0x7e, 0x01, 0xb8, 0x7f, 0x80};
+    check_const_text(TS_DTYPE_F8E4M3FN, 5, e4m3, "[448, 0.001953125, -1, nan, -0]");
+    uint8_t e5m2[] = {0x7b, 0x7c, 0xfc, 0x01};
+    check_const_text(TS_DTYPE_F8E5M2, 4, e5m2, "[57344, inf, -inf, 1.52587890625e-05]");
+    uint8_t fnuz[] = {0x7f, 0x80, 0x00};
+    check_const_text(TS_DTYPE_F8E4M3FNUZ, 3, fnuz, "[240, nan, 0]");
+    uint8_t e8m0[] = {0, 127, 254, 255};
+    check_const_text(TS_DTYPE_F8E8M0, 4, e8m0, "[5.877471754111438e-39, 1, 1.7014118346046923e+38, nan]");
+    uint8_t f4[] = {0x7, 0xf, 0x1, 0x8};
+    check_const_text(TS_DTYPE_F4E2M1, 4, f4, "[6, -6, 0.5, -0]");
+    int8_t i4[] = {-8, 7, -1};
+    check_const_text(TS_DTYPE_I4, 3, i4, "[-8, 7, -1]");
+    uint8_t u2[] = {3, 0};
+    check_const_text(TS_DTYPE_U2, 2, u2, "[3, 0]");
     float one[] = {2.5f};
     check_const_text(TS_DTYPE_F32, 1, one, "[2.5]");  /* one element: a list, not a splat */
     check_const_text(TS_DTYPE_F32, 0, one, "[]");

@@ -9,7 +9,7 @@
  *
  * Opsets before 6 are served too: their `consumed_inputs` attribute was an
  * in-place hint with no effect on the result, so it is ignored. */
-#include "frontend/onnx/onnx.h"
+#include "frontend/onnx/ops_util.h"
 
 #include <math.h>
 #include <string.h>
@@ -690,15 +690,17 @@ static ts_status onnx_isinf(onnx_node *n)
 
 /* ==== casts and identity ================================================== */
 
-/* x cast to dt, carrying x's shape values between integer types. */
+/* x cast to dt by ONNX's rules (saturate: 'saturate', default 1, and
+ * 'round_mode' concern float8 targets; convert.c), carrying x's shape
+ * values between integer types. */
 static ts_status cast_to(onnx_node *n, ts_value *x, ts_dtype dt)
 {
-    ts_value *y = cast(n, x, dt);
+    ts_value *y = onnx_util_convert(n, x, dt, onnx_attr_int(n, "saturate", 1) != 0, onnx_attr_string(n, "round_mode", "up"));
     if (y && ts_dtype_is_int(x->type.dtype)) record_dims_copy(n, x, y);
     return out1(n, y);
 }
 
-/* x cast to the ONNX DataType `to`; strings, float8 and 4-bit types are
+/* x cast to the ONNX DataType `to`; strings and complex types are
  * unsupported. */
 static ts_status cast_onnx(onnx_node *n, int64_t to)
 {
@@ -709,8 +711,7 @@ static ts_status cast_onnx(onnx_node *n, int64_t to)
     return x ? cast_to(n, x, dt) : onnx_status(n);
 }
 
-/* Cast (6+): to any tessera dtype. 'saturate' (19+) concerns float8
- * targets only, which tessera does not have. */
+/* Cast (6+): to any tessera dtype. */
 static ts_status onnx_cast(onnx_node *n)
 {
     if (!onnx_has_attr(n, "to")) return onnx_fail(n, TS_ERR_INVALID_MODEL, "attribute 'to' is required");

@@ -1,6 +1,6 @@
 /* ops_newer.c — ONNX CumProd, BitCast (opset 26) and TensorScatter
  * (opset 24), assembled from cumulative, bitcast/cast and scatter. */
-#include "frontend/onnx/onnx.h"
+#include "frontend/onnx/ops_util.h"
 
 #include <string.h>
 
@@ -51,10 +51,7 @@ static ts_status onnx_bitcast(onnx_node *n)
                          ts_dtype_bits(from), ts_dtype_name(dt), ts_dtype_bits(dt));
     if (from == dt) return onnx_set_out(n, 0, x);
     if (from == TS_DTYPE_BOOL || dt == TS_DTYPE_BOOL) return onnx_set_out(n, 0, ts_b_cast(onnx_b(n), x, dt));
-    ts_attr *a = ts_b_attrs(onnx_b(n), TS_OP_BITCAST);
-    if (!a || ts_attr_set_dtype(onnx_graph(n), TS_OP_BITCAST, a, "dtype", dt) != TS_OK)
-        return onnx_fail(n, TS_ERR_INTERNAL, "cannot set the attributes of bitcast");
-    return onnx_set_out(n, 0, ts_b_node(onnx_b(n), TS_OP_BITCAST, 1, &x, a));
+    return onnx_set_out(n, 0, onnx_util_bitcast(n, x, dt));
 }
 
 /* ---- TensorScatter ---------------------------------------------------------------- */

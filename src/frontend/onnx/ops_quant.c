@@ -8,10 +8,13 @@
  * products follow the ONNX reference: the multiplier in the scale's dtype,
  * the product with the i32 accumulator in f64.
  *
- * float8 and 4/2-bit types are not tessera dtypes: the loader refuses
- * them before these functions run.
+ * The 4- and 2-bit integers quantize the same way (the cast saturates to
+ * their width too). float8 targets take the saturating conversion of
+ * x/scale with no rounding to integers, f4e2m1 the plain cast of
+ * x/scale + zp, as the reference does; dequantizing any of them is the
+ * same (x - zp) * scale after a cast.
  */
-#include "frontend/onnx/onnx.h"
+#include "frontend/onnx/ops_util.h"
 
 #include <string.h>
 
@@ -43,7 +46,13 @@ static ts_dtype wider(ts_dtype a, ts_dtype b)
 
 static bool quant_int(ts_dtype dt)
 {
-    return dt == TS_DTYPE_U8 || dt == TS_DTYPE_I8 || dt == TS_DTYPE_U16 || dt == TS_DTYPE_I16;
+    switch (dt) {
+    case TS_DTYPE_U8: case TS_DTYPE_I8: case TS_DTYPE_U16: case TS_DTYPE_I16:
+    case TS_DTYPE_U4: case TS_DTYPE_I4: case TS_DTYPE_U2: case TS_DTYPE_I2:
+        return true;
+    default:
+        return false;
+    }
 }
 
 /* ---- scale and zero-point layout ------------------------------------------------------ */
@@ -125,8 +134,8 @@ static ts_status quant_dtype(onnx_node *n, ts_value *zp, ts_dtype *to)
         ts_err err = {0};
         if (onnx_dtype((int)od, to, &err) != TS_OK) return onnx_unsupported(n, "output_dtype: %s", err.msg);
     }
-    if (!quant_int(*to))
-        return onnx_unsupported(n, "quantizing to %s (u8, i8, u16 and i16 are supported)", ts_dtype_name(*to));
+    if (!quant_int(*to) && !ts_dtype_is_small_float(*to))
+        return onnx_unsupported(n, "quantizing to %s", ts_dtype_name(*to));
     return onnx_status(n);
 }
 
@@ -149,6 +158,17 @@ static ts_status onnx_quantize_linear(onnx_node *n)
     scale = layout(n, scale, x, axis, block);
     if (zp) zp = layout(n, zp, x, axis, block);
     TS_TRY(onnx_status(n));
+    if (ts_dtype_is_small_float(to)) {
+        ts_builder *b = onnx_b(n);
+        ts_value *q = bin(b, TS_OP_DIV, as(b, x, prec), as(b, scale, prec));
+        if (to == TS_DTYPE_F4E2M1) {
+            if (zp) q = bin(b, TS_OP_ADD, q, as(b, zp, prec));
+            n->out[0] = as(b, q, to);
+        } else {   /* the zero point of a float8 type must be 0: the reference ignores it */
+            n->out[0] = onnx_util_convert(n, q, to, onnx_attr_int(n, "saturate", 1) != 0, NULL);
+        }
+        return onnx_status(n);
+    }
     n->out[0] = quantize(onnx_b(n), x, scale, zp, prec, to);
     return onnx_status(n);
 }

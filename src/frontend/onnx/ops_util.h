@@ -50,6 +50,13 @@ ts_value *onnx_util_cut_b(ts_builder *b, ts_value *x, int axis, int64_t lo, int6
 /* x with a size-1 axis inserted at `at` (at may equal the rank). */
 ts_value *onnx_util_unsq_b(ts_builder *b, ts_value *x, int at);
 
+/* x's bits read as dt (the widths must agree). */
+ts_value *onnx_util_bitcast(onnx_node *n, ts_value *x, ts_dtype dt);
+/* x converted to `to` as ONNX Cast does: float8 targets clamp first when
+ * saturate is set, f8e8m0 rounds by round_mode ("up" when NULL), 4- and
+ * 2-bit integers wrap (convert.c). */
+ts_value *onnx_util_convert(onnx_node *n, ts_value *x, ts_dtype to, bool saturate, const char *round_mode);
+
 /* A new region block whose parameters have the types of vals[0..count)
  * (params receive them), for while/if bodies built by an operator. */
 ts_status onnx_util_region(onnx_node *n, int count, ts_value *const *vals, ts_block **blk, ts_value **params);

@@ -38,6 +38,9 @@ static const int onnx_to_ts[] = {
     [1] = TS_DTYPE_F32, [2] = TS_DTYPE_U8, [3] = TS_DTYPE_I8, [4] = TS_DTYPE_U16, [5] = TS_DTYPE_I16,
     [6] = TS_DTYPE_I32, [7] = TS_DTYPE_I64, [9] = TS_DTYPE_BOOL, [10] = TS_DTYPE_F16,
     [11] = TS_DTYPE_F64, [12] = TS_DTYPE_U32, [13] = TS_DTYPE_U64, [16] = TS_DTYPE_BF16,
+    [17] = TS_DTYPE_F8E4M3FN, [18] = TS_DTYPE_F8E4M3FNUZ, [19] = TS_DTYPE_F8E5M2, [20] = TS_DTYPE_F8E5M2FNUZ,
+    [21] = TS_DTYPE_U4, [22] = TS_DTYPE_I4, [23] = TS_DTYPE_F4E2M1, [24] = TS_DTYPE_F8E8M0,
+    [25] = TS_DTYPE_U2, [26] = TS_DTYPE_I2,
 };
 
 ts_status onnx_dtype(int t, ts_dtype *out, ts_err *err)
@@ -51,7 +54,7 @@ ts_status onnx_dtype(int t, ts_dtype *out, ts_err *err)
     if (t < 0 || (size_t)t >= sizeof type_names / sizeof type_names[0])
         return ts_err_set(err, TS_ERR_INVALID_MODEL, "unknown element type %d", t);
     return ts_err_set(err, TS_ERR_UNSUPPORTED,
-                      "element type %s is not supported: tessera has bool, integer, f16, bf16, f32 and f64 tensors",
+                      "element type %s is not supported: tessera has no string or complex tensors",
                       onnx_type_name(t, buf));
 }
 
@@ -60,6 +63,44 @@ int onnx_type_of_dtype(ts_dtype dt)
     for (size_t t = 1; t < sizeof onnx_to_ts / sizeof onnx_to_ts[0]; t++)
         if ((t == 9 || onnx_to_ts[t]) && onnx_to_ts[t] == (int)dt) return (int)t;
     return 0;
+}
+
+/* ---- sub-byte packing ------------------------------------------------------------- */
+
+/* ONNX packs 4-bit types two to a byte and 2-bit types four to a byte,
+ * first element in the low bits; tessera keeps one per byte in memory. */
+static int per_byte(ts_dtype dt)
+{
+    int bits = ts_dtype_bits(dt);
+    return bits < 8 ? 8 / bits : 1;
+}
+
+static size_t packed_bytes(ts_dtype dt, int64_t numel)
+{
+    size_t per = (size_t)per_byte(dt);
+    return ((size_t)numel + per - 1) / per;
+}
+
+/* One element from its w-bit code: f4e2m1 keeps the code, an integer is
+ * re-extended from it (ts_elem_set_i64 wraps to the type's width). */
+static void put_code(ts_tensor *t, int64_t i, unsigned code)
+{
+    if (t->dtype == TS_DTYPE_F4E2M1) ((uint8_t *)t->data)[i] = (uint8_t)code;
+    else ts_elem_set_i64(t->dtype, t->data, i, code);
+}
+
+static void unpack_into(ts_tensor *t, const uint8_t *src)
+{
+    int per = per_byte(t->dtype), w = 8 / per;
+    for (int64_t i = 0; i < t->numel; i++) put_code(t, i, (src[i / per] >> (i % per * w)) & ((1u << w) - 1));
+}
+
+static void pack_from(const ts_tensor *t, uint8_t *dst)
+{
+    int per = per_byte(t->dtype), w = 8 / per;
+    memset(dst, 0, packed_bytes(t->dtype, t->numel));
+    for (int64_t i = 0; i < t->numel; i++)
+        dst[i / per] |= (uint8_t)((((const uint8_t *)t->data)[i] & ((1u << w) - 1)) << (i % per * w));
 }
 
 /* ---- typed fields ------------------------------------------------------------------ */
@@ -79,6 +120,12 @@ static size_t typed_count(const Onnx__TensorProto *tp, ts_dtype dt)
 /* Copy the typed field into t's data (count already checked). */
 static void typed_copy(const Onnx__TensorProto *tp, ts_tensor *t)
 {
+    if (per_byte(t->dtype) > 1) {   /* one packed byte per int32 */
+        int per = per_byte(t->dtype), w = 8 / per;
+        for (int64_t i = 0; i < t->numel; i++)
+            put_code(t, i, ((uint32_t)tp->int32_data[i / per] >> (i % per * w)) & ((1u << w) - 1));
+        return;
+    }
     for (int64_t i = 0; i < t->numel; i++) {
         switch (t->dtype) {
         case TS_DTYPE_F32: ((float *)t->data)[i] = tp->float_data[i]; break;
@@ -89,6 +136,10 @@ static void typed_copy(const Onnx__TensorProto *tp, ts_tensor *t)
             ((uint16_t *)t->data)[i] = (uint16_t)(uint32_t)tp->int32_data[i];
             break;
         case TS_DTYPE_BOOL: ((uint8_t *)t->data)[i] = tp->int32_data[i] != 0; break;
+        case TS_DTYPE_F8E4M3FN: case TS_DTYPE_F8E4M3FNUZ: case TS_DTYPE_F8E5M2: case TS_DTYPE_F8E5M2FNUZ:
+        case TS_DTYPE_F8E8M0:   /* the bits */
+            ((uint8_t *)t->data)[i] = (uint8_t)(uint32_t)tp->int32_data[i];
+            break;
         default: ts_elem_set_i64(t->dtype, t->data, i, tp->int32_data[i]); break;
         }
     }
@@ -191,13 +242,26 @@ static ts_status read_fd(int fd, int64_t off, size_t n, void *dst, const char *p
     return TS_OK;
 }
 
+/* The n file bytes at off into t, unpacked if t's type is packed. */
+static ts_status read_packed(int fd, int64_t off, size_t n, ts_tensor *t, const char *path, const char *what,
+                             ts_err *err)
+{
+    if (per_byte(t->dtype) == 1) return read_fd(fd, off, n, t->data, path, what, err);
+    uint8_t *tmp = ts_mem_alloc(n ? n : 1);
+    if (!tmp) return ts_err_set(err, TS_ERR_OOM, "out of memory");
+    ts_status s = read_fd(fd, off, n, tmp, path, what, err);
+    if (s == TS_OK) unpack_into(t, tmp);
+    ts_mem_free(tmp);
+    return s;
+}
+
 /* A new tensor of the given type holding bytes [off, off+len) of `path`;
  * the range is checked against the file before anything is allocated. */
 static ts_status read_range(const char *path, const ext_ref *r, ts_dtype dt, int rank, const int64_t *shape,
                             int64_t numel, const char *what, ts_tensor **out, ts_err *err)
 {
-    int64_t want;
-    if (!ts_i64_mul(numel, (int64_t)ts_dtype_size(dt), &want))
+    int64_t want = (int64_t)packed_bytes(dt, numel);
+    if (per_byte(dt) == 1 && !ts_i64_mul(numel, (int64_t)ts_dtype_size(dt), &want))
         return ts_err_set(err, TS_ERR_INVALID_MODEL, "%s: the tensor is too large", what);
     int fd = open(path, O_RDONLY);
     if (fd < 0) return ts_err_set(err, TS_ERR_IO, "%s: cannot open external data file %s: %s", what, path, strerror(errno));
@@ -210,8 +274,9 @@ static ts_status read_range(const char *path, const ext_ref *r, ts_dtype dt, int
         s = ts_err_set(err, TS_ERR_INVALID_MODEL,
                        "%s: external data needs %lld bytes at offset %lld of %s (length %lld, file size %lld)", what,
                        (long long)want, (long long)r->offset, path, (long long)r->length, (long long)st.st_size);
-    else if ((s = ts_tensor_new(dt, rank, shape, out, err)) == TS_OK &&
-             (s = read_fd(fd, r->offset, (*out)->nbytes, (*out)->data, path, what, err)) != TS_OK) {
+    else if ((s = ts_tensor_new(dt, rank, shape, out, err)) == TS_OK)
+        s = read_packed(fd, r->offset, (size_t)want, *out, path, what, err);
+    if (s != TS_OK && *out) {
         ts_tensor_release(*out);
         *out = NULL;
     }
@@ -262,7 +327,8 @@ static ts_status check_bytes(uint64_t have, int64_t numel, ts_dtype dt, const ch
                              ts_err *err)
 {
     size_t need;
-    if (ts_size_mul((size_t)numel, ts_dtype_size(dt), &need) && have == need) return TS_OK;
+    bool fits = per_byte(dt) > 1 ? (need = packed_bytes(dt, numel), true) : ts_size_mul((size_t)numel, ts_dtype_size(dt), &need);
+    if (fits && have == need) return TS_OK;
     return ts_err_set(err, TS_ERR_INVALID_MODEL, "%s: %s holds %llu bytes, %s[%lld elements] needs %llu", what, field,
                       (unsigned long long)have, ts_dtype_name(dt), (long long)numel, (unsigned long long)need);
 }
@@ -272,6 +338,12 @@ static ts_status from_raw(const Onnx__TensorProto *tp, ts_dtype dt, int rank, co
 {
     ts_tensor *t = NULL;
     TS_TRY(check_bytes(tp->raw_data.len, numel, dt, "raw_data", what, err));
+    if (per_byte(dt) > 1) {
+        TS_TRY(ts_tensor_new(dt, rank, shape, &t, err));
+        unpack_into(t, tp->raw_data.data);
+        *out = t;
+        return TS_OK;
+    }
     if (borrow && tp->raw_data.len) {
         TS_TRY(ts_tensor_adopt(dt, rank, shape, tp->raw_data.data, no_release, NULL, &t, err));
     } else {
@@ -302,10 +374,10 @@ ts_status onnx_tensor_from_proto(const Onnx__TensorProto *tp, bool borrow, const
     if (tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)
         return from_external(tp, dt, rank, shape, dir, what, out, err);
     if (tp->has_raw_data) return from_raw(tp, dt, rank, shape, numel, borrow, what, out, err);
-    size_t have = typed_count(tp, dt);
-    if (have != (uint64_t)numel)
-        return ts_err_set(err, TS_ERR_INVALID_MODEL, "%s: the tensor holds %zu values, %s[...] needs %lld", what, have,
-                          ts_dtype_name(dt), (long long)numel);
+    size_t have = typed_count(tp, dt), need = per_byte(dt) > 1 ? packed_bytes(dt, numel) : (size_t)numel;
+    if (have != need)
+        return ts_err_set(err, TS_ERR_INVALID_MODEL, "%s: the tensor holds %zu values, %s[%lld elements] needs %zu",
+                          what, have, ts_dtype_name(dt), (long long)numel, need);
     ts_tensor *t = NULL;
     TS_TRY(ts_tensor_new(dt, rank, shape, &t, err));
     typed_copy(tp, t);
@@ -361,11 +433,22 @@ ts_status ts_onnx_write_tensor(const char *path, const ts_tensor *t, const char 
     tp.has_raw_data = 1;
     tp.raw_data.len = t->nbytes;
     tp.raw_data.data = t->data;
+    uint8_t *packed = NULL;
+    if (per_byte(t->dtype) > 1) {
+        tp.raw_data.len = packed_bytes(t->dtype, t->numel);
+        if (!(packed = ts_mem_alloc(tp.raw_data.len ? tp.raw_data.len : 1)))
+            return ts_err_set(err, TS_ERR_OOM, "out of memory writing %s", path);
+        pack_from(t, packed);
+        tp.raw_data.data = packed;
+    }
     size_t n = onnx__tensor_proto__get_packed_size(&tp);
     uint8_t *buf = ts_mem_alloc(n);
-    if (!buf) return ts_err_set(err, TS_ERR_OOM, "out of memory writing %s", path);
-    onnx__tensor_proto__pack(&tp, buf);
-    ts_status s = write_all(path, buf, n, err);
+    ts_status s = buf ? TS_OK : ts_err_set(err, TS_ERR_OOM, "out of memory writing %s", path);
+    if (buf) {
+        onnx__tensor_proto__pack(&tp, buf);
+        s = write_all(path, buf, n, err);
+    }
     ts_mem_free(buf);
+    ts_mem_free(packed);
     return s;
 }
