@@ -5,6 +5,10 @@
  * helper of one family file before that file was split by job. */
 #include "frontend/onnx/ops_util.h"
 
+#include "core/tensor.h"
+
+#include <string.h>
+
 /* ---- node-based: failures recorded on the onnx_node ------------------------------------- */
 
 ts_dim onnx_util_darith(onnx_node *n, onnx_util_dim_fn f, ts_dim a, ts_dim b)
@@ -99,6 +103,21 @@ ts_status onnx_util_const_ints(onnx_node *n, int i, const int64_t **v, int *coun
     }
     *v = a;
     return TS_OK;
+}
+
+ts_value *onnx_util_const(onnx_node *n, ts_dtype dt, int rank, const int64_t *shape, const void *data)
+{
+    ts_tensor *t = NULL;
+    ts_err err = {0};
+    if (onnx_status(n) != TS_OK) return NULL;
+    if (ts_tensor_new(dt, rank, shape, &t, &err) != TS_OK) {
+        onnx_fail(n, err.code, "%s", err.msg);
+        return NULL;
+    }
+    if (t->nbytes) memcpy(t->data, data, t->nbytes);
+    ts_value *v = ts_b_const(onnx_b(n), t);
+    ts_tensor_release(t);
+    return v;
 }
 
 /* ---- builder-based: failures recorded on the builder --------------------------------------- */

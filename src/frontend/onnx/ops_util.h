@@ -41,6 +41,10 @@ ts_value *onnx_util_reverse_axes(onnx_node *n, ts_value *x, int count, const int
  * all constants (a shape computed from static dims); arena array. */
 ts_status onnx_util_const_ints(onnx_node *n, int i, const int64_t **v, int *count);
 
+/* A constant of dtype dt and shape (rank, shape) holding a copy of data
+ * (row-major, ts_tensor layout). */
+ts_value *onnx_util_const(onnx_node *n, ts_dtype dt, int rank, const int64_t *shape, const void *data);
+
 /* iota of dtype dt and shape dims, counting along axis (fails b). */
 ts_value *onnx_util_iota_b(ts_builder *b, ts_dtype dt, int rank, const ts_dim *dims, int axis);
 /* gather(x, idx) along axis (fails b). */
