@@ -185,6 +185,12 @@ ts_status onnx_captures(onnx_node *n, int n_attrs, const char *const *attrs,
  * subgraph's outputs. */
 ts_status onnx_region(onnx_node *n, const char *attr, int n_formal, const ts_type *formal,
                       int n_caps, ts_value *const *caps, ts_block **out);
+/* Build graph attribute `attr` inline, in the current block, with its
+ * inputs bound to in[0..n_in): for an operator that applies a graph to
+ * tensors once (FlexAttention's score_mod). The graph sees the enclosing
+ * scope's names. *results (arena array) receives its *n_out outputs. */
+ts_status onnx_inline_graph(onnx_node *n, const char *attr, int n_in, ts_value *const *in, int *n_out,
+                            ts_value ***results);
 /* Number of outputs of graph attribute `attr` (-1 if absent). */
 int onnx_region_outputs(onnx_node *n, const char *attr);
 
