@@ -2,7 +2,8 @@
  * ArrayFeatureExtractor and LabelEncoder (numeric keys and values), from
  * comparisons, select and gather. TreeEnsemble is in ops_tree.c. String
  * tensors do not exist in tessera, so LabelEncoder with string keys or
- * values (and LabelEncoder-1, which always maps strings) is refused. */
+ * values is refused, and LabelEncoder-1 (which always maps strings) has no
+ * row. */
 #include "frontend/onnx/onnx.h"
 #include "frontend/onnx/ops_util.h"
 
@@ -169,16 +170,9 @@ static ts_status onnx_label_encoder(onnx_node *n)
     return onnx_set_out(n, 0, ts_b_select(onnx_b(n), found, onnx_util_gather(n, vals.v, k, 0), dflt));
 }
 
-/* LabelEncoder-1 maps strings to integers or back: always strings. */
-static ts_status onnx_label_encoder_1(onnx_node *n)
-{
-    return onnx_unsupported(n, "LabelEncoder-1 maps strings: tessera has no string tensors (docs/onnx.md)");
-}
-
 const onnx_op_entry onnx_ops_ml[] = {
     {"ArrayFeatureExtractor", 1, INT_MAX, onnx_array_feature_extractor},
     {"Binarizer", 1, INT_MAX, onnx_binarizer},
-    {"LabelEncoder", 1, 1, onnx_label_encoder_1},
     {"LabelEncoder", 2, INT_MAX, onnx_label_encoder},
     {NULL, 0, 0, NULL},
 };

@@ -1,6 +1,6 @@
 /* ops_training.c — the optimizers of domain ai.onnx.preview.training
- * (Adagrad, Adam, Momentum), assembled from elementwise primitives, and a
- * clear refusal of Gradient.
+ * (Adagrad, Adam, Momentum), assembled from elementwise primitives.
+ * Gradient is left out (see the end of the file).
  *
  * Each optimizer updates several tensors at once: after the scalars R (the
  * learning rate) and T (the update count) come the tensors to optimize, then
@@ -210,21 +210,16 @@ static ts_status onnx_momentum(onnx_node *n)
     return onnx_status(n);
 }
 
-/* ---- Gradient ------------------------------------------------------------------------------- */
-
-/* Gradient (1) differentiates a part of the graph: it needs automatic
- * differentiation (the roadmap's autodiff pass), which tessera does not
- * have yet. Refused rather than faked. */
-static ts_status onnx_gradient(onnx_node *n)
-{
-    return onnx_unsupported(n, "Gradient needs automatic differentiation of the graph, which tessera does not "
-                               "have yet (docs/onnx.md)");
-}
+/* Gradient (1) is not in the table: it differentiates a part of the graph,
+ * which needs automatic differentiation (the roadmap's autodiff pass) that
+ * tessera does not have yet. Without a row, a model using it fails with
+ * "operator Gradient of domain 'ai.onnx.preview.training' (opset 1) is not
+ * supported", `tessera info` marks it MISSING and the coverage report says
+ * "not assembled" — a refusal row would make both say it is there. */
 
 const onnx_op_entry onnx_ops_training[] = {
     {"Adagrad", 1, INT_MAX, onnx_adagrad},
     {"Adam", 1, INT_MAX, onnx_adam},
-    {"Gradient", 1, INT_MAX, onnx_gradient},
     {"Momentum", 1, INT_MAX, onnx_momentum},
     {NULL, 0, 0, NULL},
 };
