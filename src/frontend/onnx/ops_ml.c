@@ -81,8 +81,11 @@ static ts_status read_side(onnx_node *n, const char *what, side *s)
     snprintf(floats, sizeof floats, "%s_floats", what);
     snprintf(strings, sizeof strings, "%s_strings", what);
     snprintf(tensor, sizeof tensor, "%s_tensor", what);
-    int given = onnx_has_attr(n, ints) + onnx_has_attr(n, floats) + onnx_has_attr(n, strings) + onnx_has_attr(n, tensor);
-    if (given != 1) return onnx_fail(n, TS_ERR_INVALID_MODEL, "exactly one of the %s_* attributes must be set (%d are)", what, given);
+    int given = onnx_has_attr(n, ints) + onnx_has_attr(n, floats) + onnx_has_attr(n, strings) +
+                onnx_has_attr(n, tensor);
+    if (given != 1)
+        return onnx_fail(n, TS_ERR_INVALID_MODEL, "exactly one of the %s_* attributes must be set (%d are)", what,
+                         given);
     if (onnx_has_attr(n, strings))
         return onnx_unsupported(n, "string %s: tessera has no string tensors (docs/onnx.md)", what);
     s->nan = false;

@@ -164,7 +164,8 @@ static ts_status read_forest(onnx_node *n, forest *f)
     TS_TRY(req_ints(n, "nodes_falsenodeids", &f->fid, &f->m));
     TS_TRY(req_ints(n, "nodes_trueleafs", &f->tleaf, &f->m));
     TS_TRY(req_ints(n, "nodes_falseleafs", &f->fleaf, &f->m));
-    if (onnx_has_attr(n, "nodes_missing_value_tracks_true")) TS_TRY(req_ints(n, "nodes_missing_value_tracks_true", &f->mtt, &f->m));
+    const char *mtt = "nodes_missing_value_tracks_true";
+    if (onnx_has_attr(n, mtt)) TS_TRY(req_ints(n, mtt, &f->mtt, &f->m));
     double *modes;
     int64_t m = f->m;
     TS_TRY(tensor_f64(n, "nodes_modes", true, true, &modes, &m));
@@ -439,11 +440,17 @@ static ts_value *reach(onnx_node *n, const paths *p, ts_value *d)
 static ts_value *aggregate(onnx_node *n, const forest *f, const paths *p, ts_value *r, ts_dtype ct, double big)
 {
     int64_t P = p->count, T = f->n_targets, shape[2] = {P, T};
+    if (!r) return NULL;
+    if (T > MAX_CONDS / P) {
+        onnx_unsupported(n, "%lld paths times %lld targets: more than %lld leaf weights", (long long)P, (long long)T,
+                         (long long)MAX_CONDS);
+        return NULL;
+    }
     ts_arena *a = onnx_graph(n)->arena;
     double *w = ts_arena_array(a, (size_t)(P * T), sizeof *w);
     bool *hit = ts_arena_array(a, (size_t)(P * T), sizeof *hit);
-    if (!w || !hit || !r) {
-        if (r) onnx_fail(n, TS_ERR_OOM, "out of memory");
+    if (!w || !hit) {
+        onnx_fail(n, TS_ERR_OOM, "out of memory");
         return NULL;
     }
     double div = f->agg == AVERAGE ? (double)f->n_roots : 1;
@@ -472,7 +479,8 @@ static ts_value *post_transform(onnx_node *n, int post, ts_value *y)
     ts_dtype dt = y->type.dtype;
     ts_value *one = ts_b_scalar(b, dt, 1);
     if (post == LOGISTIC) {
-        ts_value *v = bin(n, TS_OP_DIV, one, bin(n, TS_OP_ADD, one, ts_b_unary(b, TS_OP_EXP, ts_b_unary(b, TS_OP_NEG, ts_b_unary(b, TS_OP_ABS, y)))));
+        ts_value *e = ts_b_unary(b, TS_OP_EXP, ts_b_unary(b, TS_OP_NEG, ts_b_unary(b, TS_OP_ABS, y)));
+        ts_value *v = bin(n, TS_OP_DIV, one, bin(n, TS_OP_ADD, one, e));
         return sel(n, bin(n, TS_OP_LT, y, ts_b_scalar(b, dt, 0)), bin(n, TS_OP_SUB, one, v), v);
     }
     ts_value *mx = reduce(n, TS_OP_REDUCE_MAX, y, 1, true);
