@@ -137,6 +137,22 @@ def ml_simple():
                outs=[np.array([40, 20, 30, -1, -1], np.int32)])
 
 
+def ml_in_function():
+    """A model-local function whose body uses Binarizer: the function imports
+    ai.onnx.ml, the model does not (the function's import applies)."""
+    body = [helper.make_node("Binarizer", ["a"], ["b"], domain=ML, threshold=0.0),
+            helper.make_node("Mul", ["a", "b"], ["c"])]
+    fn = helper.make_function("local", "PositivePart", ["a"], ["c"], body,
+                              [helper.make_opsetid("", 21), helper.make_opsetid(ML, 1)])
+    g = helper.make_graph([helper.make_node("PositivePart", ["x"], ["y"], domain="local", name="pos0")], "g",
+                          [vi("x", F, [2, 3])], [vi("y", F, [2, 3])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 21), helper.make_opsetid("local", 1)],
+                          functions=[fn], producer_name="tessera-tests")
+    m.ir_version = 10
+    x = np.random.default_rng(6).normal(size=(2, 3)).astype(np.float32)
+    write_case("ml_in_function", m, {"x": x}, "onnxruntime")
+
+
 # ---- ai.onnx.ml: TreeEnsemble ----------------------------------------------------------------
 
 def tree(x_type, n_features, nodes, leaves, roots, n_targets, **attrs):
@@ -386,7 +402,7 @@ def main():
     shutil.rmtree(CASES, ignore_errors=True)
     shutil.rmtree(BROKEN, ignore_errors=True)
     os.makedirs(CASES)
-    for make in (ml_simple, ml_tree, swish, training, flexattention):
+    for make in (ml_simple, ml_in_function, ml_tree, swish, training, flexattention):
         make()
     broken()
     for name in sorted(ORACLE):

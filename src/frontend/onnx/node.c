@@ -318,8 +318,7 @@ static ts_status resolve_inputs(onnx_ctx *c, const Onnx__NodeProto *np, ts_value
     return TS_OK;
 }
 
-/* The version of domain (not the default one) that n imports, -1 when it
- * imports none: the inlined function's import first, then the model's. */
+/* The version of domain (not the default one) among imports[0..n), or -1. */
 static int import_version(size_t n, Onnx__OperatorSetIdProto *const *imports, const char *domain)
 {
     for (size_t i = 0; i < n; i++) {
@@ -331,6 +330,8 @@ static int import_version(size_t n, Onnx__OperatorSetIdProto *const *imports, co
     return -1;
 }
 
+/* The opset of domain in effect: the inlined function's import first,
+ * then the model's; -1 when neither imports it. */
 static int domain_opset(onnx_ctx *c, const char *domain)
 {
     if (onnx_default_domain(domain)) return c->opset;
