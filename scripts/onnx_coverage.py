@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 """onnx_coverage.py — write docs/onnx-coverage.md: for every operator of
-ONNX's default domain (onnx.defs, latest schemas), whether tessera
-assembles it, for which opsets, and how its node tests fare.
+ONNX's default domain and of the domains tessera has families for
+(ai.onnx.ml, ai.onnx.preview.training, ai.onnx.preview; onnx.defs, latest
+schemas), whether tessera assembles it, for which opsets of its domain, and
+how its node tests fare.
 
     .venv/bin/python3 scripts/onnx_coverage.py [--tessera build/tessera]
         [--log CHECK_LOG] [--out docs/onnx-coverage.md] [-j N]
 
 The operator table comes from the binary (`tessera onnx-ops`, hidden: one
-row "OpType since until" per table entry). Node-test results come from a
+row "OpType since until" per table entry, "domain.OpType" outside the
+default domain). Node-test results come from a
 `tessera check` run over onnx's backend test data (node/): the lines of
 CHECK_LOG, or a fresh run when no log is given. A test belongs to the
 operators of its model's top-level nodes (read with the onnx package;
@@ -39,15 +42,22 @@ except ImportError:
 
 DATA = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data")
 MAX = 10**9
+# The domains reported, in order: the default one ("") first.
+DOMAINS = ["", "ai.onnx.ml", "ai.onnx.preview.training", "ai.onnx.preview"]
+
+
+def domain_of(d):
+    return "" if d in ("", "ai.onnx") else d
 
 
 def table_rows(tessera):
-    """{op_type: [(since, until)]} from `tessera onnx-ops`."""
+    """{(domain, op_type): [(since, until)]} from `tessera onnx-ops`."""
     out = subprocess.run([tessera, "onnx-ops"], check=True, capture_output=True, text=True).stdout
     rows = collections.defaultdict(list)
     for line in out.splitlines():
-        op, since, until = line.split()
-        rows[op].append((int(since), MAX if until == "max" else int(until)))
+        name, since, until = line.split()
+        domain, _, op = name.rpartition(".")
+        rows[(domain, op)].append((int(since), MAX if until == "max" else int(until)))
     return rows
 
 
@@ -69,10 +79,11 @@ def check_lines(tessera, log, jobs):
 
 
 def test_ops():
-    """{test_name: [op_type, ...]}: the operators each node test is about.
-    Those of its model's top-level nodes (default domain), without Constant
-    when there are others (it only feeds them); for test_X_expanded, where
-    the model is the function body of test_X's operator, test_X's."""
+    """{test_name: [(domain, op_type), ...]}: the operators each node test is
+    about. Those of its model's top-level nodes (of the domains reported),
+    without Constant when there are others (it only feeds them); for
+    test_X_expanded, where the model is the function body of test_X's
+    operator, test_X's."""
     ops = {}
     node_dir = os.path.join(DATA, "node")
     for name in sorted(os.listdir(node_dir)):
@@ -80,9 +91,9 @@ def test_ops():
         if not os.path.exists(path):
             continue
         model = onnx.load(path, load_external_data=False)
-        found = {n.op_type for n in model.graph.node if n.domain in ("", "ai.onnx")}
+        found = {(domain_of(n.domain), n.op_type) for n in model.graph.node if domain_of(n.domain) in DOMAINS}
         if len(found) > 1:
-            found.discard("Constant")
+            found.discard(("", "Constant"))
         ops[name] = sorted(found)
     for name in ops:
         base = re.sub(r"_expanded(_ver\d+)?$", "", name)
@@ -121,7 +132,7 @@ def short(reason, words=10):
     m = re.search(r"operator (\w+) \(opset (\d+)\) is not supported", reason)
     if m:
         return "%s at opset %s not assembled" % (m.group(1), m.group(2))
-    m = re.search(r"operator (\w+) of domain '([^']*)' is not supported", reason)
+    m = re.search(r"operator (\w+) of domain '([^']*)' (\(opset \d+\) )?is not supported", reason)
     if m:
         return "%s of domain %s not assembled" % (m.group(1), m.group(2))
     reason = re.sub(r"^node (#\d+|'[^']*') \((\w+)\): (\2: )?", r"\2: ", reason)
@@ -141,7 +152,7 @@ def attribute(results, ops_of):
                 per_op[op]["pass"] += 1
             continue
         m = re.search(r"\((\w+)\): ", reason)
-        blamed = [m.group(1)] if m and m.group(1) in ops else ops
+        blamed = [o for o in ops if m and o[1] == m.group(1)] or ops
         for op in blamed:
             per_op[op]["fail"].append((test, reason))
     return per_op
@@ -165,52 +176,72 @@ def md_escape(s):
     return s.replace("|", "\\|").replace("\n", " ")
 
 
-def write(out, rows, per_op, results, ops_of):
-    schemas = sorted((s for s in onnx.defs.get_all_schemas() if s.domain == ""), key=lambda s: s.name)
+def schemas_of(domain):
+    """The latest schemas of domain, by name, and {name: [since_version]}."""
+    schemas = sorted((x for x in onnx.defs.get_all_schemas() if x.domain == domain), key=lambda x: x.name)
     history = collections.defaultdict(list)
-    for s in onnx.defs.get_all_schemas_with_history():
-        if s.domain == "":
-            history[s.name].append(s.since_version)
-    counts = collections.Counter()
+    for x in onnx.defs.get_all_schemas_with_history():
+        if x.domain == domain:
+            history[x.name].append(x.since_version)
+    return schemas, history
+
+
+def domain_lines(domain, rows, per_op, counts):
+    """The table lines of one domain; counts[status] += 1 per operator."""
+    schemas, history = schemas_of(domain)
     lines = []
     for s in schemas:
-        op = s.name
-        st = status_text(op, rows, per_op.get(op))
+        key = (domain, s.name)
+        st = status_text(key, rows, per_op.get(key))
         counts[st.split(" ")[0]] += 1
-        versions = sorted(set(history[op]))
-        if op in rows:
-            miss = uncovered(versions, rows[op])
-            opsets = opsets_text(rows[op]) + (" (not %s)" % ", ".join(map(str, miss)) if miss else "")
+        versions = sorted(set(history[s.name]))
+        if key in rows:
+            miss = uncovered(versions, rows[key])
+            opsets = opsets_text(rows[key]) + (" (not %s)" % ", ".join(map(str, miss)) if miss else "")
         else:
             opsets = "-"
-        stats = per_op.get(op)
+        stats = per_op.get(key)
         tests = "%d/%d" % (stats["pass"], stats["pass"] + len(stats["fail"])) if stats else "-"
-        name = op + (" (deprecated)" if s.deprecated else "")
+        name = s.name + (" (deprecated)" if s.deprecated else "")
         lines.append("| %s | %s | %s | %s | %s |" % (name, ", ".join(map(str, versions)), opsets, tests, md_escape(st)))
+    return schemas, lines
+
+
+def write(out, rows, per_op, results, ops_of):
+    sections = []
+    for domain in DOMAINS:
+        counts = collections.Counter()
+        schemas, lines = domain_lines(domain, rows, per_op, counts)
+        sections.append((domain, schemas, lines, counts))
     ran = [t for t in ops_of if t in results]
     passed = sum(1 for t in ran if results[t][0])
-    extra = sorted(set(rows) - {s.name for s in schemas})
+    known = {(d, x.name) for d, schemas, _, _ in sections for x in schemas}
+    extra = sorted(set(rows) - known)
     with open(out, "w") as f:
         f.write("# ONNX operator coverage\n\n")
         f.write("Generated by `scripts/onnx_coverage.py` from the operator table of the `tessera` binary\n"
                 "(`tessera onnx-ops`) and a `tessera check` run over the node tests of onnx %s's\n"
                 "backend test data. Do not edit by hand: rerun the script.\n\n" % onnx.__version__)
-        f.write("- operators in ONNX's default domain (latest schemas): %d\n" % len(schemas))
-        f.write("- assembled: %d; partially (some node tests fail): %d; not assembled: %d\n"
-                % (counts["assembled"], counts["partially"], counts["not"]))
+        for domain, schemas, _, counts in sections:
+            f.write("- %s: %d operators (latest schemas); assembled: %d; partially (some node tests fail): %d; "
+                    "not assembled: %d\n" % ("default domain" if not domain else domain, len(schemas),
+                                              counts["assembled"], counts["partially"], counts["not"]))
         f.write("- node tests: %d of %d pass\n\n" % (passed, len(ran)))
-        f.write("Columns: **ONNX versions** — the opsets in which the operator's schema changed;\n"
+        f.write("Columns: **ONNX versions** — the opsets (of the operator's domain) in which its schema changed;\n"
                 "**tessera opsets** — the model opsets tessera's table handles (`7+`: 7 and later), and the\n"
                 "schema versions it does not; **node tests** — passing / all node tests about the operator\n"
                 "(its model's top-level operators; a `_expanded` test counts for the operator it expands;\n"
                 "a failure that names one of the test's operators counts against that one only);\n"
                 "**status** — `assembled`, `partially (N of M node tests fail: first words of the reasons)`,\n"
-                "or `not assembled`.\n\n")
-        f.write("| operator | ONNX versions | tessera opsets | node tests | status |\n")
-        f.write("|---|---|---|---|---|\n")
-        f.write("\n".join(lines) + "\n")
+                "or `not assembled`.\n")
+        for domain, _, lines, _ in sections:
+            f.write("\n## %s\n\n" % ("Default domain (`ai.onnx`)" if not domain else "Domain `%s`" % domain))
+            f.write("| operator | ONNX versions | tessera opsets | node tests | status |\n")
+            f.write("|---|---|---|---|---|\n")
+            f.write("\n".join(lines) + "\n")
         if extra:
-            f.write("\nIn tessera's table but not in ONNX's default domain: %s\n" % ", ".join(extra))
+            f.write("\nIn tessera's table but not in ONNX's schemas: %s\n"
+                    % ", ".join((d + "." if d else "") + op for d, op in extra))
 
 
 def main():

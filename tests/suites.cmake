@@ -104,3 +104,10 @@ add_test(NAME onnx_tinynet COMMAND tessera_cli check ${CMAKE_SOURCE_DIR}/models/
 # a dynamic-sequence encoder, LSTM, GRU, Loop+If) against onnxruntime's outputs.
 add_test(NAME onnx_models COMMAND tessera_cli check ${CMAKE_SOURCE_DIR}/tests/onnx_models --atol 1e-4
          WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+
+# Operators of the non-default domains (ai.onnx.ml, ai.onnx.preview,
+# ai.onnx.preview.training) and Swish beyond onnx's node tests
+# (scripts/gen_domain_models.py): against onnxruntime where it runs the
+# operator, else onnx's reference implementation.
+add_test(NAME onnx_domains COMMAND tessera_cli check ${CMAKE_SOURCE_DIR}/tests/onnx_domains
+         WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})

@@ -1,7 +1,8 @@
 /* cmd_onnx.c — `tessera info MODEL.onnx` (ts_onnx_info's description) and
  * the hidden `tessera onnx-ops`, which prints the frontend's operator table
  * one row per line, "OpType since until" (until is "max" for rows open to
- * the latest opset), for scripts/onnx_coverage.py. */
+ * the latest opset; OpType is "domain.OpType" outside the default domain),
+ * for scripts/onnx_coverage.py. */
 #include "cli.h"
 
 #include "frontend/onnx/onnx.h"
@@ -24,9 +25,12 @@ int cmd_info(int argc, char **argv)
     return 0;
 }
 
-static void print_row(const onnx_op_entry *e, void *ud)
+/* Rows of other domains name their op "domain.OpType", as `tessera info`
+ * does. */
+static void print_row(const char *domain, const onnx_op_entry *e, void *ud)
 {
     (void)ud;
+    if (domain[0]) printf("%s.", domain);
     if (e->until == INT_MAX) printf("%s %d max\n", e->op_type, e->since);
     else printf("%s %d %d\n", e->op_type, e->since, e->until);
 }

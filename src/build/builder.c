@@ -64,6 +64,8 @@ void ts_builder_set_origin(ts_builder *b, const char *origin)
     if (origin && !b->origin) ts_builder_fail(b, TS_ERR_OOM, "out of memory");
 }
 
+const char *ts_builder_origin(const ts_builder *b) { return b->origin; }
+
 /* After a callee failed with s: make sure the builder holds an error (some
  * callees return a code without a message) and name the origin once. */
 static ts_status failed(ts_builder *b, ts_status s)

@@ -59,6 +59,8 @@ ts_status ts_builder_fail(ts_builder *b, ts_status code, const char *fmt, ...) T
 /* Label nodes built from now on (an ONNX node name), for messages; NULL
  * clears it. Errors are prefixed with it too. */
 void ts_builder_set_origin(ts_builder *b, const char *origin);
+/* The current label (in the graph arena), or NULL. */
+const char *ts_builder_origin(const ts_builder *b);
 
 /* ---- block signature -------------------------------------------------------- */
 

@@ -569,6 +569,9 @@ def test_onnx_ops():
     check("onnx-ops: rows 'Op since until'", len(rows) > 50 and all(
         len(r) == 3 and r[1].isdigit() and (r[2] == "max" or r[2].isdigit()) for r in rows), so[:300])
     check("onnx-ops: has Add", any(r[0] == "Add" for r in rows), so[:300])
+    check("onnx-ops: other domains as domain.OpType",
+          ["ai.onnx.ml.TreeEnsemble", "5", "max"] in rows and ["ai.onnx.preview.FlexAttention", "1", "max"] in rows,
+          so[-300:])
     rc, so, se = tessera("--help")
     check("onnx-ops is hidden", "onnx-ops" not in so, so)
 

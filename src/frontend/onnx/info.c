@@ -158,26 +158,28 @@ static bool is_function(const Onnx__ModelProto *m, const op_count *e)
     return false;
 }
 
-static int default_opset(const Onnx__ModelProto *m)
+/* The model's import of domain (the default one for NULL, "" or
+ * "ai.onnx"), or -1. */
+static int import_version(const Onnx__ModelProto *m, const char *domain)
 {
     int v = -1;
-    for (size_t i = 0; i < m->n_opset_import; i++)
-        if (m->opset_import[i] && is_default(m->opset_import[i]->domain) && m->opset_import[i]->version > 0 &&
-            m->opset_import[i]->version < INT_MAX)
-            v = (int)m->opset_import[i]->version;
+    for (size_t i = 0; i < m->n_opset_import; i++) {
+        const Onnx__OperatorSetIdProto *o = m->opset_import[i];
+        bool same = o && (is_default(domain) ? is_default(o->domain) : o->domain && strcmp(o->domain, domain) == 0);
+        if (same && o->version > 0 && o->version < INT_MAX) v = (int)o->version;
+    }
     return v;
 }
 
 static void histo_text(ts_buf *b, const Onnx__ModelProto *m, histo *h)
 {
-    int opset = default_opset(m);
     int missing = 0;
     if (h->n) qsort(h->v, h->n, sizeof *h->v, by_count);
     ts_buf_printf(b, "operators (%ld nodes, %zu kinds)\n", h->nodes, h->n);
     for (size_t i = 0; i < h->n; i++) {
         const op_count *e = &h->v[i];
         const char *status = is_function(m, e) ? "function"
-                             : is_default(e->domain) && onnx_find_op(e->op, opset) ? "ok" : "MISSING";
+                             : onnx_find_op(e->domain, e->op, import_version(m, e->domain)) ? "ok" : "MISSING";
         missing += strcmp(status, "MISSING") == 0;
         char name[128];
         if (is_default(e->domain)) snprintf(name, sizeof name, "%.100s", e->op);

@@ -60,6 +60,7 @@ struct onnx_ctx {
     const Onnx__ModelProto *model;
     const char *dir;                  /* the model's folder, for external data */
     int opset;                        /* default domain, in effect now */
+    const Onnx__FunctionProto *func;  /* the function being inlined, whose imports come first; or NULL */
     onnx_scope *scope;
     onnx_map known;                   /* ts_value* (body param) -> onnx_known* */
     onnx_map dims;                    /* ts_value* -> onnx_dims* */

@@ -181,11 +181,9 @@ const Onnx__GraphProto *onnx_attr_graph(onnx_node *n, const char *name)
 
 /* ---- model-local functions ------------------------------------------------------------------ */
 
-static bool default_domain(const char *d) { return !d || !d[0] || strcmp(d, "ai.onnx") == 0; }
-
 static bool same_domain(const char *a, const char *b)
 {
-    return (default_domain(a) && default_domain(b)) || (a && b && strcmp(a, b) == 0);
+    return (onnx_default_domain(a) && onnx_default_domain(b)) || (a && b && strcmp(a, b) == 0);
 }
 
 static const Onnx__FunctionProto *find_function(onnx_ctx *c, const Onnx__NodeProto *np)
@@ -233,7 +231,7 @@ static int function_opset(const Onnx__FunctionProto *f, int dflt)
 {
     for (size_t i = 0; i < f->n_opset_import; i++) {
         const Onnx__OperatorSetIdProto *o = f->opset_import[i];
-        if (o && default_domain(o->domain) && o->has_version && o->version > 0 && o->version < INT_MAX)
+        if (o && onnx_default_domain(o->domain) && o->has_version && o->version > 0 && o->version < INT_MAX)
             return (int)o->version;
     }
     return dflt;
@@ -280,11 +278,14 @@ static ts_status inline_function(onnx_ctx *c, const Onnx__FunctionProto *f, cons
                                ONNX_MAX_DEPTH);
     onnx_scope s;
     int opset = c->opset;
+    const Onnx__FunctionProto *outer = c->func;
     onnx_scope_push(c, &s, true);
     c->opset = function_opset(f, opset);
+    c->func = f;
     c->depth++;
     ts_status st = function_body(c, f, call, n_in, in, n_out, out, used);
     c->depth--;
+    c->func = outer;
     c->opset = opset;
     onnx_scope_pop(c);
     return st;
@@ -317,22 +318,54 @@ static ts_status resolve_inputs(onnx_ctx *c, const Onnx__NodeProto *np, ts_value
     return TS_OK;
 }
 
+/* The version of domain (not the default one) among imports[0..n), or -1. */
+static int import_version(size_t n, Onnx__OperatorSetIdProto *const *imports, const char *domain)
+{
+    for (size_t i = 0; i < n; i++) {
+        const Onnx__OperatorSetIdProto *o = imports[i];
+        if (o && o->domain && strcmp(o->domain, domain) == 0 && o->has_version && o->version > 0 &&
+            o->version < INT_MAX)
+            return (int)o->version;
+    }
+    return -1;
+}
+
+/* The opset of domain in effect: the inlined function's import first,
+ * then the model's; -1 when neither imports it. */
+static int domain_opset(onnx_ctx *c, const char *domain)
+{
+    if (onnx_default_domain(domain)) return c->opset;
+    int v = c->func ? import_version(c->func->n_opset_import, c->func->opset_import, domain) : -1;
+    return v >= 0 ? v : import_version(c->model->n_opset_import, c->model->opset_import, domain);
+}
+
+/* Why no operator was found (a local function was not either). */
+static ts_status no_op(onnx_ctx *c, const char *op, const char *domain, int opset)
+{
+    if (!onnx_known_domain(domain))
+        return ts_builder_fail(c->b, TS_ERR_UNSUPPORTED,
+                               "operator %s of domain '%s' is not supported: tessera assembles the default ONNX "
+                               "domain, ai.onnx.ml, ai.onnx.preview and ai.onnx.preview.training", op, domain);
+    if (opset < 0 && onnx_default_domain(domain))
+        return ts_builder_fail(c->b, TS_ERR_INVALID_MODEL, "the model imports no opset of the default ONNX domain");
+    if (opset < 0)
+        return ts_builder_fail(c->b, TS_ERR_INVALID_MODEL, "the model imports no opset of domain '%s'", domain);
+    if (onnx_default_domain(domain))
+        return ts_builder_fail(c->b, TS_ERR_UNSUPPORTED, "operator %s (opset %d) is not supported", op, opset);
+    return ts_builder_fail(c->b, TS_ERR_UNSUPPORTED, "operator %s of domain '%s' (opset %d) is not supported", op,
+                           domain, opset);
+}
+
 static ts_status call_op(onnx_ctx *c, const Onnx__NodeProto *np, int n_in, ts_value **in, int n_out,
                          ts_value **out, bool *used)
 {
     const char *op = np->op_type;
-    onnx_op_fn fn = default_domain(np->domain) ? onnx_find_op(op, c->opset) : NULL;
+    int opset = domain_opset(c, np->domain);
+    onnx_op_fn fn = opset >= 0 ? onnx_find_op(np->domain, op, opset) : NULL;
     const Onnx__FunctionProto *f = fn ? NULL : find_function(c, np);
     if (f) return inline_function(c, f, np, n_in, in, n_out, out, used);
-    if (!fn && !default_domain(np->domain))
-        return ts_builder_fail(c->b, TS_ERR_UNSUPPORTED,
-                               "operator %s of domain '%s' is not supported: tessera assembles the default ONNX domain",
-                               op, np->domain);
-    if (!fn && c->opset < 0)
-        return ts_builder_fail(c->b, TS_ERR_INVALID_MODEL, "the model imports no opset of the default ONNX domain");
-    if (!fn)
-        return ts_builder_fail(c->b, TS_ERR_UNSUPPORTED, "operator %s (opset %d) is not supported", op, c->opset);
-    onnx_node nd = {op, np->name ? np->name : "", c->opset, n_in, in, n_out, out, used, np, c};
+    if (!fn) return no_op(c, op, np->domain, opset);
+    onnx_node nd = {op, np->name ? np->name : "", opset, n_in, in, n_out, out, used, np, c};
     ts_status s = fn(&nd);
     if (s == TS_OK) s = onnx_ctx_status(c, NULL);
     if (s != TS_OK && onnx_ctx_status(c, NULL) == TS_OK)   /* a code without a message */

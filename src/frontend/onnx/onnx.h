@@ -27,7 +27,7 @@ typedef struct onnx_ctx onnx_ctx;
 typedef struct onnx_node {
     const char *op_type;
     const char *name;         /* "" when the model gives none */
-    int opset;                /* the default domain's opset version in effect */
+    int opset;                /* the opset version of the node's domain in effect */
     int n_in;                 /* inputs listed; in[i] is NULL for an omitted ("") one */
     ts_value **in;
     int n_out;                /* outputs listed; out[k] must be set unless out_used[k] is false */
@@ -67,12 +67,22 @@ extern const onnx_op_entry onnx_ops_signal[];
 extern const onnx_op_entry onnx_ops_loss[];
 extern const onnx_op_entry onnx_ops_attention[];
 extern const onnx_op_entry onnx_ops_newer[];
+/* Other domains (D18): ai.onnx.ml, ai.onnx.preview, ai.onnx.preview.training. */
+extern const onnx_op_entry onnx_ops_ml[];
+extern const onnx_op_entry onnx_ops_tree[];
+extern const onnx_op_entry onnx_ops_preview[];
+extern const onnx_op_entry onnx_ops_training[];
 
-/* The function for op_type at opset, or NULL. */
-onnx_op_fn onnx_find_op(const char *op_type, int opset);
-/* Every distinct op_type of the table, for coverage reports: calls fn once
- * per row. */
-void onnx_each_op(void (*fn)(const onnx_op_entry *e, void *ud), void *ud);
+/* True for the default domain's spellings: NULL, "" and "ai.onnx". */
+bool onnx_default_domain(const char *domain);
+/* True when the table has families for domain. */
+bool onnx_known_domain(const char *domain);
+/* The function for op_type of domain at opset (the model's import of that
+ * domain), or NULL. */
+onnx_op_fn onnx_find_op(const char *domain, const char *op_type, int opset);
+/* Every row of the table, for coverage reports: calls fn once per row with
+ * its domain ("" for the default one). */
+void onnx_each_op(void (*fn)(const char *domain, const onnx_op_entry *e, void *ud), void *ud);
 
 /* ---- what a decomposition function uses -------------------------------- */
 
@@ -175,6 +185,12 @@ ts_status onnx_captures(onnx_node *n, int n_attrs, const char *const *attrs,
  * subgraph's outputs. */
 ts_status onnx_region(onnx_node *n, const char *attr, int n_formal, const ts_type *formal,
                       int n_caps, ts_value *const *caps, ts_block **out);
+/* Build graph attribute `attr` inline, in the current block, with its
+ * inputs bound to in[0..n_in): for an operator that applies a graph to
+ * tensors once (FlexAttention's score_mod). The graph sees the enclosing
+ * scope's names. *results (arena array) receives its *n_out outputs. */
+ts_status onnx_inline_graph(onnx_node *n, const char *attr, int n_in, ts_value *const *in, int *n_out,
+                            ts_value ***results);
 /* Number of outputs of graph attribute `attr` (-1 if absent). */
 int onnx_region_outputs(onnx_node *n, const char *attr);
 

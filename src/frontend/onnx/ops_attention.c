@@ -8,6 +8,7 @@
  * [B, H_kv, rep, L, D] and both products batch over (B, H_kv), so query
  * head h reads kv head h / rep, as the spec's repeat-interleave does. */
 #include "frontend/onnx/onnx.h"
+#include "frontend/onnx/ops_util.h"
 
 #include <math.h>
 #include <string.h>
@@ -104,46 +105,6 @@ static ts_value *merge_heads(onnx_node *n, ts_value *y)
     return reshape(n, ts_b_transpose(onnx_b(n), y, perm), 3, d);
 }
 
-/* Query heads per kv head: h_q / h_kv, which must divide. */
-static ts_status heads_ratio(onnx_node *n, ts_dim hq, ts_dim hkv, int64_t *rep)
-{
-    *rep = 1;
-    if (ts_dim_eq(hq, hkv)) return TS_OK;
-    if (!ts_dim_is_const(hq) || !ts_dim_is_const(hkv))
-        return onnx_unsupported(n, "symbolic head counts that may differ: tessera needs the query/kv head ratio");
-    if (hkv.c < 1 || hq.c % hkv.c != 0)
-        return onnx_fail(n, TS_ERR_INVALID_MODEL, "%lld query heads are not a multiple of %lld kv heads", (long long)hq.c,
-                         (long long)hkv.c);
-    *rep = hq.c / hkv.c;
-    return TS_OK;
-}
-
-/* x [B, H_q, L, X] times kv [B, H_kv, ...] contracting x's last axis with
- * kv axis kv_axis, query head h paired with kv head h / rep: the result
- * is [B, H_q, L, Y] with Y the free axis of kv. */
-static ts_value *gqa_dot(onnx_node *n, ts_value *x, ts_value *kv, int64_t rep, int64_t kv_axis)
-{
-    static const int64_t batch[2] = {0, 1};
-    const int64_t xc = 4;
-    if (!x || !kv) return NULL;
-    ts_dim d5[5] = {x->type.dims[0], kv->type.dims[1], ts_dim_const(rep), x->type.dims[2], x->type.dims[3]};
-    ts_value *y = ts_b_dot(onnx_b(n), reshape(n, x, 5, d5), kv, 2, batch, batch, 1, &xc, &kv_axis);
-    if (!y) return NULL;
-    ts_dim d4[4] = {x->type.dims[0], x->type.dims[1], x->type.dims[2], y->type.dims[4]};
-    return reshape(n, y, 4, d4);
-}
-
-/* exp(x - max) / sum over the last axis. A row that is all -inf gives
- * NaN, as the reference's softmax does. */
-static ts_value *softmax_last(onnx_node *n, ts_value *x)
-{
-    if (!x) return NULL;
-    int64_t last = x->type.rank - 1;
-    ts_builder *b = onnx_b(n);
-    ts_value *e = un(n, TS_OP_EXP, bin(n, TS_OP_SUB, x, ts_b_reduce(b, TS_OP_REDUCE_MAX, x, 1, &last, true)));
-    return bin(n, TS_OP_DIV, e, ts_b_reduce(b, TS_OP_REDUCE_SUM, e, 1, &last, true));
-}
-
 /* ---- Attention ---------------------------------------------------------------------- */
 
 typedef struct attn {
@@ -175,7 +136,7 @@ static ts_status attn_read(onnx_node *n, attn *a)
         a->v = a->k ? split_heads(n, a->v, hkv, "V's hidden size") : NULL;
         TS_TRY(onnx_status(n));
     }
-    return heads_ratio(n, a->q->type.dims[1], a->k->type.dims[1], &a->rep);
+    return onnx_util_heads_ratio(n, a->q->type.dims[1], a->k->type.dims[1], &a->rep);
 }
 
 /* The KV cache: past_key/past_value prepended along the sequence axis;
@@ -294,17 +255,17 @@ static ts_status onnx_attention(onnx_node *n)
     TS_TRY(softmax_dtype(n, a.dt, &sdt));
     if (mode < 0 || mode > 3) return onnx_fail(n, TS_ERR_INVALID_MODEL, "qk_matmul_output_mode %lld is not 0..3", (long long)mode);
     ts_value *s = half_scale(n, &a);
-    ts_value *qk = gqa_dot(n, bin(n, TS_OP_MUL, a.q, s), bin(n, TS_OP_MUL, a.k, s), a.rep, 3);
+    ts_value *qk = onnx_util_gqa_dot(n, bin(n, TS_OP_MUL, a.q, s), bin(n, TS_OP_MUL, a.k, s), a.rep, 3);
     ts_value *capped = qk;
     if (cap > 0) {
         ts_value *c = scalar(n, a.dt, cap);
         capped = bin(n, TS_OP_MUL, un(n, TS_OP_TANH, bin(n, TS_OP_DIV, qk, c)), c);
     }
     ts_value *biased = add_opt(n, capped, attn_bias(n, &a));
-    ts_value *p = softmax_last(n, cast_to(n, biased, sdt));
+    ts_value *p = onnx_util_softmax_last(n, cast_to(n, biased, sdt));
     ts_value *stage[4] = {qk, capped, biased, p};
     onnx_set_out(n, 3, cast_to(n, stage[mode], a.dt));
-    ts_value *y = gqa_dot(n, cast_to(n, p, a.v->type.dtype), a.v, a.rep, 2);
+    ts_value *y = onnx_util_gqa_dot(n, cast_to(n, p, a.v->type.dtype), a.v, a.rep, 2);
     return onnx_set_out(n, 0, cast_to(n, a.packed ? merge_heads(n, y) : y, a.dt));
 }
 

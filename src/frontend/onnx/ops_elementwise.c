@@ -414,6 +414,15 @@ static ts_status onnx_hard_swish(onnx_node *n)
     return out1(n, bin(n, TS_OP_MUL, x, clamp(n, y, k(n, x, 0), k(n, x, 1))));
 }
 
+/* Swish (24+): x * sigmoid(alpha * x). */
+static ts_value *swish_f(onnx_node *n, ts_value *x)
+{
+    ts_value *ax = bin(n, TS_OP_MUL, x, k(n, x, onnx_attr_float(n, "alpha", 1.0)));
+    return bin(n, TS_OP_MUL, x, sigmoid(n, ax));
+}
+
+static ts_status onnx_swish(onnx_node *n) { return out1(n, in_f32(n, onnx_float_input(n, 0), swish_f)); }
+
 /* Relu (1+): max(x, 0); NaN stays NaN. */
 static ts_status onnx_relu(onnx_node *n)
 {
@@ -813,6 +822,7 @@ const onnx_op_entry onnx_ops_elementwise[] = {
     {"Sqrt", 1, INT_MAX, onnx_sqrt},
     {"Sub", 1, INT_MAX, onnx_sub},
     {"Sum", 1, INT_MAX, onnx_sum},
+    {"Swish", 24, INT_MAX, onnx_swish},
     {"Tan", 7, INT_MAX, onnx_tan},
     {"Tanh", 1, INT_MAX, onnx_tanh},
     {"ThresholdedRelu", 10, INT_MAX, onnx_thresholded_relu},

@@ -2,10 +2,17 @@
  * with the opset range each function handles. The rows live in one table
  * per family (ops_*.c) so that each family's file stays whole; this file
  * joins them, and test_onnx_table checks that no (op_type, opset) is
- * claimed twice. */
+ * claimed twice.
+ *
+ * A family belongs to one domain (D18): the default domain's families are
+ * listed in `families`, those of other domains in `other_domains` with the
+ * domain's name. A row's opset range then refers to the model's import of
+ * that domain (ai.onnx.ml 5 for TreeEnsemble, not the default opset). */
 #include "frontend/onnx/onnx.h"
 
 #include <string.h>
+
+#define COUNT(a) (sizeof (a) / sizeof (a)[0])
 
 static const onnx_op_entry *const families[] = {
     onnx_ops_elementwise, onnx_ops_reduce, onnx_ops_nn, onnx_ops_conv, onnx_ops_einsum, onnx_ops_deform,
@@ -14,16 +21,53 @@ static const onnx_op_entry *const families[] = {
     onnx_ops_attention, onnx_ops_newer,
 };
 
-onnx_op_fn onnx_find_op(const char *op_type, int opset)
+/* Families of the other domains; a domain may have several rows. */
+static const struct {
+    const char *domain;
+    const onnx_op_entry *ops;
+} other_domains[] = {
+    {"ai.onnx.ml", onnx_ops_ml},
+    {"ai.onnx.ml", onnx_ops_tree},
+    {"ai.onnx.preview", onnx_ops_preview},
+    {"ai.onnx.preview.training", onnx_ops_training},
+};
+
+bool onnx_default_domain(const char *domain)
 {
-    for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)
-        for (const onnx_op_entry *e = families[f]; e->op_type; e++)
-            if (strcmp(e->op_type, op_type) == 0 && opset >= e->since && opset <= e->until) return e->fn;
+    return !domain || !domain[0] || strcmp(domain, "ai.onnx") == 0;
+}
+
+bool onnx_known_domain(const char *domain)
+{
+    if (onnx_default_domain(domain)) return true;
+    for (size_t d = 0; d < COUNT(other_domains); d++)
+        if (strcmp(other_domains[d].domain, domain) == 0) return true;
+    return false;
+}
+
+static const onnx_op_entry *find_in(const onnx_op_entry *e, const char *op_type, int opset)
+{
+    for (; e->op_type; e++)
+        if (strcmp(e->op_type, op_type) == 0 && opset >= e->since && opset <= e->until) return e;
     return NULL;
 }
 
-void onnx_each_op(void (*fn)(const onnx_op_entry *e, void *ud), void *ud)
+onnx_op_fn onnx_find_op(const char *domain, const char *op_type, int opset)
 {
-    for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)
-        for (const onnx_op_entry *e = families[f]; e->op_type; e++) fn(e, ud);
+    const onnx_op_entry *e = NULL;
+    if (onnx_default_domain(domain)) {
+        for (size_t f = 0; f < COUNT(families) && !e; f++) e = find_in(families[f], op_type, opset);
+    } else {
+        for (size_t d = 0; d < COUNT(other_domains) && !e; d++)
+            if (strcmp(other_domains[d].domain, domain) == 0) e = find_in(other_domains[d].ops, op_type, opset);
+    }
+    return e ? e->fn : NULL;
+}
+
+void onnx_each_op(void (*fn)(const char *domain, const onnx_op_entry *e, void *ud), void *ud)
+{
+    for (size_t f = 0; f < COUNT(families); f++)
+        for (const onnx_op_entry *e = families[f]; e->op_type; e++) fn("", e, ud);
+    for (size_t d = 0; d < COUNT(other_domains); d++)
+        for (const onnx_op_entry *e = other_domains[d].ops; e->op_type; e++) fn(other_domains[d].domain, e, ud);
 }

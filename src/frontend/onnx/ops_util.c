@@ -5,6 +5,10 @@
  * helper of one family file before that file was split by job. */
 #include "frontend/onnx/ops_util.h"
 
+#include "core/tensor.h"
+
+#include <string.h>
+
 /* ---- node-based: failures recorded on the onnx_node ------------------------------------- */
 
 ts_dim onnx_util_darith(onnx_node *n, onnx_util_dim_fn f, ts_dim a, ts_dim b)
@@ -99,6 +103,60 @@ ts_status onnx_util_const_ints(onnx_node *n, int i, const int64_t **v, int *coun
     }
     *v = a;
     return TS_OK;
+}
+
+ts_value *onnx_util_const(onnx_node *n, ts_dtype dt, int rank, const int64_t *shape, const void *data)
+{
+    ts_tensor *t = NULL;
+    ts_err err = {0};
+    if (onnx_status(n) != TS_OK) return NULL;
+    if (ts_tensor_new(dt, rank, shape, &t, &err) != TS_OK) {
+        onnx_fail(n, err.code, "%s", err.msg);
+        return NULL;
+    }
+    if (t->nbytes) memcpy(t->data, data, t->nbytes);
+    ts_value *v = ts_b_const(onnx_b(n), t);
+    ts_tensor_release(t);
+    return v;
+}
+
+/* ---- attention: shared by ops_attention.c and ops_flex.c ------------------------------------ */
+
+ts_status onnx_util_heads_ratio(onnx_node *n, ts_dim hq, ts_dim hkv, int64_t *rep)
+{
+    *rep = 1;
+    if (ts_dim_eq(hq, hkv)) return TS_OK;
+    if (!ts_dim_is_const(hq) || !ts_dim_is_const(hkv))
+        return onnx_unsupported(n, "symbolic head counts that may differ: tessera needs the query/kv head ratio");
+    if (hkv.c < 1 || hq.c % hkv.c != 0)
+        return onnx_fail(n, TS_ERR_INVALID_MODEL, "%lld query heads are not a multiple of %lld kv heads", (long long)hq.c,
+                         (long long)hkv.c);
+    *rep = hq.c / hkv.c;
+    return TS_OK;
+}
+
+/* Query heads are viewed as [B, H_kv, rep, L, X] and both operands batch
+ * over (B, H_kv): K and V are never copied per query head. */
+ts_value *onnx_util_gqa_dot(onnx_node *n, ts_value *x, ts_value *kv, int64_t rep, int64_t kv_axis)
+{
+    static const int64_t batch[2] = {0, 1};
+    const int64_t xc = 4;
+    if (!x || !kv) return NULL;
+    ts_dim d5[5] = {x->type.dims[0], kv->type.dims[1], ts_dim_const(rep), x->type.dims[2], x->type.dims[3]};
+    ts_builder *b = onnx_b(n);
+    ts_value *y = ts_b_dot(b, ts_b_reshape(b, x, 5, d5), kv, 2, batch, batch, 1, &xc, &kv_axis);
+    if (!y) return NULL;
+    ts_dim d4[4] = {x->type.dims[0], x->type.dims[1], x->type.dims[2], y->type.dims[4]};
+    return ts_b_reshape(b, y, 4, d4);
+}
+
+ts_value *onnx_util_softmax_last(onnx_node *n, ts_value *x)
+{
+    if (!x) return NULL;
+    int64_t last = x->type.rank - 1;
+    ts_builder *b = onnx_b(n);
+    ts_value *e = ts_b_unary(b, TS_OP_EXP, ts_b_binary(b, TS_OP_SUB, x, ts_b_reduce(b, TS_OP_REDUCE_MAX, x, 1, &last, true)));
+    return ts_b_binary(b, TS_OP_DIV, e, ts_b_reduce(b, TS_OP_REDUCE_SUM, e, 1, &last, true));
 }
 
 /* ---- builder-based: failures recorded on the builder --------------------------------------- */

@@ -41,6 +41,21 @@ ts_value *onnx_util_reverse_axes(onnx_node *n, ts_value *x, int count, const int
  * all constants (a shape computed from static dims); arena array. */
 ts_status onnx_util_const_ints(onnx_node *n, int i, const int64_t **v, int *count);
 
+/* A constant of dtype dt and shape (rank, shape) holding a copy of data
+ * (row-major, ts_tensor layout). */
+ts_value *onnx_util_const(onnx_node *n, ts_dtype dt, int rank, const int64_t *shape, const void *data);
+
+/* Query heads per kv head: h_q / h_kv, which must divide (constant unless
+ * equal). */
+ts_status onnx_util_heads_ratio(onnx_node *n, ts_dim hq, ts_dim hkv, int64_t *rep);
+/* x [B, H_q, L, X] times kv [B, H_kv, ...] contracting x's last axis with
+ * kv axis kv_axis, query head h paired with kv head h / rep (grouped-query
+ * attention): the result is [B, H_q, L, Y] with Y the free axis of kv. */
+ts_value *onnx_util_gqa_dot(onnx_node *n, ts_value *x, ts_value *kv, int64_t rep, int64_t kv_axis);
+/* exp(x - max) / sum over the last axis. A row that is all -inf gives
+ * NaN, as the reference's softmax does. */
+ts_value *onnx_util_softmax_last(onnx_node *n, ts_value *x);
+
 /* iota of dtype dt and shape dims, counting along axis (fails b). */
 ts_value *onnx_util_iota_b(ts_builder *b, ts_dtype dt, int rank, const ts_dim *dims, int axis);
 /* gather(x, idx) along axis (fails b). */

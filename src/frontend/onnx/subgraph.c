@@ -230,21 +230,38 @@ ts_status onnx_emit_subgraph(onnx_node *n, const Onnx__GraphProto *gp, ts_builde
     return st;
 }
 
-ts_status onnx_inline_subgraph(onnx_node *n, const char *attr, ts_value ***results)
+ts_status onnx_inline_graph(onnx_node *n, const char *attr, int n_in, ts_value *const *in, int *n_out,
+                            ts_value ***results)
 {
     onnx_ctx *c = n->ctx;
     *results = NULL;
+    *n_out = 0;
     const Onnx__GraphProto *gp = onnx_attr_graph(n, attr);
     if (!gp) return onnx_status(n);
-    if (gp->n_input) return onnx_fail(n, TS_ERR_INVALID_MODEL, "subgraph '%s' must have no inputs", attr);
+    if (gp->n_input != (size_t)n_in)
+        return onnx_fail(n, TS_ERR_INVALID_MODEL, "subgraph '%s' has %zu inputs; %d expected", attr, gp->n_input, n_in);
+    if (gp->n_output > INT_MAX) return onnx_fail(n, TS_ERR_INVALID_MODEL, "subgraph '%s' has too many outputs", attr);
     if (c->depth >= ONNX_MAX_DEPTH) return onnx_unsupported(n, "subgraphs nest more than %d deep", ONNX_MAX_DEPTH);
+    const char *origin = ts_builder_origin(c->b);   /* the subgraph's nodes label themselves */
     onnx_scope s;
     onnx_scope_push(c, &s, false);
     c->depth++;
-    ts_status st = region_body(c, gp, 0, NULL, results);
+    ts_status st = region_body(c, gp, n_in, in, results);
     c->depth--;
     onnx_scope_pop(c);
+    ts_builder_set_origin(c->b, origin);
+    if (st == TS_OK) *n_out = (int)gp->n_output;
     return st;
+}
+
+ts_status onnx_inline_subgraph(onnx_node *n, const char *attr, ts_value ***results)
+{
+    const Onnx__GraphProto *gp = onnx_attr_graph(n, attr);
+    int count;
+    *results = NULL;
+    if (!gp) return onnx_status(n);
+    if (gp->n_input) return onnx_fail(n, TS_ERR_INVALID_MODEL, "subgraph '%s' must have no inputs", attr);
+    return onnx_inline_graph(n, attr, 0, NULL, &count, results);
 }
 
 /* ---- regions ------------------------------------------------------------------------------------ */
