@@ -264,8 +264,9 @@ def row_cells(r):
         if ms is None:
             return "?"
         return ("%.1f" % ms if ms < 100 else "%.0f" % ms) + ("" if cache in (None, "none") else " " + cache)
+    compile_ms = "%s / %s" % (comp(r["compile_cold_ms"], r["cache_cold"]), comp(r["compile_warm_ms"], r["cache_warm"]))
     return (r["case"], str(r["threads"]), "%.3f" % r["tessera_ms"], "%.3f" % r["ort_ms"], "%.2f" % r["ratio"], eff,
-            arena, "%s / %s" % (comp(r["compile_cold_ms"], r["cache_cold"]), comp(r["compile_warm_ms"], r["cache_warm"])),
+            arena, compile_ms,
             "%.0f" % r["ort_init_ms"], "%s (tol %.0e+%.0e|x|)" % (r["agreement"], r["atol"], r["rtol"]))
 
 
@@ -288,7 +289,7 @@ def print_table(rows):
 
 def markdown_table(rows):
     lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
-    lines += ["| " + " | ".join(row_cells(r)) + " |" for r in rows]
+    lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row_cells(r)) + " |" for r in rows]
     return "\n".join(lines)
 
 
@@ -344,8 +345,8 @@ def write_doc(rows, desc, args, command):
             (args.target, args.runs), "", "## Machine", ""]
     text += ["- %s: %s" % (k, v) for k, v in desc]
     text += ["", "## Results", "", markdown_table(rows), ""]
-    text += ["Geometric mean of tessera/ORT over the models, %d thread%s: %.2f (%d models)" %
-             (t, "s" if t > 1 else "", m, n) for t, (m, n) in g.items()]
+    text += ["Geometric mean of tessera/ORT over the models, %d thread%s: %.2f (%d model%s)  " %
+             (t, "s" if t > 1 else "", m, n, "s" if n > 1 else "") for t, (m, n) in g.items()]
     text += ["", "Cases: " + "; ".join("`%s` %s" % (c, models.CASES[c]["desc"]) for c in args.cases) + ".", ""]
     path = os.path.join(ROOT, "docs", "perf.md")
     with open(path, "w") as f:
