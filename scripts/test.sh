@@ -90,8 +90,9 @@ for t in test_text test_ops test_npy; do
 done
 if [[ -x build/tessera ]]; then
   n_vg=$((n_vg + 1))
-  echo "-- valgrind tessera run models/attention.ir"
-  "${vg[@]}" build/tessera run models/attention.ir -i models/attention_input.npy >/dev/null ||
+  echo "-- valgrind tessera run models/attention.ir --repeat 2"
+  # --repeat: also the CLI's counting allocation hook (tools/run_timing.c)
+  "${vg[@]}" build/tessera run models/attention.ir -i models/attention_input.npy --repeat 2 >/dev/null ||
     failed+=("valgrind tessera run")
   # the ONNX path: loader, TensorProto reading, check's child processes
   # (valgrind follows fork), control flow

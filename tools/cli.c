@@ -51,7 +51,7 @@ static const struct {
     {"--target", NULL, OPT_TARGET, false}, {"--verbose", "-v", OPT_VERBOSE, true},
     {"--xfail", NULL, OPT_XFAIL, false}, {"--jobs", "-j", OPT_JOBS, false},
     {"--timeout", NULL, OPT_TIMEOUT, false}, {"--rtol", NULL, OPT_RTOL, false},
-    {"--atol", NULL, OPT_ATOL, false},
+    {"--atol", NULL, OPT_ATOL, false}, {"--threads", NULL, OPT_THREADS, false},
 };
 
 /* arg is `name` or `name=...`: the length of the name part, else 0. */
@@ -111,6 +111,7 @@ static int set_opt(cli *c, unsigned id, const char *v)
     case OPT_JOBS: return parse_long("--jobs", v, 1, 256, &c->jobs);
     case OPT_TIMEOUT: return parse_long("--timeout", v, 1, 86400, &c->timeout_s);
     case OPT_RTOL: return parse_tol("--rtol", v, &c->rtol, &c->rtol_given);
+    case OPT_THREADS: return parse_long("--threads", v, 1, 1024, &c->threads);
     default: return parse_tol("--atol", v, &c->atol, &c->atol_given);
     }
 }

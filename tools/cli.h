@@ -48,6 +48,7 @@ typedef struct cli {
     out_format format;
     bool format_given;
     long repeat;
+    long threads;                   /* --threads; 0 when not given (every core) */
     long jobs;
     long timeout_s;
     double rtol, atol;
@@ -62,7 +63,7 @@ enum {
     OPT_INPUT = 1 << 0, OPT_OUTPUT = 1 << 1, OPT_REPEAT = 1 << 2, OPT_PASSES = 1 << 3,
     OPT_DUMP = 1 << 4, OPT_TESTS = 1 << 5, OPT_DOT = 1 << 6, OPT_FORMAT = 1 << 7,
     OPT_TARGET = 1 << 8, OPT_VERBOSE = 1 << 9, OPT_XFAIL = 1 << 10, OPT_JOBS = 1 << 11,
-    OPT_TIMEOUT = 1 << 12, OPT_RTOL = 1 << 13, OPT_ATOL = 1 << 14
+    OPT_TIMEOUT = 1 << 12, OPT_RTOL = 1 << 13, OPT_ATOL = 1 << 14, OPT_THREADS = 1 << 15
 };
 
 /* Options (those in `allowed`) and up to max_files positional arguments
@@ -119,6 +120,21 @@ typedef struct model_inputs {
 /* 0, or a ts_err message (not printed). */
 ts_status model_inputs_read(const char *path, model_inputs *out, ts_err *err);
 void model_inputs_free(model_inputs *m);
+
+/* ---- run --repeat: compile time, peak memory, latency (run_timing.c) ---------
+ * COMPILE_TIMED(expr) evaluates expr (a ts_status) with the compile clock
+ * running (the comma operator sequences start before expr); the sum of the
+ * timed phases is the compile_ms that timing_report prints. */
+void timing_compile_start(void);
+ts_status timing_compile_stop(ts_status s);
+#define COMPILE_TIMED(expr) (timing_compile_start(), timing_compile_stop(expr))
+/* Count the library's allocations from now on (call before it allocates). */
+void timing_count_memory(void);
+/* ts_session_new for c->target (default interp) and c->threads, timed, and
+ * the memory baseline of arena_peak_bytes. */
+ts_status open_session(const ts_graph *g, const cli *c, ts_session **s, ts_err *err);
+/* c->repeat timed runs, then compile_ms, arena_peak_bytes and latency lines. */
+int timing_report(ts_session *s, int n_in, ts_tensor **in, int n_out, ts_tensor **out, const cli *c);
 
 /* ---- commands ---------------------------------------------------------------- */
 

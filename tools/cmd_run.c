@@ -1,6 +1,7 @@
 /* cmd_run.c — `tessera run FILE [-i [NAME=]X]... [-o DIR] [--format npy|pb]
- * [--repeat N] [--passes LIST]`: bind input files to the model's inputs,
- * run the reference interpreter, print or write the outputs, time runs.
+ * [--repeat N] [--threads N] [--target T] [--passes LIST]`: bind input files
+ * to the model's inputs, run the model, print or write the outputs, time
+ * runs (run_timing.c).
  *
  * IR text is loaded first and its inputs bound after. An ONNX model's
  * inputs are read from the protobuf first (onnx_inputs.c), the files are
@@ -15,7 +16,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* ---- binding files to inputs ------------------------------------------------------
  * A slot is a name -i NAME= may bind. The first n_graph slots are the graph's
@@ -242,20 +242,7 @@ static int write_outputs(const ts_graph *g, const model_inputs *m, const cli *c,
     return 0;
 }
 
-/* ---- timing ---------------------------------------------------------------------- */
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
+/* ---- run ------------------------------------------------------------------------- */
 
 static void release_all(ts_tensor **t, int n)
 {
@@ -264,31 +251,6 @@ static void release_all(ts_tensor **t, int n)
         t[i] = NULL;
     }
 }
-
-/* --repeat: N timed runs (the warm-up already happened); the median. */
-static int time_runs(ts_session *s, int n_in, ts_tensor **in, int n_out, ts_tensor **out, long repeat)
-{
-    double *ms = malloc(sizeof *ms * (size_t)repeat);
-    if (!ms) return fail("out of memory");
-    int r = 0;
-    for (long i = 0; i < repeat && !r; i++) {
-        ts_err err = {0};
-        double t0 = now_ms();
-        ts_status st = ts_session_run(s, n_in, in, n_out, out, &err);
-        ms[i] = now_ms() - t0;
-        if (st != TS_OK) r = fail_err(&err);
-        release_all(out, n_out);
-    }
-    if (!r) {
-        qsort(ms, (size_t)repeat, sizeof *ms, cmp_double);
-        double med = repeat % 2 ? ms[repeat / 2] : (ms[repeat / 2 - 1] + ms[repeat / 2]) / 2;
-        printf("latency median_ms=%.3f min_ms=%.3f runs=%ld\n", med, ms[0], repeat);
-    }
-    free(ms);
-    return r;
-}
-
-/* ---- run ------------------------------------------------------------------------- */
 
 typedef struct run_state {
     ts_graph *g;
@@ -315,14 +277,14 @@ static void run_free(run_state *st)
 static int run_passes(ts_graph *g, const cli *c)
 {
     ts_err err = {0};
-    return c->passes && ts_graph_run_passes(g, c->passes, &err) != TS_OK ? fail_err(&err) : 0;
+    return c->passes && COMPILE_TIMED(ts_graph_run_passes(g, c->passes, &err)) != TS_OK ? fail_err(&err) : 0;
 }
 
 /* An IR model: load, then bind its parameters. */
 static int prepare_ir(run_state *st, const cli *c)
 {
     ts_err err = {0};
-    if (ts_graph_load_file(c->files[0], &st->g, &err) != TS_OK) return fail_err(&err);
+    if (COMPILE_TIMED(ts_graph_load_file(c->files[0], &st->g, &err)) != TS_OK) return fail_err(&err);
     int n = ts_graph_num_inputs(st->g);
     if (slots_init(&st->sl, n, n)) return 1;
     for (int i = 0; i < n; i++) st->sl.name[i] = ts_graph_input_name(st->g, i);
@@ -358,7 +320,8 @@ static int prepare_onnx(run_state *st, const cli *c)
     if (!names || !vals) r = fail("out of memory");
     for (int i = 0; !r && i < st->sl.n; i++)
         if (st->sl.value[i]) names[n_known] = st->sl.name[i], vals[n_known++] = st->sl.value[i];
-    if (!r && ts_onnx_load(c->files[0], n_known, names, vals, &st->g, &err) != TS_OK) r = fail_err(&err);
+    if (!r && COMPILE_TIMED(ts_onnx_load(c->files[0], n_known, names, vals, &st->g, &err)) != TS_OK)
+        r = fail_err(&err);
     free((void *)names);
     free(vals);
     return r;
@@ -396,7 +359,7 @@ static int gather_inputs(run_state *st)
 static int run_once_and_report(run_state *st, const cli *c)
 {
     ts_err err = {0};
-    if (ts_session_new(st->g, "interp", &st->s, &err) != TS_OK) return fail_err(&err);
+    if (open_session(st->g, c, &st->s, &err) != TS_OK) return fail_err(&err);
     if (ts_session_run(st->s, st->n_in, st->in, st->n_out, st->out, &err) != TS_OK) return fail_err(&err);
     if (c->out_dir) {
         if (write_outputs(st->g, &st->m, c, st->n_out, st->out)) return 1;
@@ -404,14 +367,15 @@ static int run_once_and_report(run_state *st, const cli *c)
         for (int k = 0; k < st->n_out; k++) print_summary(st->g, &st->m, k, st->out[k]);
     }
     release_all(st->out, st->n_out);
-    return c->repeat ? time_runs(st->s, st->n_in, st->in, st->n_out, st->out, c->repeat) : 0;
+    return c->repeat ? timing_report(st->s, st->n_in, st->in, st->n_out, st->out, c) : 0;
 }
 
 int cmd_run(int argc, char **argv)
 {
     cli c = {0};
-    unsigned opts = OPT_INPUT | OPT_OUTPUT | OPT_REPEAT | OPT_PASSES | OPT_FORMAT;
+    unsigned opts = OPT_INPUT | OPT_OUTPUT | OPT_REPEAT | OPT_PASSES | OPT_FORMAT | OPT_TARGET | OPT_THREADS;
     if (parse_args(&c, argc, argv, opts, 1)) return 1;
+    if (c.repeat) timing_count_memory();   /* before the library allocates anything */
     if (c.help) return usage();
     if (!c.n_files) return no_file();
     if (c.format_given && !c.out_dir) return fail("--format chooses the files of -o DIR; give -o DIR too");

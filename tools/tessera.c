@@ -1,7 +1,8 @@
 /* tessera.c — the command-line driver: main, the usage text and the
  * command table.
  *
- *   tessera run FILE [-i [NAME=]X]... [-o DIR] [--format npy|pb] [--repeat N] [--passes LIST]
+ *   tessera run FILE [-i [NAME=]X]... [-o DIR] [--format npy|pb] [--repeat N] [--threads N]
+ *               [--target T] [--passes LIST]
  *   tessera check PATH... [--xfail FILE] [--target T] [-j N] [--timeout S] [--verbose]
  *   tessera info MODEL.onnx
  *   tessera ir FILE [--passes LIST] [--dump-after NAME] [--dot]
@@ -19,11 +20,13 @@ const char cli_usage_text[] =
     "usage: tessera <command> [options]\n"
     "\n"
     "commands:\n"
-    "  run FILE [-i [NAME=]X]... [-o DIR] [--format npy|pb] [--repeat N] [--passes LIST]\n"
+    "  run FILE [-i [NAME=]X]... [-o DIR] [--format npy|pb] [--repeat N] [--threads N]\n"
+    "      [--target interp] [--passes LIST]\n"
     "      Run a model (IR text, or .onnx) with the reference interpreter. Inputs\n"
     "      are .npy or ONNX TensorProto .pb files, bound by name (NAME=) or by\n"
     "      position. Outputs go to DIR/output_K.npy (or .pb with --format pb) with\n"
-    "      -o, else a summary is printed. --repeat N times N runs after a warm-up.\n"
+    "      -o, else a summary is printed. --repeat N times N runs after a warm-up\n"
+    "      and prints compile time, peak memory and the latency line last.\n"
     "  check PATH... [--xfail FILE] [--target interp] [-j N] [--timeout S]\n"
     "        [--rtol X] [--atol X] [--verbose]\n"
     "      Run ONNX backend test cases (a folder with model.onnx and\n"

@@ -248,13 +248,43 @@ def test_errors():
 # ---- the other commands -------------------------------------------------------------
 
 def test_repeat():
+    """--repeat N: the warm-up's outputs, then compile_ms, arena_peak_bytes,
+    and exactly `latency median_ms=X min_ms=Y runs=N` as the last line."""
     model = os.path.join(ROOT, "models", "attention.ir")
-    rc, so, se = tessera("run", model, "-i", os.path.join(ROOT, "models", "attention_input.npy"), "--repeat", "3")
+    x = os.path.join(ROOT, "models", "attention_input.npy")
+    latency = r"^latency median_ms=(\d+\.\d{3}) min_ms=(\d+\.\d{3}) runs=%d$"
+    for n in (1, 3, 4):
+        rc, so, se = tessera("run", model, "-i", x, "--repeat", n)
+        lines = so.splitlines()
+        check("repeat %d: exit 0" % n, rc == 0, se)
+        check("repeat %d: four lines" % n, len(lines) == 4 and lines[0].startswith("output 0 (y): "), so)
+        m = re.match(latency % n, lines[-1]) if lines else None
+        check("repeat %d: latency line last" % n, m is not None, so)
+        if m:
+            check("repeat %d: min <= median" % n, float(m.group(2)) <= float(m.group(1)), lines[-1])
+        check("repeat %d: compile line" % n, len(lines) == 4 and re.match(r"^compile_ms=\d+\.\d{3} cache=none$",
+                                                                         lines[1]) is not None, so)
+        m = re.match(r"^arena_peak_bytes=(\d+)$", lines[2]) if len(lines) == 4 else None
+        check("repeat %d: arena line" % n, m is not None and int(m.group(1)) > 0, so)
+    # -o: the outputs go to files and stdout holds only the three report lines;
+    # --threads and --target interp are accepted (the interpreter is single-threaded).
+    out = tmp("out_repeat")
+    rc, so, se = tessera("run", model, "-i", x, "-o", out, "--repeat", "2", "--threads", "2", "--target", "interp")
     lines = so.splitlines()
-    check("repeat: exit 0", rc == 0, se)
-    check("repeat: summary first", len(lines) == 2 and lines[0].startswith("output 0 (y): "), so)
-    check("repeat: latency line last", bool(lines) and re.match(r"^latency median_ms=\d+\.\d{3} min_ms=\d+\.\d{3} runs=3$",
-                                                                lines[-1]), so)
+    check("repeat -o: exit 0", rc == 0, se)
+    check("repeat -o: three lines", len(lines) == 3 and re.match(latency % 2, lines[-1]) is not None, so)
+    check("repeat -o: output written", os.path.exists(os.path.join(out, "output_0.npy")))
+    # without --repeat nothing is timed: the summary alone
+    rc, so, se = tessera("run", model, "-i", x, "--threads", "1")
+    check("no repeat: summary only", rc == 0 and len(so.splitlines()) == 1, so + se)
+    for bad, pattern in ((["--repeat", "0"], r"--repeat needs a whole number from 1 to 1000000, got '0'"),
+                         (["--repeat", "x"], r"--repeat needs a whole number .* got 'x'"),
+                         (["--repeat", "-2"], r"--repeat needs a whole number .* got '-2'"),
+                         (["--repeat=3.5"], r"--repeat needs a whole number .* got '3\.5'"),
+                         (["--threads", "0"], r"--threads needs a whole number from 1 to 1024, got '0'"),
+                         (["--threads", "many"], r"--threads needs a whole number .* got 'many'"),
+                         (["--target", "nosuch"], r"unknown target 'nosuch' \(available: interp\)")):
+        expect_error("run %s" % " ".join(bad), ["run", model, "-i", x, "--repeat", "2"] + bad, pattern)
 
 
 def ops_def_names():
