@@ -67,6 +67,7 @@ extern const onnx_op_entry onnx_ops_signal[];
 extern const onnx_op_entry onnx_ops_loss[];
 extern const onnx_op_entry onnx_ops_attention[];
 extern const onnx_op_entry onnx_ops_newer[];
+extern const onnx_op_entry onnx_ops_sequence[];
 
 /* The function for op_type at opset, or NULL. */
 onnx_op_fn onnx_find_op(const char *op_type, int opset);
