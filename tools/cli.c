@@ -226,7 +226,7 @@ static ts_status adopt_value(value *v, char *form, int n, ts_tensor **t, ts_err 
     v->t = calloc((size_t)n + 1, sizeof *v->t);
     bool ok = v->t && (v->form || strcmp(form, "t") == 0);
     if (ok) {
-        memcpy(v->t, t, sizeof *t * (size_t)n);
+        if (n) memcpy(v->t, t, sizeof *t * (size_t)n);
         v->n = n;
     }
     ts_onnx_value_free(form, ok ? 0 : n, t);   /* the references are v's now */

@@ -638,7 +638,7 @@ static ts_status onnx_scan8(onnx_node *n)
             ts_dim d[TS_MAX_RANK];
             if (!y || y->type.rank + 1 > TS_MAX_RANK) return onnx_unsupported(n, "output %d is too deep", k);
             d[0] = ts_dim_const(1);
-            memcpy(d + 1, y->type.dims, sizeof *d * (size_t)y->type.rank);
+            if (y->type.rank) memcpy(d + 1, y->type.dims, sizeof *d * (size_t)y->type.rank);
             parts[i] = ts_b_reshape(onnx_b(n), y, y->type.rank + 1, d);
         }
         n->out[k] = batch == 1 ? parts[0] : ts_b_concat(onnx_b(n), (int)batch, parts, 0);

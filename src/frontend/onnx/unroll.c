@@ -110,7 +110,7 @@ static ts_value *stacked(unroll *u, int k)
             return NULL;
         }
         d[0] = ts_dim_const(1);
-        memcpy(d + 1, y->type.dims, sizeof *d * (size_t)y->type.rank);
+        if (y->type.rank) memcpy(d + 1, y->type.dims, sizeof *d * (size_t)y->type.rank);
         parts[i] = ts_b_reshape(onnx_b(n), y, y->type.rank + 1, d);
     }
     return u->iters == 1 ? parts[0] : ts_b_concat(onnx_b(n), u->iters, parts, 0);

@@ -183,7 +183,7 @@ static Onnx__TensorProto *wr_tensor(writer *w)
     tp->dims = dims;
     tp->has_data_type = 1;
     tp->data_type = onnx_type_of_dtype(t->dtype);
-    tp->name = (char *)"";
+    tp->name = NULL;   /* nested messages carry no name */
     tp->has_raw_data = 1;
     tp->raw_data.len = t->nbytes;
     tp->raw_data.data = t->data;
@@ -201,7 +201,7 @@ static Onnx__SequenceProto *wr_seq(writer *w, const onnx_form *f)
     void **e = ts_arena_array(w->a, (size_t)f->count + 1, sizeof *e);
     if (!sp || !e) return NULL;
     onnx__sequence_proto__init(sp);
-    sp->name = (char *)"";
+    sp->name = NULL;
     sp->has_elem_type = 1;
     sp->elem_type = f->count ? elem_type_of(f->elems[0]) : 1;
     for (int i = 0; i < f->count; i++) {
@@ -222,7 +222,7 @@ static Onnx__OptionalProto *wr_opt(writer *w, const onnx_form *f)
     Onnx__OptionalProto *op = ts_arena_alloc(w->a, sizeof *op);
     if (!op) return NULL;
     onnx__optional_proto__init(op);
-    op->name = (char *)"";
+    op->name = NULL;
     op->has_elem_type = 1;
     op->elem_type = 0;
     if (!f->count) return op;
