@@ -367,6 +367,19 @@ def seq_errors():
     save(model([n("SequenceEmpty", [], ["s0"]), n("Loop", ["M", "", "s0"], ["y"], name="grow", body=body)],
                [vi("M", TensorProto.INT64, []), x], [seqvi("y", F32, [2])]), "loop_seq_m.onnx")
     save(model([pair], [x], [vi("s", F32, [2])]), "seq_out_type.onnx")
+    # nested loops that would unroll 4096 x 4096 times: refused, quickly
+    inner = helper.make_graph(
+        [n("SequenceInsert", ["si", "x"], ["so"]), n("Identity", ["ci"], ["co"])],
+        "inner", [vi("j", TensorProto.INT64, []), vi("ci", TensorProto.BOOL, []), seqvi("si", F32, [2])],
+        [vi("co", TensorProto.BOOL, []), seqvi("so", F32, [2])])
+    outer = helper.make_graph(
+        [n("SequenceEmpty", [], ["e"]), n("Loop", ["big", "", "e"], ["grown"], body=inner),
+         n("SequenceAt", ["grown", "zero"], ["first"]), n("SequenceInsert", ["si", "first"], ["so"]),
+         n("Identity", ["ci"], ["co"])],
+        "outer", [vi("i", TensorProto.INT64, []), vi("ci", TensorProto.BOOL, []), seqvi("si", F32, [2])],
+        [vi("co", TensorProto.BOOL, []), seqvi("so", F32, [2])])
+    save(model([n("SequenceEmpty", [], ["s0"]), n("Loop", ["big", "", "s0"], ["y"], name="outer", body=outer)],
+               [x], [seqvi("y", F32, [2])], [i64("big", 4096), i64("zero", 0)]), "loop_seq_nested.onnx")
 
 
 def sequence_models():

@@ -378,7 +378,7 @@ static bool run_set(case_state *st, data_set *d, int set)
     int n_in = ts_graph_num_inputs(st->g), n_out = ts_graph_num_outputs(st->g);
     if (st->n_forms != d->n_out)
         return failf(st, "the model has %d outputs, test_data_set_%d has %d", st->n_forms, st->sets[set], d->n_out);
-    static ts_tensor *in[MAX_TENSORS], *out[MAX_TENSORS];
+    ts_tensor *in[MAX_TENSORS] = {0}, *out[MAX_TENSORS] = {0};
     if (n_in > MAX_TENSORS || n_out > MAX_TENSORS) return failf(st, "the model has over %d inputs", MAX_TENSORS);
     if (!gather_inputs(st, d, set, in, n_in)) return false;
     ts_err err = {0};
@@ -391,7 +391,7 @@ static bool run_set(case_state *st, data_set *d, int set)
         ok = n >= 0 && at + n <= n_out ? compare_output(st, k, out + at, &d->out[k]) : failf(st, "bad output form");
         at += n;
     }
-    for (int k = 0; k < n_out && s == TS_OK; k++) ts_tensor_release(out[k]);
+    for (int k = 0; k < n_out; k++) ts_tensor_release(out[k]);
     return ok;
 }
 

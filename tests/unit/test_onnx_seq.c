@@ -323,6 +323,7 @@ static void test_errors(void)
                 "node 'grow' (Loop): the trip count M must be known");
     expect_fail("seq_out_type.onnx", 0, NULL, NULL, 0, NULL, TS_ERR_SHAPE,
                 "output s: the model declares a tensor but the graph computes a sequence");
+    expect_fail("loop_seq_nested.onnx", 0, NULL, NULL, 0, NULL, TS_ERR_UNSUPPORTED, "more than tessera builds");
     /* badly given values */
     const char *f2[2] = {"[t,t]", NULL}, *fbad[2] = {"[t,", NULL}, *ft[2] = {"t", "t"}, *fopt[2] = {"?t", NULL};
     ts_tensor *two[3] = {x, x, x}, *mixed[3] = {x, i, x};
@@ -457,6 +458,49 @@ static void test_value_files(void)
     remove(path);
 }
 
+/* ---- broken models ------------------------------------------------------------------------------- */
+
+/* Every prefix and 300 bit-flipped copies of a sequence model, loaded with
+ * the given values: any status, never a crash, and a graph loaded has as
+ * many outputs as its forms say. */
+static void broken_models(const char *name, int n_known, const char *const *names, const char *const *forms,
+                          int n_values, ts_tensor *const *values)
+{
+    char src[128], path[128];
+    snprintf(src, sizeof src, DIR "%s", name);
+    snprintf(path, sizeof path, "%s/m.onnx", tmp_dir);
+    size_t len;
+    unsigned char *b = slurp(src, &len), *m = b ? malloc(len) : NULL;
+    uint64_t rng = 0x5eed0f0a11ULL;
+    for (size_t k = 0; m && k < len + 300; k++) {
+        memcpy(m, b, len);
+        size_t n = k < len ? k : len;
+        for (int i = 0; k >= len && i < 1 + (int)(rng % 4); i++) {
+            rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+            m[(rng >> 33) % len] ^= (unsigned char)(1u << ((rng >> 20) & 7));
+        }
+        FILE *f = fopen(path, "wb");
+        if (!f) break;
+        fwrite(m, 1, n, f);
+        fclose(f);
+        ts_graph *g = NULL;
+        int n_forms = 0;
+        char **fs = NULL;
+        ts_err err = {0};
+        ts_status s = ts_onnx_load_forms(path, n_known, names, forms, n_values, values, &g, &n_forms, &fs, &err);
+        /* (a mutated name may put any byte in the message) */
+        CHECK_MSG(s == TS_OK ? g && fs : !g && !fs && err.msg[0], "%s: %s", name, ts_status_name(s));
+        int outs = 0;
+        for (int i = 0; i < n_forms; i++) outs += ts_onnx_form_tensors(fs[i]);
+        CHECK(!g || outs == ts_graph_num_outputs(g));
+        ts_onnx_forms_free(fs, n_forms);
+        ts_graph_free(g);
+    }
+    free(m);
+    free(b);
+    remove(path);
+}
+
 /* ---- allocation failures ---------------------------------------------------------------------- */
 
 static long fail_at, n_allocs, live;
@@ -528,6 +572,10 @@ int main(void)
     float a[3] = {1, 2, 3};
     ts_tensor *v[3] = {vec(3, a), vec(3, a), vec(3, a)};
     const char *names[2] = {"xs", "b"}, *forms[2] = {"[t,t]", NULL};
+    broken_models("seq_map.onnx", 2, names, forms, 3, v);
+    broken_models("loop_seq.onnx", 0, NULL, NULL, 0, NULL);
+    broken_models("if_seq.onnx", 0, NULL, NULL, 0, NULL);
+    broken_models("opt_input.onnx", 1, (const char *[]){"o"}, (const char *[]){"?t"}, 1, v);
     test_oom("seq_map.onnx", 2, names, forms, 3, v);
     test_oom("seq_ops.onnx", 0, NULL, NULL, 0, NULL);
     test_oom("if_seq.onnx", 0, NULL, NULL, 0, NULL);

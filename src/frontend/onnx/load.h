@@ -78,6 +78,8 @@ struct onnx_ctx {
     char **out_forms;                 /* the outputs' forms (seq.h), arena strings */
     const Onnx__NodeProto *origin_np; /* the node failures are labelled with, and its index */
     int origin_index;
+    int64_t inlined;                  /* nodes built by unrolling and SequenceMap (seq.h) */
+    int64_t listed;                   /* elements of every sequence built (seq.h) */
 };
 
 /* ---- scopes and names (names.c) ------------------------------------------- */

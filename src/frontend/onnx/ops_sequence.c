@@ -206,7 +206,7 @@ static ts_status split_sizes(onnx_node *n, ts_dim len, int64_t **sizes, int *cou
                                    "known when the model is built");
     int64_t chunk = v ? v[0] : 1;
     if (!list && chunk < 1) return onnx_fail(n, TS_ERR_INVALID_MODEL, "split %lld must be positive", (long long)chunk);
-    int64_t total = list ? k : (len.c + chunk - 1) / chunk;
+    int64_t total = list ? k : len.c / chunk + (len.c % chunk != 0);
     if (total > ONNX_MAX_SEQ)
         return onnx_unsupported(n, "the split makes %lld pieces, more than tessera builds (%d)", (long long)total,
                                 ONNX_MAX_SEQ);

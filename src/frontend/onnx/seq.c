@@ -20,6 +20,12 @@ ts_value *onnx_comp_new(onnx_ctx *c, onnx_comp_kind kind, int count, ts_value *c
                         ONNX_MAX_SEQ);
         return NULL;
     }
+    c->listed += count;
+    if (c->listed > ONNX_MAX_LISTED) {
+        ts_builder_fail(c->b, TS_ERR_UNSUPPORTED, "the model's sequences hold more than %d elements in all, more than "
+                        "tessera builds", ONNX_MAX_LISTED);
+        return NULL;
+    }
     onnx_comp *k = ts_arena_alloc(c->g->arena, sizeof *k);
     ts_value **e = ts_arena_array(c->g->arena, (size_t)count + 1, sizeof *e);
     if (!k || !e) {

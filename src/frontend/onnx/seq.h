@@ -34,6 +34,12 @@ typedef struct onnx_comp {
 /* Sequences longer than this are refused: every element is a value (and,
  * when unrolled, a copy of a loop body). */
 #define ONNX_MAX_SEQ 4096
+/* Nodes one load may build by inlining bodies again and again (unrolled
+ * loops, SequenceMap), so that nested unrolling stays bounded. */
+#define ONNX_MAX_INLINED (1 << 18)
+/* Elements of all the lists one load builds (each edit copies its list:
+ * a loop growing a list of n builds n*n/2). */
+#define ONNX_MAX_LISTED (1 << 24)
 
 /* ---- composites (seq.c) ------------------------------------------------------ */
 

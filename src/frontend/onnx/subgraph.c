@@ -265,6 +265,10 @@ ts_status onnx_inline_body(onnx_node *n, const Onnx__GraphProto *gp, int n_forma
         return onnx_fail(n, TS_ERR_INVALID_MODEL, "subgraph '%s' has %zu inputs; %d expected", gp->name ? gp->name : "",
                          gp->n_input, n_formal);
     if (c->depth >= ONNX_MAX_DEPTH) return onnx_unsupported(n, "subgraphs nest more than %d deep", ONNX_MAX_DEPTH);
+    c->inlined += (int64_t)gp->n_node;
+    if (c->inlined > ONNX_MAX_INLINED)
+        return onnx_unsupported(n, "unrolling builds more than %d nodes in all, more than tessera unrolls",
+                                ONNX_MAX_INLINED);
     onnx_scope s;
     const Onnx__NodeProto *np = c->origin_np;
     int index = c->origin_index;
