@@ -214,10 +214,22 @@ static ts_status onnx_if(onnx_node *n)
     in[0] = c;
     for (int i = 0; i < n_caps; i++) in[i + 1] = caps[i];
     int n_res;
-    TS_TRY(ts_b_op(b, TS_OP_IF, n_caps + 1, in, NULL, 2, regions, regions[0]->n_results, out, &n_res));
+    if (regions[0]->n_results)   /* (branches yielding only empty sequences need no if) */
+        TS_TRY(ts_b_op(b, TS_OP_IF, n_caps + 1, in, NULL, 2, regions, regions[0]->n_results, out, &n_res));
     int pos = 0;   /* sequences and optionals take their structure from the then branch's */
     for (int k = 0; k < n->n_out; k++)
         if (!(n->out[k] = onnx_comp_rebuild(n->ctx, shape[0][k], out, &pos))) return onnx_status(n);
+    return TS_OK;
+}
+
+/* A while body yields tensors only: a Loop carrying a sequence is unrolled
+ * instead (unroll.c), so a sequence here is a value whose type changes. */
+static ts_status body_tensors(onnx_node *n, int count, ts_value *const *res)
+{
+    for (int k = 0; k < count; k++)
+        if (onnx_comp_of(res[k]))
+            return onnx_fail(n, TS_ERR_INVALID_MODEL, "the body's output %d is %s where a tensor is carried or scanned",
+                             k, onnx_comp_what(res[k]));
     return TS_OK;
 }
 
@@ -420,6 +432,7 @@ static ts_status loop_body(onnx_node *n, wloop *w, int n_carried, int n_caps, ts
     f[1] = w->params[2];
     for (int k = 0; k < n_carried; k++) f[2 + k] = w->params[3 + k];
     TS_TRY(onnx_emit_subgraph(n, gp, w->rb, 2 + n_carried, f, n_caps, caps, w->params + 3 + n_carried, &res));
+    TS_TRY(body_tensors(n, (int)gp->n_output, res));
     ts_value *c = res[0]->type.dtype == TS_DTYPE_BOOL ? scalar_of(n, w->rb, res[0], "the body's condition") : NULL;
     if (!c) return onnx_status(n) ? onnx_status(n) : onnx_fail(n, TS_ERR_INVALID_MODEL, "the body's condition must be bool");
     w->next[2] = c;
@@ -539,6 +552,7 @@ static ts_status scan_body(onnx_node *n, wloop *w, const Onnx__GraphProto *gp, s
     }
     TS_TRY(onnx_emit_subgraph(n, gp, w->rb, sp->n_state + sp->n_in, f, n_caps, caps,
                               w->params + 2 + sp->n_state + sp->n_in, &res));
+    TS_TRY(body_tensors(n, (int)gp->n_output, res));
     for (int k = 0; k < sp->n_state; k++) TS_TRY(wl_carry(w, 2 + k, res[k], k));
     w->next[0] = ts_b_binary(w->rb, TS_OP_ADD, w->params[0], onnx_i64_scalar(w->rb, 1));
     w->n_state = w->n_total;
