@@ -335,11 +335,13 @@ static void test_errors(void)
     expect_fail("seq_map.onnx", 2, xs, f2, 4, (ts_tensor *[]){x, x, x, x}, TS_ERR_INVALID_ARG,
                 "4 tensors were given, the forms take 3");
     expect_fail("seq_map.onnx", 2, xs, f2, 3, mixed, TS_ERR_INVALID_ARG, "a tensor is i64, the model declares f32");
-    expect_fail("seq_map.onnx", 2, xs, fopt, 2, two, TS_ERR_INVALID_ARG, "the value is an optional, the model declares a sequence");
+    expect_fail("seq_map.onnx", 2, xs, fopt, 2, two, TS_ERR_INVALID_ARG,
+                "the value is an optional, the model declares a sequence");
     const char *fx[1] = {"[t]"}, *nx[1] = {"x"};
     expect_fail("seq_ops.onnx", 1, nx, fx, 1, &x, TS_ERR_INVALID_ARG, "'x', which is no input of the model");
     const char *nX[1] = {"X"};
-    expect_fail("seq_ops.onnx", 1, nX, fx, 1, &x, TS_ERR_INVALID_ARG, "the value is a sequence, the model declares a tensor");
+    expect_fail("seq_ops.onnx", 1, nX, fx, 1, &x, TS_ERR_INVALID_ARG,
+                "the value is a sequence, the model declares a tensor");
     ts_tensor_release(x);
     ts_tensor_release(x3);
     ts_tensor_release(i);

@@ -411,7 +411,8 @@ static ts_status parse_given(ts_arena *a, int n_known, const char *const *names,
     for (int i = 0; i < n_known; i++) {
         const char *f = forms ? forms[i] : NULL;
         int n = 1;
-        if (!names[i]) return ts_err_set(err, TS_ERR_INVALID_ARG, "ts_onnx_load: the name of known value %d is NULL", i);
+        if (!names[i])
+            return ts_err_set(err, TS_ERR_INVALID_ARG, "ts_onnx_load: the name of known value %d is NULL", i);
         given[i].name = names[i];
         given[i].form = NULL;
         if (f && strcmp(f, "t") != 0) {
@@ -427,7 +428,8 @@ static ts_status parse_given(ts_arena *a, int n_known, const char *const *names,
         given[i].n = n;
         given[i].t = values + next;
         for (int k = 0; k < n; k++)
-            if (!values[next + k]) return ts_err_set(err, TS_ERR_INVALID_ARG, "ts_onnx_load: tensor %d is NULL", next + k);
+            if (!values[next + k])
+                return ts_err_set(err, TS_ERR_INVALID_ARG, "ts_onnx_load: tensor %d is NULL", next + k);
         next += n;
     }
     if (next != n_values)

@@ -615,7 +615,8 @@ static ts_status scan8_check(onnx_node *n, int64_t *batch)
                              (long long)x->type.dims[0].c, (long long)*batch);
     }
     if (*batch < 1) return onnx_unsupported(n, "Scan-8 with an empty batch is not supported");
-    if (*batch > ONNX_MAX_SEQ) return onnx_unsupported(n, "a batch of %lld is more than tessera unrolls", (long long)*batch);
+    if (*batch > ONNX_MAX_SEQ)
+        return onnx_unsupported(n, "a batch of %lld is more than tessera unrolls", (long long)*batch);
     if (!onnx_has_input(n, 0)) return TS_OK;
     ts_value *last = n->in[n->n_in - 1];   /* a scan input: [B, T, ...] */
     const int64_t *lens;

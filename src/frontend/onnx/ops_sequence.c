@@ -77,7 +77,8 @@ static ts_status position(onnx_node *n, int i, int len, bool end, int def, int *
     TS_TRY(const_scalar(n, i, "position", &p));
     int64_t hi = end ? len : len - 1;
     if (p < -(int64_t)len || p > hi)
-        return onnx_fail(n, TS_ERR_INVALID_MODEL, "position %lld is out of range for a sequence of %d", (long long)p, len);
+        return onnx_fail(n, TS_ERR_INVALID_MODEL, "position %lld is out of range for a sequence of %d", (long long)p,
+                         len);
     *out = (int)(p < 0 ? p + len : p);
     return TS_OK;
 }
@@ -215,7 +216,8 @@ static ts_status split_sizes(onnx_node *n, ts_dim len, int64_t **sizes, int *cou
     int64_t sum = 0;
     for (int64_t i = 0; i < total; i++) {
         s[i] = list ? v[i] : i + 1 < total ? chunk : len.c - chunk * (total - 1);
-        if (s[i] < 0 || !ts_i64_add(sum, s[i], &sum)) return onnx_fail(n, TS_ERR_INVALID_MODEL, "split sizes must be >= 0");
+        if (s[i] < 0 || !ts_i64_add(sum, s[i], &sum))
+            return onnx_fail(n, TS_ERR_INVALID_MODEL, "split sizes must be >= 0");
     }
     if (list && ts_dim_is_const(len) && sum != len.c)
         return onnx_fail(n, TS_ERR_INVALID_MODEL, "the split sizes add up to %lld, the axis has %lld", (long long)sum,

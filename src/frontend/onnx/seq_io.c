@@ -25,7 +25,7 @@ static const char *form_what(char kind)
 
 static const char *type_what(const Onnx__TypeProto *tp)
 {
-    switch (tp->value_case) {
+    switch (tp ? tp->value_case : ONNX__TYPE_PROTO__VALUE__NOT_SET) {
     case ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE: return "a tensor";
     case ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE: return "a sequence";
     case ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE: return "an optional";
@@ -54,7 +54,8 @@ static ts_status leaf_fits(in_walk *w, const Onnx__TypeProto__Tensor *tt, const 
     ts_dtype dt = t->dtype;
     if (tt && tt->has_elem_type && tt->elem_type) {
         ts_err err = {0};
-        if (onnx_dtype(tt->elem_type, &dt, &err) != TS_OK) return ts_builder_fail(w->c->b, err.code, "input '%s': %s", w->name, err.msg);
+        if (onnx_dtype(tt->elem_type, &dt, &err) != TS_OK)
+            return ts_builder_fail(w->c->b, err.code, "input '%s': %s", w->name, err.msg);
         if (dt != t->dtype)
             return in_fail(w, "a tensor is %s, the model declares %s", ts_dtype_name(t->dtype), ts_dtype_name(dt));
     }
@@ -82,7 +83,8 @@ static ts_status declared_dims(in_walk *w, const Onnx__TypeProto__Tensor *tt, co
     tp.tensor_type = (Onnx__TypeProto__Tensor *)tt;
     ts_type t;
     ts_err err = {0};
-    if (onnx_type_from_proto(w->c, &tp, w->name, &t, &err) != TS_OK) return ts_builder_fail(w->c->b, err.code, "%s", err.msg);
+    if (onnx_type_from_proto(w->c, &tp, w->name, &t, &err) != TS_OK)
+        return ts_builder_fail(w->c->b, err.code, "%s", err.msg);
     *out = t.dims;
     return TS_OK;
 }
@@ -173,7 +175,8 @@ static ts_status in_value(in_walk *w, const Onnx__TypeProto *tp, const onnx_form
                                    "sequences and optionals", w->name, type_what(tp));
         }
     }
-    if (want != f->kind) return in_fail(w, "the value is %s, the model declares %s", form_what(f->kind), form_what(want));
+    if (want != f->kind)
+        return in_fail(w, "the value is %s, the model declares %s", form_what(f->kind), form_what(want));
     if (f->kind == 't')
         return in_leaf(w, tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ? tp->tensor_type : NULL, uniform,
                        out);

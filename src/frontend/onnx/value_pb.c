@@ -270,7 +270,8 @@ static ts_status write_form(const char *path, ts_arena *a, const char *form, int
     onnx_form *f;
     int need;
     TS_TRY(onnx_form_parse(a, form, path, &f, &need, err));
-    if (need != n) return ts_err_set(err, TS_ERR_INVALID_ARG, "%s: the form takes %d tensors, %d were given", path, need, n);
+    if (need != n)
+        return ts_err_set(err, TS_ERR_INVALID_ARG, "%s: the form takes %d tensors, %d were given", path, need, n);
     if (!homogeneous(f))
         return ts_err_set(err, TS_ERR_INVALID_ARG, "%s: the elements of a sequence must be of one kind", path);
     if (f->kind == 't') return ts_onnx_write_tensor(path, tensors[0], name, err);
@@ -292,7 +293,8 @@ static ts_status write_form(const char *path, ts_arena *a, const char *form, int
 ts_status ts_onnx_write_value(const char *path, const char *form, int n, ts_tensor *const *tensors, const char *name,
                               ts_err *err)
 {
-    if (!path || n < 0 || (n && !tensors)) return ts_err_set(err, TS_ERR_INVALID_ARG, "ts_onnx_write_value: bad arguments");
+    if (!path || n < 0 || (n && !tensors))
+        return ts_err_set(err, TS_ERR_INVALID_ARG, "ts_onnx_write_value: bad arguments");
     for (int i = 0; i < n; i++)
         if (!tensors[i]) return ts_err_set(err, TS_ERR_INVALID_ARG, "ts_onnx_write_value: tensor %d is NULL", i);
     ts_arena *a = ts_arena_new();
