@@ -167,6 +167,54 @@ ts_status ts_onnx_write_tensor(const char *path, const ts_tensor *t, const char 
  * operator histogram marking operators tessera cannot assemble. */
 ts_status ts_onnx_info(const char *path, char **text, ts_err *err);
 
+/* ---- ONNX sequences and optionals --------------------------------------
+ * tessera's graphs hold tensors only. An ONNX input or output that is a
+ * sequence or an optional stands for a structure of tensors fixed when the
+ * model is loaded, spelled at the boundary as a *form* with its tensors in
+ * order:
+ *     "t"          a tensor
+ *     "[F,F,...]"  a sequence of values of the forms F ("[]" is empty)
+ *     "?"          an empty optional; "?F" an optional holding a value of form F
+ * No spaces. A sequence of three tensors is "[t,t,t]" with three tensors,
+ * an optional sequence of two "?[t,t]" with two, an empty optional "?"
+ * with none. Wherever a form is taken, NULL means "t".
+ *
+ * ts_onnx_load_forms is ts_onnx_load with each known value given a form:
+ * known value i has the form known_forms[i] (known_forms may be NULL: all
+ * tensors) and takes the next ts_onnx_form_tensors(form) tensors of
+ * known_values (n_values in all, every one taken). An input of sequence or
+ * optional type must be given this way: the value fixes its structure
+ * (a sequence's length, an optional's presence), and each of its tensors
+ * becomes one graph input, at the input's place among the graph inputs.
+ * Those inputs' shapes are the given tensors' shapes.
+ *
+ * output_forms (with n_outputs; both NULL or neither) receives the form of
+ * each of the model's outputs, in order; graph output k is then the k-th
+ * tensor of that list (an empty sequence or optional has none). Free with
+ * ts_onnx_forms_free. ts_onnx_load loads such a model too; only the
+ * mapping is not reported. */
+ts_status ts_onnx_load_forms(const char *path, int n_known, const char *const *known_names,
+                             const char *const *known_forms, int n_values,
+                             ts_tensor *const *known_values, ts_graph **out,
+                             int *n_outputs, char ***output_forms, ts_err *err);
+void ts_onnx_forms_free(char **forms, int n);
+/* The number of tensors a form takes; -1 when it is malformed. */
+int ts_onnx_form_tensors(const char *form);
+/* An ONNX value file (.pb) of the given kind: 't' a TensorProto, '[' a
+ * SequenceProto, '?' an OptionalProto (the first character of a form: the
+ * file itself does not say which message it holds; the model's declared
+ * type does). *form receives the value's form and *tensors an array of *n
+ * tensor references: free both with ts_onnx_value_free. *name, if name is
+ * not NULL, receives the message's name (free with ts_free_string).
+ * Sequences of maps or sparse tensors are TS_ERR_UNSUPPORTED. */
+ts_status ts_onnx_read_value(const char *path, char kind, char **form, int *n, ts_tensor ***tensors,
+                             char **name, ts_err *err);
+/* Write a value of the given form and tensors (n of them) as the message
+ * its form's first character names. */
+ts_status ts_onnx_write_value(const char *path, const char *form, int n, ts_tensor *const *tensors,
+                              const char *name, ts_err *err);
+void ts_onnx_value_free(char *form, int n, ts_tensor **tensors);
+
 /* ---- sessions ------------------------------------------------------- */
 
 /* target: "interp" (the reference interpreter). The graph must outlive the

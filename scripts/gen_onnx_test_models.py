@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """gen_onnx_test_models.py — the small ONNX models tests/unit/test_onnx_load.c
-loads, written with the onnx helper API into tests/onnx/ (committed; each is
-a few hundred bytes). Run from the repository root:
+(and, for sequences and optionals, test_onnx_seq.c) loads, written with the
+onnx helper API into tests/onnx/ (committed; each is a few hundred bytes).
+Run from the repository root:
 
     .venv/bin/python scripts/gen_onnx_test_models.py [outdir]
 
@@ -219,10 +220,177 @@ def function_model():
                functions=[f], extra_opsets=[("local", 1)], name="function"), "function.onnx")
 
 
+# ---- sequences and optionals (tests/unit/test_onnx_seq.c) -----------------------------------
+
+def seqvi(name, elem, shape):
+    return helper.make_tensor_sequence_value_info(name, elem, shape)
+
+
+def optvi(name, elem, shape):
+    return helper.make_value_info(name, helper.make_optional_type_proto(helper.make_tensor_type_proto(elem, shape)))
+
+
+def i64(name, v):
+    return numpy_helper.from_array(np.array(v, np.int64), name)
+
+
+def seq_ops():
+    """Every sequence operator on two [2, 3] inputs, with sequence outputs."""
+    n = helper.make_node
+    nodes = [
+        n("SequenceConstruct", ["X", "Y"], ["s1"]),
+        n("SequenceInsert", ["s1", "X", "zero"], ["s2"]),      # [X, X, Y]
+        n("SequenceErase", ["s2", "one"], ["s3"]),             # [X, Y]
+        n("SequenceLength", ["s3"], ["len"]),
+        n("SequenceAt", ["s3", "minus1"], ["last"]),           # Y
+        n("ConcatFromSequence", ["s3"], ["cat"], axis=1),      # [2, 6]
+        n("ConcatFromSequence", ["s3"], ["stack"], axis=0, new_axis=1),   # [2, 2, 3]
+        n("SplitToSequence", ["cat", "sizes"], ["parts"], axis=1),       # [2, 2], [2, 4]
+        n("SplitToSequence", ["X"], ["rows"], axis=0, keepdims=0),       # [3], [3]
+        n("SequenceEmpty", [], ["empty"], dtype=TensorProto.INT64),
+    ]
+    outs = [vi("len", TensorProto.INT64, []), vi("last", F32, [2, 3]), vi("cat", F32, [2, 6]),
+            vi("stack", F32, [2, 2, 3]), seqvi("parts", F32, [2, None]), seqvi("rows", F32, [3]),
+            seqvi("empty", TensorProto.INT64, None)]
+    inits = [i64("zero", 0), i64("one", 1), i64("minus1", -1), i64("sizes", [2, 4])]
+    save(model(nodes, [vi("X", F32, [2, 3]), vi("Y", F32, [2, 3])], outs, inits, name="seq_ops"), "seq_ops.onnx")
+
+
+def seq_map():
+    """A sequence input mapped with a tensor input; Optional on a tensor."""
+    body = helper.make_graph(
+        [helper.make_node("Add", ["x", "bb"], ["t"]), helper.make_node("Mul", ["t", "two"], ["y"]),
+         helper.make_node("Shape", ["x"], ["l"])],
+        "body", [vi("x", F32, ["N"]), vi("bb", F32, ["N"])], [vi("y", F32, ["N"]), vi("l", TensorProto.INT64, [1])],
+        initializer=[numpy_helper.from_array(np.array(2, np.float32), "two")])
+    nodes = [helper.make_node("SequenceMap", ["xs", "b"], ["ys", "ls"], body=body),
+             helper.make_node("Optional", ["b"], ["ob"]),
+             helper.make_node("OptionalHasElement", ["ob"], ["has"]),
+             helper.make_node("OptionalGetElement", ["ob"], ["got"])]
+    save(model(nodes, [seqvi("xs", F32, ["N"]), vi("b", F32, ["N"])],
+               [seqvi("ys", F32, ["N"]), seqvi("ls", TensorProto.INT64, [1]), vi("has", TensorProto.BOOL, []),
+                vi("got", F32, ["N"])], name="seq_map"), "seq_map.onnx")
+
+
+def opt_input():
+    """An optional input: its presence decides an If at build time."""
+    then_g = helper.make_graph([helper.make_node("OptionalGetElement", ["o"], ["v"]),
+                                helper.make_node("Add", ["v", "onef"], ["t"])], "then", [], [vi("t", F32, [2])])
+    else_g = helper.make_graph([helper.make_node("Identity", ["zeros"], ["e"])], "else", [], [vi("e", F32, [2])])
+    nodes = [helper.make_node("OptionalHasElement", ["o"], ["has"]),
+             helper.make_node("If", ["has"], ["y"], then_branch=then_g, else_branch=else_g),
+             helper.make_node("Identity", ["o"], ["o2"])]
+    inits = [numpy_helper.from_array(np.array(1, np.float32), "onef"),
+             numpy_helper.from_array(np.zeros(2, np.float32), "zeros")]
+    save(model(nodes, [optvi("o", F32, [2])], [vi("has", TensorProto.BOOL, []), vi("y", F32, [2]),
+                                             optvi("o2", F32, [2])], inits, opset=18, name="opt_input"),
+         "opt_input.onnx")
+
+
+def loop_seq():
+    """A Loop growing a sequence (unrolled), with a scan output; and a
+    tensor Loop whose body reads an outer sequence (unrolled too)."""
+    body = helper.make_graph(
+        [helper.make_node("Cast", ["i"], ["fi"], to=F32), helper.make_node("Mul", ["x", "fi"], ["xi"]),
+         helper.make_node("SequenceInsert", ["si", "xi"], ["so"]), helper.make_node("Identity", ["ci"], ["co"]),
+         helper.make_node("Identity", ["xi"], ["scan"])],
+        "body", [vi("i", TensorProto.INT64, []), vi("ci", TensorProto.BOOL, []), seqvi("si", F32, [2])],
+        [vi("co", TensorProto.BOOL, []), seqvi("so", F32, [2]), vi("scan", F32, [2])])
+    body2 = helper.make_graph(
+        [helper.make_node("SequenceAt", ["grown", "i"], ["e"]), helper.make_node("Add", ["acc", "e"], ["acc2"]),
+         helper.make_node("Identity", ["ci"], ["co"])],
+        "body2", [vi("i", TensorProto.INT64, []), vi("ci", TensorProto.BOOL, []), vi("acc", F32, [2])],
+        [vi("co", TensorProto.BOOL, []), vi("acc2", F32, [2])])
+    nodes = [helper.make_node("SequenceEmpty", [], ["s0"]),
+             helper.make_node("Loop", ["M", "", "s0"], ["grown", "scans"], body=body),
+             helper.make_node("ConcatFromSequence", ["grown"], ["flat"], axis=0),
+             helper.make_node("SequenceLength", ["grown"], ["n"]),
+             helper.make_node("Loop", ["n", "", "x"], ["total"], body=body2)]
+    save(model(nodes, [vi("M", TensorProto.INT64, []), vi("x", F32, [2])],
+               [vi("flat", F32, [None]), vi("scans", F32, [None, 2]), vi("total", F32, [2])], name="loop_seq"),
+         "loop_seq.onnx")
+
+
+def if_seq():
+    """If with a condition known only at run time whose branches yield
+    sequences of one form, one branch reading an outer sequence."""
+    then_g = helper.make_graph([helper.make_node("Add", ["x", "onef"], ["a"]),
+                                helper.make_node("SequenceAt", ["s", "one"], ["b"]),
+                                helper.make_node("SequenceConstruct", ["a", "b"], ["t"])],
+                               "then", [], [seqvi("t", F32, [2])])
+    else_g = helper.make_graph([helper.make_node("Mul", ["x", "twof"], ["a2"]),
+                                helper.make_node("SequenceConstruct", ["a2", "x"], ["e"])],
+                               "else", [], [seqvi("e", F32, [2])])
+    nodes = [helper.make_node("Neg", ["x"], ["nx"]),
+             helper.make_node("SequenceConstruct", ["x", "nx"], ["s"]),
+             helper.make_node("If", ["c"], ["y"], name="if_seq", then_branch=then_g, else_branch=else_g)]
+    inits = [numpy_helper.from_array(np.array(1, np.float32), "onef"),
+             numpy_helper.from_array(np.array(2, np.float32), "twof"), i64("one", 1)]
+    save(model(nodes, [vi("c", TensorProto.BOOL, []), vi("x", F32, [2])], [seqvi("y", F32, [2])], inits,
+               name="if_seq"), "if_seq.onnx")
+
+
+def scan8():
+    """Scan opset 8: batch 2, a running sum over the reversed time axis."""
+    body = helper.make_graph(
+        [helper.make_node("Add", ["s", "row"], ["s2"]), helper.make_node("Identity", ["s2"], ["out"])],
+        "body", [vi("s", F32, [2]), vi("row", F32, [2])], [vi("s2", F32, [2]), vi("out", F32, [2])])
+    node = helper.make_node("Scan", ["", "init", "x"], ["final", "partials"], name="scan8", body=body,
+                            num_scan_inputs=1, directions=[1])
+    ins = [vi("init", F32, [2, 2]), vi("x", F32, [2, 3, 2])]
+    outs = [vi("final", F32, [2, 2]), vi("partials", F32, [2, 3, 2])]
+    save(model([node], ins, outs, name="scan8", opset=8), "scan8.onnx")
+    lens = helper.make_node("Scan", ["lens", "init", "x"], ["final", "partials"], name="scan8", body=body,
+                            num_scan_inputs=1)
+    save(model([lens], ins, outs, [numpy_helper.from_array(np.array([3, 2], np.int32), "lens")], name="scan8_lens",
+               opset=8), "scan8_lens.onnx")
+
+
+def seq_errors():
+    """Models the loader must refuse with a clear message."""
+    n, x = helper.make_node, vi("x", F32, [2])
+    pair = n("SequenceConstruct", ["x", "x"], ["s"])
+    save(model([pair, n("SequenceAt", ["s", "p"], ["y"], name="at")], [x, vi("p", TensorProto.INT64, [])],
+               [vi("y", F32, [2])]), "seq_at_input.onnx")
+    save(model([pair, n("Add", ["s", "x"], ["y"], name="add")], [x], [vi("y", F32, [2])]), "seq_to_add.onnx")
+    then_g = helper.make_graph([n("SequenceConstruct", ["x"], ["t"])], "then", [], [seqvi("t", F32, [2])])
+    else_g = helper.make_graph([n("SequenceConstruct", ["x", "x"], ["e"])], "else", [], [seqvi("e", F32, [2])])
+    save(model([n("If", ["c"], ["y"], name="ifm", then_branch=then_g, else_branch=else_g)],
+               [vi("c", TensorProto.BOOL, []), x], [seqvi("y", F32, [2])]), "if_seq_mismatch.onnx")
+    tp = helper.make_sequence_type_proto(helper.make_tensor_type_proto(F32, [2]))
+    save(model([n("Optional", [], ["o"], type=tp), n("OptionalGetElement", ["o"], ["y"], name="get")], [],
+               [seqvi("y", F32, [2])], opset=18), "opt_get_empty.onnx")
+    body = helper.make_graph(
+        [n("SequenceInsert", ["si", "x"], ["so"]), n("Identity", ["ci"], ["co"])],
+        "body", [vi("i", TensorProto.INT64, []), vi("ci", TensorProto.BOOL, []), seqvi("si", F32, [2])],
+        [vi("co", TensorProto.BOOL, []), seqvi("so", F32, [2])])
+    save(model([n("SequenceEmpty", [], ["s0"]), n("Loop", ["M", "", "s0"], ["y"], name="grow", body=body)],
+               [vi("M", TensorProto.INT64, []), x], [seqvi("y", F32, [2])]), "loop_seq_m.onnx")
+    save(model([pair], [x], [vi("s", F32, [2])]), "seq_out_type.onnx")
+    # nested loops that would unroll 4096 x 4096 times: refused, quickly
+    inner = helper.make_graph(
+        [n("SequenceInsert", ["si", "x"], ["so"]), n("Identity", ["ci"], ["co"])],
+        "inner", [vi("j", TensorProto.INT64, []), vi("ci", TensorProto.BOOL, []), seqvi("si", F32, [2])],
+        [vi("co", TensorProto.BOOL, []), seqvi("so", F32, [2])])
+    outer = helper.make_graph(
+        [n("SequenceEmpty", [], ["e"]), n("Loop", ["big", "", "e"], ["grown"], body=inner),
+         n("SequenceAt", ["grown", "zero"], ["first"]), n("SequenceInsert", ["si", "first"], ["so"]),
+         n("Identity", ["ci"], ["co"])],
+        "outer", [vi("i", TensorProto.INT64, []), vi("ci", TensorProto.BOOL, []), seqvi("si", F32, [2])],
+        [vi("co", TensorProto.BOOL, []), seqvi("so", F32, [2])])
+    save(model([n("SequenceEmpty", [], ["s0"]), n("Loop", ["big", "", "s0"], ["y"], name="outer", body=outer)],
+               [x], [seqvi("y", F32, [2])], [i64("big", 4096), i64("zero", 0)]), "loop_seq_nested.onnx")
+
+
+def sequence_models():
+    for gen in (seq_ops, seq_map, opt_input, loop_seq, if_seq, scan8, seq_errors):
+        gen()
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     for gen in (add_models, typed_inits, external, bad_models, constants, dim_param, if_models, loop_models,
-                scan_model, function_model):
+                scan_model, function_model, sequence_models):
         gen()
 
 

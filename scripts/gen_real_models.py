@@ -19,6 +19,11 @@ of scripts/gen_default_onnx.py:
   loop_if          a Loop with trip count M (an i64 scalar input) whose body
                    branches with If on the iteration's parity, accumulating a
                    tensor (final value and per-iteration scan output).
+  seq_pool         a sequence input of feature maps [4, W] of different widths:
+                   SequenceMap (mean over W, scale, Relu), ConcatFromSequence
+                   with a new axis, a MatMul head, a Loop over the sequence
+                   collecting per-frame maxima into a sequence, and
+                   SplitToSequence; sequence outputs (SequenceProto data).
 
 Weights and inputs are numpy draws with fixed seeds, so re-running the script
 gives identical files:
@@ -243,7 +248,55 @@ def loop_if():
     return model, [{"M": np.array(5, np.int64), "x": x}]
 
 
+# ---- seq_pool ----------------------------------------------------------------------
+
+def seq_pool():
+    b = Builder(707)
+    c = 4
+    body = helper.make_graph(
+        [helper.make_node("ReduceMean", ["x", "ax"], ["m"], keepdims=0),
+         helper.make_node("Mul", ["m", "s"], ["ms"]),
+         helper.make_node("Relu", ["ms"], ["y"])],
+        "pool_body", [helper.make_tensor_value_info("x", F, [c, None]), helper.make_tensor_value_info("s", F, [c])],
+        [helper.make_tensor_value_info("y", F, [c])], [numpy_helper.from_array(np.array([1], np.int64), "ax")])
+    loop_body = helper.make_graph(
+        [helper.make_node("SequenceAt", ["frames", "i"], ["f"]),
+         helper.make_node("ReduceMax", ["f", "ax1"], ["mx"], keepdims=0),
+         helper.make_node("SequenceInsert", ["acc_in", "mx"], ["acc_out"]),
+         helper.make_node("Identity", ["cond_in"], ["cond_out"])],
+        "max_body",
+        [helper.make_tensor_value_info("i", I64, []), helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+         helper.make_tensor_sequence_value_info("acc_in", F, [c])],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+         helper.make_tensor_sequence_value_info("acc_out", F, [c])],
+        [numpy_helper.from_array(np.array([1], np.int64), "ax1")])
+    b.w("W", c, 3)
+    b.const("split", np.array([1, 3], np.int64))
+    b.node("SequenceMap", ["frames", "scale"], ["pooled_seq"], body=body)
+    b.node("ConcatFromSequence", ["pooled_seq"], ["pooled"], axis=0, new_axis=1)
+    b.node("MatMul", ["pooled", "W"], ["logits"])
+    b.node("SequenceLength", ["frames"], ["n"])
+    b.node("SequenceEmpty", [], ["empty"], dtype=F)
+    b.node("Loop", ["n", "", "empty"], ["maxes_seq"], body=loop_body)
+    b.node("ConcatFromSequence", ["maxes_seq"], ["maxes"], axis=0)
+    b.node("SplitToSequence", ["pooled", "split"], ["parts"], axis=1)
+    seq = helper.make_tensor_sequence_value_info
+    model = b.model("seq_pool", [seq("frames", F, [c, None]), helper.make_tensor_value_info("scale", F, [c])],
+                    [helper.make_tensor_value_info("logits", F, [None, 3]),
+                     helper.make_tensor_value_info("maxes", F, [None]),
+                     seq("parts", F, [None, None]), seq("pooled_seq", F, [c])])
+    r = np.random.default_rng(708)
+    frames = [r.standard_normal((c, w)).astype(np.float32) for w in (5, 3, 7)]
+    return model, [{"frames": frames, "scale": r.random(c).astype(np.float32) + 0.5}]
+
+
 # ---- writing -----------------------------------------------------------------------
+
+def value_proto(value, name):
+    """A TensorProto, or for a list (a sequence) a SequenceProto."""
+    if isinstance(value, list):
+        return numpy_helper.from_list(value, name)
+    return numpy_helper.from_array(value, name)
 
 def write_case(name, model, sets):
     import onnxruntime as ort
@@ -259,17 +312,17 @@ def write_case(name, model, sets):
         os.makedirs(data)
         for k, nm in enumerate(in_names):
             with open(os.path.join(data, "input_%d.pb" % k), "wb") as f:
-                f.write(numpy_helper.from_array(feeds[nm], nm).SerializeToString())
+                f.write(value_proto(feeds[nm], nm).SerializeToString())
         for k, (nm, val) in enumerate(zip(out_names, sess.run(out_names, feeds))):
             with open(os.path.join(data, "output_%d.pb" % k), "wb") as f:
-                f.write(numpy_helper.from_array(val, nm).SerializeToString())
+                f.write(value_proto(val, nm).SerializeToString())
     print("wrote tests/onnx_models/%s (%d bytes model, %d data set(s))" %
           (name, os.path.getsize(os.path.join(out, "model.onnx")), len(sets)))
 
 
 def main():
     for name, make in [("mobilenet_block", mobilenet_block), ("encoder_dynseq", encoder_dynseq),
-                       ("lstm", lstm), ("gru", gru), ("loop_if", loop_if)]:
+                       ("lstm", lstm), ("gru", gru), ("loop_if", loop_if), ("seq_pool", seq_pool)]:
         model, sets = make()
         write_case(name, model, sets)
 

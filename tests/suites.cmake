@@ -101,7 +101,7 @@ add_test(NAME onnx_tinynet COMMAND tessera_cli check ${CMAKE_SOURCE_DIR}/models/
          WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 
 # The suite of small real models (scripts/gen_real_models.py: MobileNetV2 blocks,
-# a dynamic-sequence encoder, LSTM, GRU, Loop+If) against onnxruntime's outputs.
+# a dynamic-sequence encoder, LSTM, GRU, Loop+If, a model over an ONNX sequence) against onnxruntime's outputs.
 add_test(NAME onnx_models COMMAND tessera_cli check ${CMAKE_SOURCE_DIR}/tests/onnx_models --atol 1e-4
          WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 

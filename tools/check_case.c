@@ -1,7 +1,9 @@
 /* check_case.c — run one ONNX backend test case and compare its outputs
  * the way ONNX's own runner does (onnx/backend/test/runner): same count,
  * dtype and shape; floats within atol + rtol * |expected| (NaN equals NaN,
- * infinities must match); integers and bool exactly. */
+ * infinities must match); integers and bool exactly. A sequence or
+ * optional (SequenceProto, OptionalProto) must have the same form, and its
+ * tensors compare one by one. */
 #include "check.h"
 
 #include "core/dtype.h"
@@ -18,19 +20,19 @@
 
 /* ---- the data of a case ----------------------------------------------------------- */
 
-/* One data set: its input tensors (by graph input name) and the expected
+/* One data set: its input values (by model input name) and the expected
  * outputs. */
 typedef struct data_set {
     int n_in, n_out;
     const char *in_name[MAX_TENSORS];
-    ts_tensor *in[MAX_TENSORS];
-    ts_tensor *out[MAX_TENSORS];
+    value in[MAX_TENSORS];
+    value out[MAX_TENSORS];
 } data_set;
 
 static void data_set_clear(data_set *d)
 {
-    for (int i = 0; i < d->n_in; i++) ts_tensor_release(d->in[i]);
-    for (int i = 0; i < d->n_out; i++) ts_tensor_release(d->out[i]);
+    for (int i = 0; i < d->n_in; i++) value_free(&d->in[i]);
+    for (int i = 0; i < d->n_out; i++) value_free(&d->out[i]);
     d->n_in = d->n_out = 0;
 }
 
@@ -42,6 +44,8 @@ typedef struct case_state {
     int sets[64];            /* the N of each test_data_set_N, ascending */
     double rtol, atol;
     ts_graph *g;
+    int n_forms;
+    char **out_forms;        /* the outputs' forms, from the load */
     ts_session *s;
     double load_ms, run_ms;
     char why[CHECK_LINE_MAX];
@@ -120,15 +124,28 @@ static void read_tolerances(case_state *st)
     json_number(text, "atol", &st->atol);
 }
 
-/* input_K.pb (or output_K.pb) for K = 0, 1, ... while the file exists. */
-static bool read_series(case_state *st, const char *dir, const char *stem, ts_tensor **t, int *n)
+/* How many STEM_K.pb files there are (K = 0, 1, ...). */
+static int count_series(const char *dir, const char *stem)
 {
-    for (*n = 0; *n < MAX_TENSORS; ++*n) {
-        char path[4200];
-        ts_err err = {0};
-        snprintf(path, sizeof path, "%s/%s_%d.pb", dir, stem, *n);
+    int n = 0;
+    for (; n < MAX_TENSORS; n++) {
+        char path[8500];
+        snprintf(path, sizeof path, "%s/%s_%d.pb", dir, stem, n);
         if (!is_file(path)) break;
-        if (ts_onnx_read_tensor(path, &t[*n], NULL, &err) != TS_OK) return fail_ts(st, &err);
+    }
+    return n;
+}
+
+/* STEM_K.pb for K < n, each read as the kind kinds[K] says (a
+ * TensorProto, SequenceProto or OptionalProto). */
+static bool read_series(case_state *st, const char *dir, const char *stem, const char *const *kinds, int n,
+                        value *v)
+{
+    for (int k = 0; k < n; k++) {
+        char path[8500];
+        ts_err err = {0};
+        snprintf(path, sizeof path, "%s/%s_%d.pb", dir, stem, k);
+        if (read_value_file(path, value_kind(kinds[k]), &v[k], NULL, &err) != TS_OK) return fail_ts(st, &err);
     }
     return true;
 }
@@ -136,42 +153,52 @@ static bool read_series(case_state *st, const char *dir, const char *stem, ts_te
 /* Input K of the test data is graph input K: of the inputs that are not
  * initializers when there are no more files than those, else of all the
  * declared inputs (a file then replaces an initializer). */
-static bool name_inputs(case_state *st, data_set *d)
+static bool name_inputs(case_state *st, data_set *d, const char **kinds)
 {
     const model_inputs *m = &st->m;
     if (d->n_in > m->n)
         return failf(st, "the test data has %d inputs, the model declares %d", d->n_in, m->n);
-    for (int k = 0; k < d->n_in; k++) d->in_name[k] = m->in[d->n_in <= m->n_graph ? m->graph[k] : k].name;
+    for (int k = 0; k < d->n_in; k++) {
+        const model_input *in = &m->in[d->n_in <= m->n_graph ? m->graph[k] : k];
+        d->in_name[k] = in->name;
+        kinds[k] = in->kind;
+    }
     return true;
 }
 
-/* The test data of a sequence, optional or map value is a SequenceProto,
- * OptionalProto or MapProto: tessera has tensors only, so say that rather
- * than what reading it as a TensorProto would. */
-static bool tensors_only(case_state *st)
+/* A map or sparse tensor: tessera holds tensors, sequences and optionals
+ * only, so say that rather than what reading the file would. */
+static bool kinds_held(case_state *st)
 {
     for (int i = 0; i < st->m.n; i++)
-        if (st->m.in[i].kind)
-            return failf(st, "input '%s' is a%s %s: tessera has tensors only", st->m.in[i].name,
-                         st->m.in[i].kind[0] == 'o' ? "n" : "", st->m.in[i].kind);
+        if (!value_kind(st->m.in[i].kind))
+            return failf(st, "input '%s' is a %s: tessera holds tensors, sequences and optionals", st->m.in[i].name,
+                         st->m.in[i].kind);
     for (int k = 0; k < st->m.n_out; k++)
-        if (st->m.out_kind[k])
-            return failf(st, "output '%s' is a%s %s: tessera has tensors only", st->m.out_name[k],
-                         st->m.out_kind[k][0] == 'o' ? "n" : "", st->m.out_kind[k]);
+        if (!value_kind(st->m.out_kind[k]))
+            return failf(st, "output '%s' is a %s: tessera holds tensors, sequences and optionals", st->m.out_name[k],
+                         st->m.out_kind[k]);
     return true;
 }
 
+/* Values a failed read leaves are zero (read_value_file clears its
+ * output), so data_set_clear may free all n_in and n_out. */
 static bool read_set(case_state *st, int set, data_set *d)
 {
     char dir[4200];
+    const char *kinds[MAX_TENSORS];
     snprintf(dir, sizeof dir, "%s/test_data_set_%d", st->c->dir, st->sets[set]);
-    return read_series(st, dir, "input", d->in, &d->n_in) && read_series(st, dir, "output", d->out, &d->n_out) &&
-           name_inputs(st, d);
+    d->n_in = count_series(dir, "input");
+    d->n_out = count_series(dir, "output");
+    if (d->n_out > st->m.n_out)
+        return failf(st, "the model has %d outputs, test_data_set_%d has %d", st->m.n_out, st->sets[set], d->n_out);
+    return name_inputs(st, d, kinds) && read_series(st, dir, "input", kinds, d->n_in, d->in) &&
+           read_series(st, dir, "output", st->m.out_kind, d->n_out, d->out);
 }
 
 /* The light layout: ONNX's runner feeds each input arange(n)/n as f32,
  * unknown dims as 1, and only float inputs are supported. */
-static bool dummy_input(case_state *st, const model_input *in, ts_tensor **out)
+static bool dummy_input(case_state *st, const model_input *in, value *out)
 {
     if (in->elem_type != 1) return failf(st, "input '%s' is not float: the light layout has no data for it", in->name);
     if (in->rank < 0) return failf(st, "input '%s' has no shape: the light layout cannot make its data", in->name);
@@ -179,9 +206,11 @@ static bool dummy_input(case_state *st, const model_input *in, ts_tensor **out)
     if (in->rank > 64) return failf(st, "input '%s' has rank %d", in->name, in->rank);
     for (int d = 0; d < in->rank; d++) shape[d] = in->dims[d] < 0 ? 1 : in->dims[d];
     ts_err err = {0};
-    if (ts_tensor_new(TS_DTYPE_F32, in->rank, shape, out, &err) != TS_OK) return fail_ts(st, &err);
-    int64_t n = ts_tensor_numel(*out);
-    float *p = ts_tensor_data(*out);
+    if (!(out->t = calloc(1, sizeof *out->t))) return failf(st, "out of memory");
+    if (ts_tensor_new(TS_DTYPE_F32, in->rank, shape, &out->t[0], &err) != TS_OK) return fail_ts(st, &err);
+    out->n = 1;
+    int64_t n = ts_tensor_numel(out->t[0]);
+    float *p = ts_tensor_data(out->t[0]);
     for (int64_t i = 0; i < n; i++) p[i] = (float)((double)i / (double)n);
     return true;
 }
@@ -195,7 +224,10 @@ static bool read_light(case_state *st, data_set *d)
     }
     char stem[4200];
     snprintf(stem, sizeof stem, "%s_output", st->c->name);  /* the model is DIR/NAME.onnx */
-    return read_series(st, st->c->dir, stem, d->out, &d->n_out);
+    d->n_out = count_series(st->c->dir, stem);
+    if (d->n_out > st->m.n_out)
+        return failf(st, "the model has %d outputs, the test data %d", st->m.n_out, d->n_out);
+    return read_series(st, st->c->dir, stem, st->m.out_kind, d->n_out, d->out);
 }
 
 /* ---- loading ------------------------------------------------------------------------ */
@@ -213,11 +245,24 @@ static bool read_inputs(case_state *st)
     return fail_ts(st, &err);
 }
 
+/* Every input's value is given as known: its form and its tensors, in
+ * one flat list. */
 static bool load(case_state *st, const data_set *d)
 {
+    static const char *forms[MAX_TENSORS];
+    static ts_tensor *flat[MAX_TENSORS];
+    int n = 0;
+    for (int k = 0; k < d->n_in; k++) {
+        forms[k] = d->in[k].form;
+        for (int j = 0; j < d->in[k].n; j++) {
+            if (n == MAX_TENSORS) return failf(st, "the inputs hold over %d tensors", MAX_TENSORS);
+            flat[n++] = d->in[k].t[j];
+        }
+    }
     ts_err err = {0};
     double t0 = now_ms();
-    ts_status s = ts_onnx_load(st->c->model, d->n_in, d->in_name, (ts_tensor *const *)d->in, &st->g, &err);
+    ts_status s = ts_onnx_load_forms(st->c->model, d->n_in, d->in_name, forms, n, flat, &st->g, &st->n_forms,
+                                     &st->out_forms, &err);
     st->load_ms = now_ms() - t0;
     if (s != TS_OK) return fail_ts(st, &err);
     if (ts_session_new(st->g, st->o->target, &st->s, &err) != TS_OK) return fail_ts(st, &err);
@@ -260,10 +305,12 @@ static void output_label(const case_state *st, int k, char *out, size_t n)
     else snprintf(out, n, "output %d", k);
 }
 
-static bool compare(case_state *st, int k, const ts_tensor *got, const ts_tensor *want)
+/* Tensor j of output k (j < 0: the output is a tensor). */
+static bool compare(case_state *st, int k, int j, const ts_tensor *got, const ts_tensor *want)
 {
     char label[300], a[256], b[256];
     output_label(st, k, label, sizeof label);
+    if (j >= 0) snprintf(label + strlen(label), sizeof label - strlen(label), ", tensor %d", j);
     ts_dtype dt = ts_tensor_dtype(want);
     int r = ts_tensor_rank(want);
     bool same_shape = ts_tensor_dtype(got) == dt && ts_tensor_rank(got) == r &&
@@ -287,26 +334,63 @@ static bool compare(case_state *st, int k, const ts_tensor *got, const ts_tensor
 
 /* ---- running ---------------------------------------------------------------------------- */
 
+/* The form of data set value v ("t" for a tensor). */
+static const char *form_of(const value *v) { return v->form ? v->form : "t"; }
+
+/* Output k: the same form, then each tensor. got: the graph outputs from
+ * this output's first. */
+static bool compare_output(case_state *st, int k, ts_tensor *const *got, const value *want)
+{
+    char label[300];
+    output_label(st, k, label, sizeof label);
+    if (strcmp(st->out_forms[k], form_of(want)) != 0)
+        return failf(st, "%s: got a value of form %s, expected %s", label, st->out_forms[k], form_of(want));
+    for (int j = 0; j < want->n; j++)
+        if (!compare(st, k, want->form ? j : -1, got[j], want->t[j])) return false;
+    return true;
+}
+
+/* The graph's inputs: the tensors of each model input that is not an
+ * initializer, in order. A later data set must fit the forms the graph was
+ * built for. */
+static bool gather_inputs(case_state *st, const data_set *d, int set, ts_tensor **in, int n_in)
+{
+    int n = 0;
+    for (int i = 0; i < st->m.n_graph; i++) {
+        const char *name = st->m.in[st->m.graph[i]].name;
+        const value *v = NULL;
+        for (int k = 0; k < d->n_in && !v; k++)
+            if (strcmp(d->in_name[k], name) == 0) v = &d->in[k];
+        if (!v) return failf(st, "no test data for input '%s'", name);
+        if (n + v->n > n_in)
+            return failf(st, "test_data_set_%d: input '%s' holds more tensors (form %s) than the model was built for",
+                         st->sets[set], name, form_of(v));
+        for (int j = 0; j < v->n; j++) in[n++] = v->t[j];
+    }
+    if (n != n_in)
+        return failf(st, "test_data_set_%d: the inputs hold %d tensors, the model was built for %d", st->sets[set], n,
+                     n_in);
+    return true;
+}
+
 static bool run_set(case_state *st, data_set *d, int set)
 {
     int n_in = ts_graph_num_inputs(st->g), n_out = ts_graph_num_outputs(st->g);
-    if (n_out != d->n_out)
-        return failf(st, "the model has %d outputs, test_data_set_%d has %d", n_out, st->sets[set], d->n_out);
+    if (st->n_forms != d->n_out)
+        return failf(st, "the model has %d outputs, test_data_set_%d has %d", st->n_forms, st->sets[set], d->n_out);
     ts_tensor *in[MAX_TENSORS] = {0}, *out[MAX_TENSORS] = {0};
-    if (n_in > MAX_TENSORS) return failf(st, "the model has over %d inputs", MAX_TENSORS);
-    for (int i = 0; i < n_in; i++) {
-        const char *name = ts_graph_input_name(st->g, i);
-        if (!name && i < st->m.n_graph) name = st->m.in[st->m.graph[i]].name;
-        for (int k = 0; name && k < d->n_in && !in[i]; k++)
-            if (strcmp(d->in_name[k], name) == 0) in[i] = d->in[k];
-        if (!in[i]) return failf(st, "no test data for input '%s'", name ? name : "?");
-    }
+    if (n_in > MAX_TENSORS || n_out > MAX_TENSORS) return failf(st, "the model has over %d inputs", MAX_TENSORS);
+    if (!gather_inputs(st, d, set, in, n_in)) return false;
     ts_err err = {0};
     double t0 = now_ms();
     ts_status s = ts_session_run(st->s, n_in, in, n_out, out, &err);
     st->run_ms += now_ms() - t0;
     bool ok = s == TS_OK || fail_ts(st, &err);
-    for (int k = 0; ok && k < n_out; k++) ok = compare(st, k, out[k], d->out[k]);
+    for (int k = 0, at = 0; ok && k < d->n_out; k++) {
+        int n = ts_onnx_form_tensors(st->out_forms[k]);
+        ok = n >= 0 && at + n <= n_out ? compare_output(st, k, out + at, &d->out[k]) : failf(st, "bad output form");
+        at += n;
+    }
     for (int k = 0; k < n_out; k++) ts_tensor_release(out[k]);
     return ok;
 }
@@ -314,7 +398,7 @@ static bool run_set(case_state *st, data_set *d, int set)
 static bool run_all(case_state *st)
 {
     static data_set d;   /* large: kept off the stack */
-    if (!read_inputs(st) || !tensors_only(st)) return false;
+    if (!read_inputs(st) || !kinds_held(st)) return false;
     read_tolerances(st);
     if (st->c->light) st->n_sets = 1;
     else if (!find_sets(st)) return false;
@@ -346,6 +430,7 @@ bool check_run_case(const check_case *c, const check_opts *o, char *line, size_t
         if (*p == '\n' || *p == '\r') *p = ' ';
     ts_session_free(st->s);
     ts_graph_free(st->g);
+    ts_onnx_forms_free(st->out_forms, st->n_forms);
     model_inputs_free(&st->m);
     free(st);
     return ok;

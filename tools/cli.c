@@ -203,6 +203,61 @@ ts_status read_tensor_file(const char *path, ts_tensor **out, char **name, ts_er
     return ts_npy_read(path, out, err);
 }
 
+char value_kind(const char *kind)
+{
+    if (!kind) return 't';
+    if (strcmp(kind, "sequence") == 0) return '[';
+    if (strcmp(kind, "optional") == 0) return '?';
+    return 0;
+}
+
+void value_free(value *v)
+{
+    for (int i = 0; v->t && i < v->n; i++) ts_tensor_release(v->t[i]);
+    free(v->t);
+    free(v->form);
+    memset(v, 0, sizeof *v);
+}
+
+/* The library's arrays (ts_mem) are copied into the CLI's (malloc): every
+ * value of the CLI frees the same way. */
+static ts_status adopt_value(value *v, char *form, int n, ts_tensor **t, ts_err *err)
+{
+    v->form = strcmp(form, "t") == 0 ? NULL : strdup(form);
+    v->t = calloc((size_t)n + 1, sizeof *v->t);
+    bool ok = v->t && (v->form || strcmp(form, "t") == 0);
+    if (ok) {
+        if (n) memcpy(v->t, t, sizeof *t * (size_t)n);
+        v->n = n;
+    }
+    ts_onnx_value_free(form, ok ? 0 : n, t);   /* the references are v's now */
+    if (ok) return TS_OK;
+    value_free(v);
+    return ts_err_set(err, TS_ERR_OOM, "out of memory");
+}
+
+ts_status read_value_file(const char *path, char kind, value *out, char **name, ts_err *err)
+{
+    memset(out, 0, sizeof *out);
+    if (name) *name = NULL;
+    if (kind == 't') {
+        out->t = calloc(1, sizeof *out->t);
+        if (!out->t) return ts_err_set(err, TS_ERR_OOM, "out of memory");
+        ts_status s = read_tensor_file(path, &out->t[0], name, err);
+        if (s != TS_OK) return value_free(out), s;
+        out->n = 1;
+        return TS_OK;
+    }
+    if (!has_ext(path, ".pb"))
+        return ts_err_set(err, TS_ERR_INVALID_ARG, "%s: a %s is read from a .pb file (an ONNX %s)", path,
+                          kind == '[' ? "sequence" : "optional", kind == '[' ? "SequenceProto" : "OptionalProto");
+    char *form;
+    int n;
+    ts_tensor **t;
+    TS_TRY(ts_onnx_read_value(path, kind, &form, &n, &t, name, err));
+    return adopt_value(out, form, n, t, err);
+}
+
 ts_status load_model(const char *path, int n_known, const char *const *names, ts_tensor *const *values,
                      ts_graph **g, ts_err *err)
 {

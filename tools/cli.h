@@ -82,6 +82,24 @@ int make_dirs(const char *path);
  * .npy. *name (may be NULL) receives the TensorProto's name, or NULL. */
 ts_status read_tensor_file(const char *path, ts_tensor **out, char **name, ts_err *err);
 
+/* A value of an ONNX model: a tensor (form NULL, n 1) or a sequence or
+ * optional (its form, tessera.h, and its tensors in order). Owned: free
+ * with value_free. */
+typedef struct value {
+    char *form;
+    int n;
+    ts_tensor **t;
+} value;
+
+/* The first character of the form of a declared kind (model_input.kind):
+ * 't' for a tensor (NULL), '[' a sequence, '?' an optional, 0 for what
+ * tessera does not hold (maps, sparse tensors). */
+char value_kind(const char *kind);
+/* A value file of the given kind: a tensor by extension (as
+ * read_tensor_file), a sequence or optional from a .pb file. */
+ts_status read_value_file(const char *path, char kind, value *out, char **name, ts_err *err);
+void value_free(value *v);
+
 /* Load a model by extension: .onnx through the ONNX frontend (with the
  * known input values), anything else as IR text (n_known must be 0). */
 ts_status load_model(const char *path, int n_known, const char *const *names, ts_tensor *const *values,

@@ -7,7 +7,10 @@
  * inputs are read from the protobuf first (onnx_inputs.c), the files are
  * bound and read, and only then is the model loaded, with every input's
  * value given as known: operators that need an input as a constant (a
- * shape, axes) then build. */
+ * shape, axes) then build. A sequence or optional input is read from a
+ * SequenceProto or OptionalProto .pb file and its tensors become graph
+ * inputs in order; a sequence or optional output is written as one such
+ * .pb file, or as one .npy file per tensor (docs/cli.md). */
 #include "cli.h"
 
 #include "ir/ir.h"
@@ -26,7 +29,8 @@ typedef struct slots {
     int n, n_graph;
     const char **name;       /* NULL for an unnamed IR parameter */
     const char **path;       /* the bound file, or NULL */
-    ts_tensor **value;       /* its tensor, once read */
+    char *kind;              /* what the file holds: value_kind() of the declared type */
+    value *value;            /* its value, once read (n 0 before) */
 } slots;
 
 static int slots_init(slots *s, int n, int n_graph)
@@ -35,15 +39,18 @@ static int slots_init(slots *s, int n, int n_graph)
     s->n_graph = n_graph;
     s->name = calloc((size_t)n + 1, sizeof *s->name);
     s->path = calloc((size_t)n + 1, sizeof *s->path);
+    s->kind = malloc((size_t)n + 1);
     s->value = calloc((size_t)n + 1, sizeof *s->value);
-    return s->name && s->path && s->value ? 0 : fail("out of memory");
+    if (s->kind) memset(s->kind, 't', (size_t)n + 1);
+    return s->name && s->path && s->kind && s->value ? 0 : fail("out of memory");
 }
 
 static void slots_free(slots *s)
 {
-    for (int i = 0; s->value && i < s->n; i++) ts_tensor_release(s->value[i]);
+    for (int i = 0; s->value && i < s->n; i++) value_free(&s->value[i]);
     free((void *)s->name);
     free((void *)s->path);
+    free(s->kind);
     free(s->value);
 }
 
@@ -135,7 +142,12 @@ static int read_bound(slots *s)
 {
     for (int i = 0; i < s->n; i++) {
         ts_err err = {0};
-        if (s->path[i] && read_tensor_file(s->path[i], &s->value[i], NULL, &err) != TS_OK) return fail_err(&err);
+        char tmp[32];
+        if (!s->path[i]) continue;
+        if (!s->kind[i])
+            return fail("input '%s' is a map or a sparse tensor: tessera holds tensors, sequences and optionals",
+                        slot_label(s, i, tmp, sizeof tmp));
+        if (read_value_file(s->path[i], s->kind[i], &s->value[i], NULL, &err) != TS_OK) return fail_err(&err);
     }
     return 0;
 }
@@ -172,23 +184,36 @@ static int check_input(const ts_graph *g, int i, const ts_tensor *t, const char 
 
 /* ---- outputs --------------------------------------------------------------------- */
 
+typedef struct run_state {
+    ts_graph *g;
+    ts_session *s;
+    model_inputs m;          /* an ONNX model's declared inputs and outputs; empty for IR */
+    slots sl;
+    int n_in, n_out;
+    ts_tensor **in, **out;   /* borrowed from sl.value / owned */
+    const char **in_path;
+    int n_forms;             /* an ONNX model's outputs and their forms; 0 and NULL for IR */
+    char **forms;
+} run_state;
+
+/* Output k's form: each output of an IR graph is a tensor. */
+static const char *out_form(const run_state *st, int k) { return st->forms ? st->forms[k] : "t"; }
+static int out_count(const run_state *st) { return st->forms ? st->n_forms : st->n_out; }
+
 /* Output k's name: the ONNX model's when there is one (the IR keeps only
  * names it can spell), else the graph's; NULL when it has none. */
-static const char *output_name(const ts_graph *g, const model_inputs *m, int k)
+static const char *output_name(const run_state *st, int k)
 {
-    if (k < m->n_out && m->out_name[k][0]) return m->out_name[k];
-    return ts_graph_output_name(g, k);
+    if (k < st->m.n_out && st->m.out_name[k][0]) return st->m.out_name[k];
+    return st->forms ? NULL : ts_graph_output_name(st->g, k);
 }
 
-/* "output 0 (y): f32[4, 16] = [0.1, -2, ...]": up to 8 values. */
-static void print_summary(const ts_graph *g, const model_inputs *m, int k, const ts_tensor *t)
+/* "LABEL: f32[4, 16] = [0.1, -2, ...]": up to 8 values. */
+static void print_tensor(const char *label, const ts_tensor *t)
 {
     char shape[256], v[64];
-    const char *name = output_name(g, m, k);
     shape_text(shape, sizeof shape, ts_tensor_dtype(t), ts_tensor_rank(t), ts_tensor_shape(t));
-    printf("output %d", k);
-    if (name) printf(" (%s)", name);
-    printf(": %s = [", shape);
+    printf("%s: %s = [", label, shape);
     int64_t n = ts_tensor_numel(t);
     for (int64_t i = 0; i < n && i < 8; i++) {
         if (ts_dtype_is_fp(ts_tensor_dtype(t)))
@@ -199,6 +224,27 @@ static void print_summary(const ts_graph *g, const model_inputs *m, int k, const
     printf("%s]", n > 8 ? ", ..." : "");
     if (n > 8) printf(" (%lld values)", (long long)n);
     printf("\n");
+}
+
+/* "output 0 (y): f32[2] = [...]", or for a sequence or optional its form
+ * and then one line per tensor. */
+static void print_output(const run_state *st, int k, ts_tensor *const *t)
+{
+    char label[300];
+    const char *name = output_name(st, k), *form = out_form(st, k);
+    int len = snprintf(label, sizeof label, "output %d", k);
+    if (name && len > 0) snprintf(label + len, sizeof label - (size_t)len, " (%s)", name);
+    if (strcmp(form, "t") == 0) {
+        print_tensor(label, t[0]);
+        return;
+    }
+    int n = ts_onnx_form_tensors(form);
+    printf("%s: %s (%s of %d tensor%s)\n", label, form, form[0] == '[' ? "a sequence" : "an optional", n,
+           n == 1 ? "" : "s");
+    for (int j = 0; j < n; j++) {
+        snprintf(label, sizeof label, "  tensor %d", j);
+        print_tensor(label, t[j]);
+    }
 }
 
 /* bf16 has no NumPy type: it is written as f32, which holds it exactly. */
@@ -215,16 +261,8 @@ static ts_status npy_compatible(ts_tensor *t, ts_tensor **out, ts_err *err)
     return TS_OK;
 }
 
-static ts_status write_one(const ts_graph *g, const model_inputs *m, const char *dir, int k, ts_tensor *t,
-                           out_format f, ts_err *err)
+static ts_status write_npy(const char *path, ts_tensor *t, ts_err *err)
 {
-    char path[4200], label[32];
-    snprintf(path, sizeof path, "%s/output_%d.%s", dir, k, f == FORMAT_PB ? "pb" : "npy");
-    if (f == FORMAT_PB) {
-        const char *name = output_name(g, m, k);
-        snprintf(label, sizeof label, "output_%d", k);
-        return ts_onnx_write_tensor(path, t, name ? name : label, err);
-    }
     ts_tensor *w = NULL;
     ts_status s = npy_compatible(t, &w, err);
     if (s == TS_OK) s = ts_npy_write(path, w, err);
@@ -232,13 +270,55 @@ static ts_status write_one(const ts_graph *g, const model_inputs *m, const char 
     return s;
 }
 
-static int write_outputs(const ts_graph *g, const model_inputs *m, const cli *c, int n, ts_tensor **out)
+/* Output k (its tensors t): DIR/output_K.pb (a TensorProto, or a
+ * SequenceProto / OptionalProto), DIR/output_K.npy, or for a sequence or
+ * optional in npy DIR/output_K_J.npy for each of its tensors J. */
+static ts_status write_one(const run_state *st, const char *dir, int k, ts_tensor *const *t, out_format f,
+                           ts_err *err)
 {
-    if (make_dirs(c->out_dir)) return 1;
-    for (int k = 0; k < n; k++) {
-        ts_err err = {0};
-        if (write_one(g, m, c->out_dir, k, out[k], c->format, &err) != TS_OK) return fail_err(&err);
+    char path[4200], label[32];
+    const char *form = out_form(st, k);
+    bool tensor = strcmp(form, "t") == 0;
+    if (f == FORMAT_PB) {
+        const char *name = output_name(st, k);
+        snprintf(path, sizeof path, "%s/output_%d.pb", dir, k);
+        snprintf(label, sizeof label, "output_%d", k);
+        return ts_onnx_write_value(path, form, ts_onnx_form_tensors(form), t, name ? name : label, err);
     }
+    if (tensor) {
+        snprintf(path, sizeof path, "%s/output_%d.npy", dir, k);
+        return write_npy(path, t[0], err);
+    }
+    for (int j = 0; j < ts_onnx_form_tensors(form); j++) {
+        snprintf(path, sizeof path, "%s/output_%d_%d.npy", dir, k, j);
+        TS_TRY(write_npy(path, t[j], err));
+    }
+    return TS_OK;
+}
+
+/* Calls fn for each output k with its tensors (the graph outputs from its
+ * first on). */
+static int each_output(const run_state *st, int (*fn)(const run_state *, int, ts_tensor *const *, const cli *),
+                       const cli *c)
+{
+    for (int k = 0, at = 0; k < out_count(st); k++) {
+        int n = ts_onnx_form_tensors(out_form(st, k));
+        if (n < 0 || at + n > st->n_out) return fail("output %d has a bad form", k);
+        if (fn(st, k, st->out + at, c)) return 1;
+        at += n;
+    }
+    return 0;
+}
+
+static int write_output(const run_state *st, int k, ts_tensor *const *t, const cli *c)
+{
+    ts_err err = {0};
+    return write_one(st, c->out_dir, k, t, c->format, &err) != TS_OK ? fail_err(&err) : 0;
+}
+
+static int show_output(const run_state *st, int k, ts_tensor *const *t, const cli *c)
+{
+    print_output(st, k, t);
     return 0;
 }
 
@@ -252,16 +332,6 @@ static void release_all(ts_tensor **t, int n)
     }
 }
 
-typedef struct run_state {
-    ts_graph *g;
-    ts_session *s;
-    model_inputs m;          /* an ONNX model's declared inputs and outputs; empty for IR */
-    slots sl;
-    int n_in, n_out;
-    ts_tensor **in, **out;   /* borrowed from sl.value / owned */
-    const char **in_path;
-} run_state;
-
 static void run_free(run_state *st)
 {
     release_all(st->out, st->n_out);
@@ -269,6 +339,7 @@ static void run_free(run_state *st)
     free(st->out);
     free((void *)st->in_path);
     slots_free(&st->sl);
+    ts_onnx_forms_free(st->forms, st->n_forms);
     model_inputs_free(&st->m);
     ts_session_free(st->s);
     ts_graph_free(st->g);
@@ -313,46 +384,66 @@ static int prepare_onnx(run_state *st, const cli *c)
     for (int i = 0; i < m->n_graph; i++) st->sl.name[k++] = m->in[m->graph[i]].name;
     for (int i = 0; i < m->n; i++)
         if (m->in[i].initializer) st->sl.name[k++] = m->in[i].name;
+    for (int i = 0; i < m->n_graph; i++) st->sl.kind[i] = value_kind(m->in[m->graph[i]].kind);
     if (bind_inputs(&st->sl, c) || read_bound(&st->sl)) return 1;
-    const char **names = calloc((size_t)m->n + 1, sizeof *names);
-    ts_tensor **vals = calloc((size_t)m->n + 1, sizeof *vals);
-    int n_known = 0, r = 0;
-    if (!names || !vals) r = fail("out of memory");
-    for (int i = 0; !r && i < st->sl.n; i++)
-        if (st->sl.value[i]) names[n_known] = st->sl.name[i], vals[n_known++] = st->sl.value[i];
-    if (!r && COMPILE_TIMED(ts_onnx_load(c->files[0], n_known, names, vals, &st->g, &err)) != TS_OK)
+    int n_values = 0;
+    for (int i = 0; i < st->sl.n; i++) n_values += st->sl.value[i].n;
+    const char **names = calloc((size_t)m->n + 1, sizeof *names), **forms = calloc((size_t)m->n + 1, sizeof *forms);
+    ts_tensor **vals = calloc((size_t)n_values + 1, sizeof *vals);
+    int n_known = 0, r = 0, at = 0;
+    if (!names || !forms || !vals) r = fail("out of memory");
+    for (int i = 0; !r && i < st->sl.n; i++) {
+        const value *v = &st->sl.value[i];
+        if (!v->t) continue;   /* not given */
+        names[n_known] = st->sl.name[i];
+        forms[n_known++] = v->form;
+        for (int j = 0; j < v->n; j++) vals[at++] = v->t[j];
+    }
+    if (!r && COMPILE_TIMED(ts_onnx_load_forms(c->files[0], n_known, names, forms, at, vals, &st->g, &st->n_forms,
+                                               &st->forms, &err)) != TS_OK)
         r = fail_err(&err);
     free((void *)names);
+    free((void *)forms);
     free(vals);
     return r;
 }
 
-/* st->in[i] for graph input i, by name (by position for unnamed ones). */
-static int gather_inputs(run_state *st)
+/* st->in: the tensors of the graph-input slots in order (a sequence or
+ * optional gives all of its tensors, at its place), with labels for
+ * messages ("x", or "x[1]" for tensor 1 of x). */
+static int gather_inputs(run_state *st, char (*label)[300])
+{
+    int i = 0;
+    for (int k = 0; k < st->sl.n_graph; k++) {
+        const value *v = &st->sl.value[k];
+        char tmp[32];
+        const char *name = slot_label(&st->sl, k, tmp, sizeof tmp);
+        if (!v->t) return fail("the loaded model has an input '%s' that no file binds", name);
+        for (int j = 0; j < v->n; j++, i++) {
+            if (i == st->n_in) return fail("input '%s' holds more tensors than the model takes", name);
+            st->in[i] = v->t[j];
+            st->in_path[i] = st->sl.path[k];
+            if (v->form) snprintf(label[i], sizeof label[i], "%s[%d]", name, j);
+            else snprintf(label[i], sizeof label[i], "%s", name);
+        }
+    }
+    return i == st->n_in ? 0 : fail("the inputs hold %d tensors, the loaded model takes %d", i, st->n_in);
+}
+
+/* Bind the graph's inputs and check them against its types. */
+static int bind_graph_inputs(run_state *st)
 {
     st->n_in = ts_graph_num_inputs(st->g);
     st->n_out = ts_graph_num_outputs(st->g);
     st->in = calloc((size_t)st->n_in + 1, sizeof *st->in);
     st->out = calloc((size_t)st->n_out + 1, sizeof *st->out);
     st->in_path = calloc((size_t)st->n_in + 1, sizeof *st->in_path);
-    if (!st->in || !st->out || !st->in_path) return fail("out of memory");
-    for (int i = 0; i < st->n_in; i++) {
-        const char *name = ts_graph_input_name(st->g, i);
-        int k = name ? find_slot(&st->sl, name, strlen(name)) : i;
-        if (k < 0 || k >= st->sl.n || !st->sl.value[k])
-            return fail("the loaded model has an input '%s' that no file binds", name ? name : "?");
-        st->in[i] = st->sl.value[k];
-        st->in_path[i] = st->sl.path[k];
-    }
+    char (*label)[300] = calloc((size_t)st->n_in + 1, sizeof *label);
+    int r = !st->in || !st->out || !st->in_path || !label ? fail("out of memory") : gather_inputs(st, label);
     ts_symbind b = {0};
-    int r = 0;
-    for (int i = 0; i < st->n_in && !r; i++) {
-        char tmp[32];
-        const char *name = ts_graph_input_name(st->g, i);
-        r = check_input(st->g, i, st->in[i], name ? name : slot_label(&st->sl, i, tmp, sizeof tmp),
-                        st->in_path[i], &b);
-    }
+    for (int i = 0; i < st->n_in && !r; i++) r = check_input(st->g, i, st->in[i], label[i], st->in_path[i], &b);
     ts_symbind_free(&b);
+    free(label);
     return r;
 }
 
@@ -361,11 +452,8 @@ static int run_once_and_report(run_state *st, const cli *c)
     ts_err err = {0};
     if (open_session(st->g, c, &st->s, &err) != TS_OK) return fail_err(&err);
     if (ts_session_run(st->s, st->n_in, st->in, st->n_out, st->out, &err) != TS_OK) return fail_err(&err);
-    if (c->out_dir) {
-        if (write_outputs(st->g, &st->m, c, st->n_out, st->out)) return 1;
-    } else {
-        for (int k = 0; k < st->n_out; k++) print_summary(st->g, &st->m, k, st->out[k]);
-    }
+    if (c->out_dir && make_dirs(c->out_dir)) return 1;
+    if (each_output(st, c->out_dir ? write_output : show_output, c)) return 1;
     release_all(st->out, st->n_out);
     return c->repeat ? timing_report(st->s, st->n_in, st->in, st->n_out, st->out, c) : 0;
 }
@@ -382,7 +470,7 @@ int cmd_run(int argc, char **argv)
     run_state st = {0};
     int r = has_ext(c.files[0], ".onnx") ? prepare_onnx(&st, &c) : prepare_ir(&st, &c);
     if (!r) r = run_passes(st.g, &c);
-    if (!r) r = gather_inputs(&st);
+    if (!r) r = bind_graph_inputs(&st);
     if (!r) r = run_once_and_report(&st, &c);
     run_free(&st);
     return r;

@@ -659,8 +659,99 @@ def test_onnx_errors():
     expect_error("missing external data", ["run", os.path.join(d, "ext.onnx"), "-i", x, "-i", s], r"ext\.data")
 
 
+# Sequences and optionals (D17): SequenceProto/OptionalProto files in and
+# out of `run`, one .npy per tensor, `check` comparing them, and the errors.
+
+def make_seq_model():
+    """ys = SequenceMap(xs, y = x * 2), n = SequenceLength(xs), o = Optional(n):
+    xs a sequence of f32 vectors (lengths may differ)."""
+    body = helper.make_graph([helper.make_node("Mul", ["x", "two"], ["y"])], "body",
+                             [helper.make_tensor_value_info("x", TensorProto.FLOAT, [None])],
+                             [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None])],
+                             [numpy_helper.from_array(np.array(2, np.float32), "two")])
+    nodes = [helper.make_node("SequenceMap", ["xs"], ["ys"], body=body),
+             helper.make_node("SequenceLength", ["xs"], ["n"]),
+             helper.make_node("Optional", ["n"], ["o"])]
+    seq_t = helper.make_tensor_sequence_value_info
+    opt_t = helper.make_optional_type_proto(helper.make_tensor_type_proto(TensorProto.INT64, []))
+    graph = helper.make_graph(nodes, "seq_model", [seq_t("xs", TensorProto.FLOAT, [None])],
+                              [seq_t("ys", TensorProto.FLOAT, [None]),
+                               helper.make_tensor_value_info("n", TensorProto.INT64, []),
+                               helper.make_value_info("o", opt_t)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+
+
+def save_seq(name, arrays, seq_name="xs"):
+    path = tmp(name)
+    with open(path, "wb") as f:
+        f.write(numpy_helper.from_list(arrays, seq_name).SerializeToString())
+    return path
+
+
+def test_onnx_sequences():
+    model = onnx_save(make_seq_model(), "seq.onnx")
+    xs = [np.array([1, 2, 3], np.float32), np.array([4, 5], np.float32)]
+    xs_pb = save_seq("xs.pb", xs)
+    # npy: one file per tensor of a sequence or optional
+    out = tmp("out_seq_npy")
+    rc, so, se = tessera("run", model, "-i", xs_pb, "-o", out)
+    if check("seq run npy: exit 0", rc == 0, se):
+        names = sorted(os.listdir(out))
+        check("seq run npy files", names == ["output_0_0.npy", "output_0_1.npy", "output_1.npy", "output_2_0.npy"],
+              str(names))
+        if len(names) == 4:
+            close("seq npy ys[0]", np.load(os.path.join(out, "output_0_0.npy")), xs[0] * 2)
+            close("seq npy ys[1]", np.load(os.path.join(out, "output_0_1.npy")), xs[1] * 2)
+            close("seq npy n", np.load(os.path.join(out, "output_1.npy")), np.array(2, np.int64))
+    # pb: a SequenceProto and an OptionalProto, as ONNX's test data has them
+    out = tmp("out_seq_pb")
+    rc, so, se = tessera("run", model, "-i", xs_pb, "-o", out, "--format", "pb")
+    if check("seq run pb: exit 0", rc == 0, se):
+        sp = onnx.SequenceProto()
+        with open(os.path.join(out, "output_0.pb"), "rb") as f:
+            sp.ParseFromString(f.read())
+        ys = numpy_helper.to_list(sp)
+        check("seq pb: named ys, 2 elements", sp.name == "ys" and len(ys) == 2, "%r %d" % (sp.name, len(ys)))
+        if len(ys) == 2:
+            close("seq pb ys[1]", ys[1], xs[1] * 2)
+        op = onnx.OptionalProto()
+        with open(os.path.join(out, "output_2.pb"), "rb") as f:
+            op.ParseFromString(f.read())
+        check("seq pb: optional", op.name == "o" and op.HasField("tensor_value")
+              and int(numpy_helper.to_array(op.tensor_value)) == 2, str(op))
+    # the summary: the form, then each tensor
+    rc, so, se = tessera("run", model, "-i", xs_pb)
+    check("seq run summary", rc == 0 and so.startswith("output 0 (ys): [t,t] (a sequence of 2 tensors)\n"
+                                                       "  tensor 0: f32[3] = [2, 4, 6]")
+          and "output 2 (o): ?t (an optional of 1 tensor)" in so, so + se)
+    # check: a case with sequence data, and one whose expected sequence is longer
+    for name, want in (("seq_ok", [x * 2 for x in xs]), ("seq_long", [x * 2 for x in xs] + [xs[0]])):
+        d = os.path.join(tmp("seq_cases"), "test_" + name)
+        os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
+        onnx.save(make_seq_model(), os.path.join(d, "model.onnx"))
+        data = os.path.join(d, "test_data_set_0")
+        shutil.copy(xs_pb, os.path.join(data, "input_0.pb"))
+        with open(os.path.join(data, "output_0.pb"), "wb") as f:
+            f.write(numpy_helper.from_list(want, "ys").SerializeToString())
+        with open(os.path.join(data, "output_1.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(np.array(2, np.int64), "n").SerializeToString())
+        with open(os.path.join(data, "output_2.pb"), "wb") as f:
+            f.write(numpy_helper.from_optional(np.array(2, np.int64), "o").SerializeToString())
+    rc, so, se = tessera("check", tmp("seq_cases"))
+    check("seq check: one pass, one fail", rc == 1 and "PASS test_seq_ok" in so and
+          "FAIL test_seq_long: output 0 (ys): got a value of form [t,t], expected [t,t,t]" in so, so + se)
+    # errors: one line, status 1
+    expect_error("seq from npy", ["run", model, "-i", save("xs.npy", xs[0])], r"a sequence is read from a \.pb file")
+    garbage = tmp("garbage.pb")
+    with open(garbage, "wb") as f:
+        f.write(b"\x1a\xff\xff\xff\x0f")
+    expect_error("seq garbage pb", ["run", model, "-i", garbage], r"garbage\.pb")
+    expect_error("seq wrong dtype", ["run", model, "-i", save_seq("xi.pb", [np.array([1], np.int64)])],
+                 r"input 'xs'.*i64")
+
+
 ONNX_TESTS = (test_onnx_run, test_onnx_check, test_onnx_light_and_names, test_onnx_ops, test_onnx_info,
-              test_onnx_errors) if onnx is not None else ()
+              test_onnx_errors, test_onnx_sequences) if onnx is not None else ()
 
 
 def main():

@@ -8,7 +8,8 @@
  *
  * scripts/test.sh runs it for a minute, seeded with node test models. The
  * same bytes also go through ts_onnx_info and, as a TensorProto, through
- * ts_onnx_read_tensor. The model sits alone in its folder: external data
+ * ts_onnx_read_tensor, and as a SequenceProto and an OptionalProto through
+ * ts_onnx_read_value. The model sits alone in its folder: external data
  * resolves inside that folder only, so a fuzzed location finds nothing but
  * the model itself.
  *
@@ -89,6 +90,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (ts_onnx_read_tensor(model, &t, &name, &e4) == TS_OK) {
         ts_tensor_release(t);
         ts_free_string(name);
+    }
+    for (const char *kind = "[?"; *kind; kind++) {
+        char *form = NULL;
+        int n = 0;
+        ts_tensor **ts = NULL;
+        ts_err e5 = {0};
+        if (ts_onnx_read_value(model, *kind, &form, &n, &ts, NULL, &e5) == TS_OK) ts_onnx_value_free(form, n, ts);
     }
     return 0;
 }

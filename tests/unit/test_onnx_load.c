@@ -378,7 +378,7 @@ static void test_errors(void)
     expect_fail("missing_op.onnx", TS_ERR_UNSUPPORTED, "node 'n3' (FooBar): operator FooBar (opset 17) is not supported");
     expect_fail("domain_op.onnx", TS_ERR_UNSUPPORTED, "'com.microsoft'");
     expect_fail("undefined_input.onnx", TS_ERR_INVALID_MODEL, "input 'nowhere' is not defined");
-    expect_fail("sequence_input.onnx", TS_ERR_UNSUPPORTED, "input 's' is a sequence; tessera supports tensors only");
+    expect_fail("sequence_input.onnx", TS_ERR_UNSUPPORTED, "input 's' is a sequence: tessera needs its value");
     expect_fail("string_init.onnx", TS_ERR_UNSUPPORTED, "STRING");
     expect_fail("constant_string.onnx", TS_ERR_UNSUPPORTED, "value_string");
     expect_fail("output_mismatch.onnx", TS_ERR_SHAPE,

@@ -49,12 +49,12 @@ static void type_text(ts_buf *b, const Onnx__TypeProto *tp, int depth)
     case ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE:
         ts_buf_puts(b, "sequence<");
         type_text(b, tp->sequence_type ? tp->sequence_type->elem_type : NULL, depth + 1);
-        ts_buf_puts(b, "> (unsupported)");
+        ts_buf_puts(b, ">");
         return;
     case ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE:
         ts_buf_puts(b, "optional<");
         type_text(b, tp->optional_type ? tp->optional_type->elem_type : NULL, depth + 1);
-        ts_buf_puts(b, "> (unsupported)");
+        ts_buf_puts(b, ">");
         return;
     case ONNX__TYPE_PROTO__VALUE_MAP_TYPE: ts_buf_puts(b, "map (unsupported)"); return;
     case ONNX__TYPE_PROTO__VALUE_SPARSE_TENSOR_TYPE: ts_buf_puts(b, "sparse tensor (unsupported)"); return;

@@ -4,7 +4,7 @@
  * initializers point into its raw_data instead of being copied. Then:
  * opset, initializers (constants), graph inputs (parameters), nodes in
  * order (node.c), outputs checked against their declared types. */
-#include "frontend/onnx/load.h"
+#include "frontend/onnx/seq.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -76,11 +76,11 @@ static char *graph_name(ts_arena *a, const char *name)
 
 /* ---- initializers -------------------------------------------------------------------------- */
 
-static int known_index(const char *name, int n_known, const char *const *names)
+static const onnx_given *given_for(const char *name, int n_given, const onnx_given *given)
 {
-    for (int i = 0; i < n_known; i++)
-        if (names[i] && name && strcmp(names[i], name) == 0) return i;
-    return -1;
+    for (int i = 0; i < n_given; i++)
+        if (name && strcmp(given[i].name, name) == 0) return &given[i];
+    return NULL;
 }
 
 static ts_status one_initializer(onnx_ctx *c, const Onnx__TensorProto *tp, ts_tensor *known)
@@ -100,16 +100,18 @@ static ts_status one_initializer(onnx_ctx *c, const Onnx__TensorProto *tp, ts_te
     return TS_OK;
 }
 
-ts_status onnx_emit_initializers(onnx_ctx *c, const Onnx__GraphProto *gp, int n_known, const char *const *names,
-                                 ts_tensor *const *values)
+ts_status onnx_emit_initializers(onnx_ctx *c, const Onnx__GraphProto *gp, int n_given, const onnx_given *given)
 {
     if (gp->n_sparse_initializer)
         return ts_builder_fail(c->b, TS_ERR_UNSUPPORTED, "sparse initializers are not supported");
     for (size_t i = 0; i < gp->n_initializer; i++) {
         const Onnx__TensorProto *tp = gp->initializer[i];
         if (!tp) continue;
-        int k = known_index(tp->name, n_known, names);
-        TS_TRY(one_initializer(c, tp, k >= 0 ? values[k] : NULL));
+        const onnx_given *g = given_for(tp->name, n_given, given);
+        if (g && g->form)
+            return ts_builder_fail(c->b, TS_ERR_INVALID_ARG, "the value given for initializer '%s' must be a tensor",
+                                   tp->name);
+        TS_TRY(one_initializer(c, tp, g ? g->t[0] : NULL));
     }
     return TS_OK;
 }
@@ -167,8 +169,26 @@ static ts_status one_input(onnx_ctx *c, const Onnx__ValueInfoProto *vi, int inde
     return TS_OK;
 }
 
-static ts_status emit_inputs(onnx_ctx *c, const Onnx__GraphProto *gp, onnx_map *inits, int n_known,
-                             const char *const *names, ts_tensor *const *values)
+static bool composite_type(const Onnx__TypeProto *tp)
+{
+    return tp && (tp->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE ||
+                  tp->value_case == ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE);
+}
+
+/* A sequence or optional input becomes one graph input per tensor of the
+ * value given for it (seq_io.c), at its place in the order. */
+static ts_status comp_input(onnx_ctx *c, const Onnx__ValueInfoProto *vi, int *index, const onnx_given *g)
+{
+    ts_value *v;
+    const char *name = vi->name ? vi->name : "";
+    TS_TRY(onnx_comp_input(c, name, vi->type, g, *index, &v));
+    *index += onnx_comp_leaves(v, NULL);
+    if (!onnx_bind(c, name, v)) return ts_builder_fail(c->b, TS_ERR_OOM, "out of memory");
+    return TS_OK;
+}
+
+static ts_status emit_inputs(onnx_ctx *c, const Onnx__GraphProto *gp, onnx_map *inits, int n_given,
+                             const onnx_given *given)
 {
     int index = 0;
     bool oom = false;
@@ -176,25 +196,27 @@ static ts_status emit_inputs(onnx_ctx *c, const Onnx__GraphProto *gp, onnx_map *
         const Onnx__ValueInfoProto *vi = gp->input[i];
         if (!vi || is_initializer(inits, gp, vi->name, &oom)) continue;
         if (oom) break;
-        int k = known_index(vi->name, n_known, names);
-        TS_TRY(one_input(c, vi, index++, k >= 0 ? values[k] : NULL));
+        const onnx_given *g = given_for(vi->name, n_given, given);
+        if (composite_type(vi->type) || (g && g->form)) TS_TRY(comp_input(c, vi, &index, g));
+        else TS_TRY(one_input(c, vi, index++, g ? g->t[0] : NULL));
     }
     return oom ? ts_builder_fail(c->b, TS_ERR_OOM, "out of memory") : TS_OK;
 }
 
 /* Every known name must be an input or an initializer. */
-static ts_status check_known_names(onnx_ctx *c, const Onnx__GraphProto *gp, onnx_map *inits, int n_known,
-                                   const char *const *names)
+static ts_status check_known_names(onnx_ctx *c, const Onnx__GraphProto *gp, onnx_map *inits, int n_given,
+                                   const onnx_given *given)
 {
     bool oom = false;
-    for (int i = 0; i < n_known; i++) {
-        bool hit = is_initializer(inits, gp, names[i], &oom);
+    for (int i = 0; i < n_given; i++) {
+        const char *name = given[i].name;
+        bool hit = is_initializer(inits, gp, name, &oom);
         if (oom) return ts_builder_fail(c->b, TS_ERR_OOM, "out of memory");
         for (size_t j = 0; !hit && j < gp->n_input; j++)
-            hit = gp->input[j] && gp->input[j]->name && names[i] && strcmp(gp->input[j]->name, names[i]) == 0;
+            hit = gp->input[j] && gp->input[j]->name && strcmp(gp->input[j]->name, name) == 0;
         if (!hit)
             return ts_builder_fail(c->b, TS_ERR_INVALID_ARG, "a value was given for '%s', which is no input of the model",
-                                   names[i] ? names[i] : "(null)");
+                                   name);
     }
     return TS_OK;
 }
@@ -238,21 +260,42 @@ static ts_status check_output(onnx_ctx *c, const char *name, const Onnx__TypePro
     return s;
 }
 
+/* Output i's form, kept for ts_onnx_load_forms (an arena string). */
+static ts_status keep_form(onnx_ctx *c, size_t i, const ts_value *v)
+{
+    ts_buf b = {0};
+    onnx_comp_form(v, &b);
+    c->out_forms[i] = b.data && !b.oom ? ts_arena_strdup(c->g->arena, b.data) : NULL;
+    ts_buf_free(&b);
+    return c->out_forms[i] ? TS_OK : ts_builder_fail(c->b, TS_ERR_OOM, "out of memory");
+}
+
+/* Each output's tensors in order: a tensor is one graph output, a sequence
+ * or optional its leaves (none for an empty one). */
 static ts_status emit_outputs(onnx_ctx *c, const Onnx__GraphProto *gp)
 {
-    ts_value **outs = ts_arena_array(c->g->arena, gp->n_output + 1, sizeof *outs);
-    if (!outs) return ts_builder_fail(c->b, TS_ERR_OOM, "out of memory");
+    ts_value **vals = ts_arena_array(c->g->arena, gp->n_output + 1, sizeof *vals);
+    c->out_forms = ts_arena_array(c->g->arena, gp->n_output + 1, sizeof *c->out_forms);
+    if (!vals || !c->out_forms) return ts_builder_fail(c->b, TS_ERR_OOM, "out of memory");
+    size_t n_leaves = 0;
     for (size_t i = 0; i < gp->n_output; i++) {
         const Onnx__ValueInfoProto *vi = gp->output[i];
         const char *name = vi && vi->name ? vi->name : "";
         bool found;
-        outs[i] = onnx_lookup(c, name, &found);
-        if (!outs[i])
-            return ts_builder_fail(c->b, TS_ERR_INVALID_MODEL, "output '%s' is not computed by the graph", name);
-        TS_TRY(check_output(c, name, vi->type, outs[i]));
-        name_value(outs[i], name);
+        ts_value *v = vals[i] = onnx_lookup(c, name, &found);
+        if (!v) return ts_builder_fail(c->b, TS_ERR_INVALID_MODEL, "output '%s' is not computed by the graph", name);
+        TS_TRY(onnx_comp_check_output(c, name, vi->type, v));
+        if (!onnx_comp_of(v)) TS_TRY(check_output(c, name, vi->type, v));
+        if (!onnx_comp_of(v)) name_value(v, name);
+        TS_TRY(keep_form(c, i, v));
+        n_leaves += (size_t)onnx_comp_leaves(v, NULL);
     }
-    return ts_b_return(c->b, (int)gp->n_output, outs);
+    if (n_leaves > INT_MAX) return ts_builder_fail(c->b, TS_ERR_UNSUPPORTED, "too many outputs");
+    ts_value **outs = ts_arena_array(c->g->arena, n_leaves + 1, sizeof *outs);
+    if (!outs) return ts_builder_fail(c->b, TS_ERR_OOM, "out of memory");
+    int k = 0;
+    for (size_t i = 0; i < gp->n_output; i++) k += onnx_comp_leaves(vals[i], outs + k);
+    return ts_b_return(c->b, k, outs);
 }
 
 /* ---- the load -------------------------------------------------------------------------------- */
@@ -266,15 +309,14 @@ static const char *folder_of(ts_arena *a, const char *path)
     return ts_arena_strndup(a, path, (size_t)(slash - path));
 }
 
-static ts_status build(onnx_ctx *c, const Onnx__GraphProto *gp, int n_known, const char *const *names,
-                       ts_tensor *const *values)
+static ts_status build(onnx_ctx *c, const Onnx__GraphProto *gp, int n_given, const onnx_given *given)
 {
     onnx_scope top;
     onnx_map inits = {.str = true};
     onnx_scope_push(c, &top, true);
-    ts_status s = check_known_names(c, gp, &inits, n_known, names);
-    if (s == TS_OK) s = onnx_emit_initializers(c, gp, n_known, names, values);
-    if (s == TS_OK) s = emit_inputs(c, gp, &inits, n_known, names, values);
+    ts_status s = check_known_names(c, gp, &inits, n_given, given);
+    if (s == TS_OK) s = onnx_emit_initializers(c, gp, n_given, given);
+    if (s == TS_OK) s = emit_inputs(c, gp, &inits, n_given, given);
     onnx_map_free(&inits);
     if (s == TS_OK) s = onnx_emit_nodes(c, gp->n_node, gp->node);
     ts_builder_set_origin(c->b, NULL);
@@ -283,9 +325,33 @@ static ts_status build(onnx_ctx *c, const Onnx__GraphProto *gp, int n_known, con
     return s;
 }
 
-/* The graph for model m (already checked), which the graph takes over. */
-static ts_status load_graph(Onnx__ModelProto *m, const char *path, int opset, int n_known, const char *const *names,
-                            ts_tensor *const *values, ts_graph **out, ts_err *err)
+/* The outputs' forms, copied out of the graph arena for the caller (free
+ * with ts_onnx_forms_free). */
+static ts_status copy_forms(const onnx_ctx *c, int *n_out, char ***out, ts_err *err)
+{
+    size_t n = c->model->graph->n_output;
+    char **f = ts_mem_zalloc((n + 1) * sizeof *f);
+    if (!f) return ts_err_set(err, TS_ERR_OOM, "out of memory");
+    for (size_t i = 0; i < n; i++)
+        if (!(f[i] = ts_mem_strdup(c->out_forms[i]))) {
+            ts_onnx_forms_free(f, (int)n);
+            return ts_err_set(err, TS_ERR_OOM, "out of memory");
+        }
+    *n_out = (int)n;
+    *out = f;
+    return TS_OK;
+}
+
+void ts_onnx_forms_free(char **forms, int n)
+{
+    for (int i = 0; forms && i < n; i++) ts_mem_free(forms[i]);
+    ts_mem_free(forms);
+}
+
+/* The graph for model m (already checked), which the graph takes over;
+ * the outputs' forms too when forms is not NULL. */
+static ts_status load_graph(Onnx__ModelProto *m, const char *path, int opset, int n_given, const onnx_given *given,
+                            ts_graph **out, int *n_forms, char ***forms, ts_err *err)
 {
     ts_graph *g = NULL;
     ts_status s = ts_ir_graph_new("main", &g, err);
@@ -307,9 +373,10 @@ static ts_status load_graph(Onnx__ModelProto *m, const char *path, int opset, in
     if (!c.b || !c.dir || !gname) s = ts_err_set(err, TS_ERR_OOM, "out of memory loading %s", path);
     if (s == TS_OK) {
         g->name = gname;
-        build(&c, m->graph, n_known, names, values);
+        build(&c, m->graph, n_given, given);
         s = onnx_ctx_status(&c, err);
     }
+    if (s == TS_OK && forms) s = copy_forms(&c, n_forms, forms, err);
     ts_builder_free(c.b);
     onnx_map_free(&c.known);
     onnx_map_free(&c.dims);
@@ -321,15 +388,9 @@ static ts_status load_graph(Onnx__ModelProto *m, const char *path, int opset, in
     return TS_OK;
 }
 
-ts_status ts_onnx_load(const char *path, int n_known, const char *const *known_names,
-                       ts_tensor *const *known_values, ts_graph **out, ts_err *err)
+static ts_status load_given(const char *path, int n_given, const onnx_given *given, ts_graph **out, int *n_forms,
+                            char ***forms, ts_err *err)
 {
-    if (!path || !out || n_known < 0 || (n_known && (!known_names || !known_values)))
-        return ts_err_set(err, TS_ERR_INVALID_ARG, "ts_onnx_load: bad arguments");
-    *out = NULL;
-    for (int i = 0; i < n_known; i++)
-        if (!known_names[i] || !known_values[i])
-            return ts_err_set(err, TS_ERR_INVALID_ARG, "ts_onnx_load: known value %d is NULL", i);
     Onnx__ModelProto *m = NULL;
     int opset = -1;
     TS_TRY(read_model(path, &m, err));
@@ -338,5 +399,66 @@ ts_status ts_onnx_load(const char *path, int n_known, const char *const *known_n
         onnx_pb_free(&m->base);
         return s;
     }
-    return load_graph(m, path, opset, n_known, known_names, known_values, out, err);
+    return load_graph(m, path, opset, n_given, given, out, n_forms, forms, err);
+}
+
+/* given[i] for known value i: its parsed form (in arena a) and its run of
+ * the tensors; every tensor must be taken. */
+static ts_status parse_given(ts_arena *a, int n_known, const char *const *names, const char *const *forms,
+                             int n_values, ts_tensor *const *values, onnx_given *given, ts_err *err)
+{
+    int next = 0;
+    for (int i = 0; i < n_known; i++) {
+        const char *f = forms ? forms[i] : NULL;
+        int n = 1;
+        if (!names[i])
+            return ts_err_set(err, TS_ERR_INVALID_ARG, "ts_onnx_load: the name of known value %d is NULL", i);
+        given[i].name = names[i];
+        given[i].form = NULL;
+        if (f && strcmp(f, "t") != 0) {
+            onnx_form *pf;
+            char what[240];
+            snprintf(what, sizeof what, "the value given for '%.200s'", names[i]);
+            TS_TRY(onnx_form_parse(a, f, what, &pf, &n, err));
+            given[i].form = pf;
+        }
+        if (n > n_values - next)
+            return ts_err_set(err, TS_ERR_INVALID_ARG, "ts_onnx_load: the forms take more than the %d tensors given",
+                              n_values);
+        given[i].n = n;
+        given[i].t = values + next;
+        for (int k = 0; k < n; k++)
+            if (!values[next + k])
+                return ts_err_set(err, TS_ERR_INVALID_ARG, "ts_onnx_load: tensor %d is NULL", next + k);
+        next += n;
+    }
+    if (next != n_values)
+        return ts_err_set(err, TS_ERR_INVALID_ARG, "ts_onnx_load: %d tensors were given, the forms take %d", n_values,
+                          next);
+    return TS_OK;
+}
+
+ts_status ts_onnx_load_forms(const char *path, int n_known, const char *const *known_names,
+                             const char *const *known_forms, int n_values, ts_tensor *const *known_values,
+                             ts_graph **out, int *n_outputs, char ***output_forms, ts_err *err)
+{
+    if (!path || !out || n_known < 0 || n_values < 0 || (n_known && !known_names) || (n_values && !known_values) ||
+        (!n_outputs != !output_forms))
+        return ts_err_set(err, TS_ERR_INVALID_ARG, "ts_onnx_load: bad arguments");
+    *out = NULL;
+    if (output_forms) *output_forms = NULL, *n_outputs = 0;
+    ts_arena *a = ts_arena_new();
+    onnx_given *given = ts_mem_zalloc(sizeof *given * ((size_t)n_known + 1));
+    ts_status s = a && given ? TS_OK : ts_err_set(err, TS_ERR_OOM, "out of memory");
+    if (s == TS_OK) s = parse_given(a, n_known, known_names, known_forms, n_values, known_values, given, err);
+    if (s == TS_OK) s = load_given(path, n_known, given, out, n_outputs, output_forms, err);
+    ts_mem_free(given);
+    ts_arena_free(a);
+    return s;
+}
+
+ts_status ts_onnx_load(const char *path, int n_known, const char *const *known_names,
+                       ts_tensor *const *known_values, ts_graph **out, ts_err *err)
+{
+    return ts_onnx_load_forms(path, n_known, known_names, NULL, n_known, known_values, out, NULL, NULL, err);
 }

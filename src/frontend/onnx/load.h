@@ -48,6 +48,16 @@ typedef struct onnx_known {
     ts_tensor *value;         /* the caller's tensor (borrowed for the load) */
 } onnx_known;
 
+/* A value the caller gave at load time for a model input (or an
+ * initializer): its form (seq.h; NULL for a plain tensor) and its tensors
+ * (borrowed for the load). */
+typedef struct onnx_given {
+    const char *name;
+    const struct onnx_form *form;
+    int n;
+    ts_tensor *const *t;
+} onnx_given;
+
 /* A recorded shape value. */
 typedef struct onnx_dims {
     int count;
@@ -66,6 +76,11 @@ struct onnx_ctx {
     onnx_map dims;                    /* ts_value* -> onnx_dims* */
     int depth;                        /* subgraph and function nesting */
     int n_node;                       /* nodes seen, to label unnamed ones */
+    char **out_forms;                 /* the outputs' forms (seq.h), arena strings */
+    const Onnx__NodeProto *origin_np; /* the node failures are labelled with, and its index */
+    int origin_index;
+    int64_t inlined;                  /* nodes built by unrolling and SequenceMap (seq.h) */
+    int64_t listed;                   /* elements of every sequence built (seq.h) */
 };
 
 /* ---- scopes and names (names.c) ------------------------------------------- */
@@ -91,6 +106,9 @@ int onnx_attr_type(const Onnx__AttributeProto *a);
 /* A GRAPH attribute of n, or NULL (and a failure on n) when absent or of
  * another type. */
 const Onnx__GraphProto *onnx_attr_graph(onnx_node *n, const char *name);
+/* Label the builder's failures with node np ("node 'name' (Op)", or
+ * "node #index (Op)" for an unnamed one). */
+void onnx_set_origin(onnx_ctx *c, const Onnx__NodeProto *np, int index);
 /* The builder's failure as a status, copying the message into err. */
 ts_status onnx_ctx_status(onnx_ctx *c, ts_err *err);
 
@@ -118,9 +136,8 @@ ts_status onnx_emit_subgraph(onnx_node *n, const Onnx__GraphProto *gp, ts_builde
  * branch of an If whose condition is a constant). Outputs as above. */
 ts_status onnx_inline_subgraph(onnx_node *n, const char *attr, ts_value ***results);
 /* Process a graph's initializers into constants bound in the current
- * scope. */
-ts_status onnx_emit_initializers(onnx_ctx *c, const Onnx__GraphProto *gp, int n_known,
-                                 const char *const *names, ts_tensor *const *values);
+ * scope; a given value (n_given of them, may be 0) replaces one. */
+ts_status onnx_emit_initializers(onnx_ctx *c, const Onnx__GraphProto *gp, int n_given, const onnx_given *given);
 
 /* ---- TensorProto (tensor_pb.c) -------------------------------------------------- */
 

@@ -2,7 +2,7 @@
  * decomposition (or inline a model-local function), call it, check and
  * bind its outputs; and the onnx_node helpers operators use (inputs,
  * attributes, failures). */
-#include "frontend/onnx/load.h"
+#include "frontend/onnx/seq.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -293,8 +293,10 @@ static ts_status inline_function(onnx_ctx *c, const Onnx__FunctionProto *f, cons
 
 /* ---- one node ---------------------------------------------------------------------------- */
 
-static void set_origin(onnx_ctx *c, const Onnx__NodeProto *np, int index)
+void onnx_set_origin(onnx_ctx *c, const Onnx__NodeProto *np, int index)
 {
+    c->origin_np = np;
+    c->origin_index = index;
     char label[300];
     const char *op = np->op_type ? np->op_type : "?";
     if (np->name && np->name[0]) snprintf(label, sizeof label, "node '%.200s' (%.64s)", np->name, op);
@@ -356,6 +358,16 @@ static ts_status no_op(onnx_ctx *c, const char *op, const char *domain, int opse
                            domain, opset);
 }
 
+/* A sequence or optional reaches only the operators that take one (seq.h). */
+static ts_status refuse_composites(onnx_ctx *c, const Onnx__NodeProto *np, int n_in, ts_value *const *in)
+{
+    for (int i = 0; i < n_in; i++)
+        if (onnx_comp_of(in[i]))
+            return ts_builder_fail(c->b, TS_ERR_INVALID_MODEL, "input %d ('%s') is %s; %s takes tensors", i,
+                                   np->input[i], onnx_comp_what(in[i]), np->op_type);
+    return TS_OK;
+}
+
 static ts_status call_op(onnx_ctx *c, const Onnx__NodeProto *np, int n_in, ts_value **in, int n_out,
                          ts_value **out, bool *used)
 {
@@ -365,6 +377,7 @@ static ts_status call_op(onnx_ctx *c, const Onnx__NodeProto *np, int n_in, ts_va
     const Onnx__FunctionProto *f = fn ? NULL : find_function(c, np);
     if (f) return inline_function(c, f, np, n_in, in, n_out, out, used);
     if (!fn) return no_op(c, op, np->domain, opset);
+    if (!onnx_takes_composites(op)) TS_TRY(refuse_composites(c, np, n_in, in));
     onnx_node nd = {op, np->name ? np->name : "", opset, n_in, in, n_out, out, used, np, c};
     ts_status s = fn(&nd);
     if (s == TS_OK) s = onnx_ctx_status(c, NULL);
@@ -386,7 +399,7 @@ static ts_status bind_outputs(onnx_ctx *c, const Onnx__NodeProto *np, ts_value *
 
 static ts_status emit_node(onnx_ctx *c, const Onnx__NodeProto *np, int index)
 {
-    set_origin(c, np, index);
+    onnx_set_origin(c, np, index);
     TS_TRY(onnx_ctx_status(c, NULL));
     if (!np->op_type || !np->op_type[0]) return ts_builder_fail(c->b, TS_ERR_INVALID_MODEL, "the node has no op_type");
     if (np->n_input > MAX_NODE_ARITY || np->n_output > MAX_NODE_ARITY)
@@ -399,7 +412,7 @@ static ts_status emit_node(onnx_ctx *c, const Onnx__NodeProto *np, int index)
     for (size_t k = 0; k < np->n_output; k++) used[k] = np->output[k] && np->output[k][0];
     TS_TRY(resolve_inputs(c, np, in));
     TS_TRY(call_op(c, np, (int)np->n_input, in, (int)np->n_output, out, used));
-    set_origin(c, np, index);   /* an inlined function labelled its own nodes */
+    onnx_set_origin(c, np, index);   /* an inlined function labelled its own nodes */
     return bind_outputs(c, np, out, used);
 }
 

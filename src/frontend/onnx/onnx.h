@@ -72,6 +72,7 @@ extern const onnx_op_entry onnx_ops_ml[];
 extern const onnx_op_entry onnx_ops_tree[];
 extern const onnx_op_entry onnx_ops_preview[];
 extern const onnx_op_entry onnx_ops_training[];
+extern const onnx_op_entry onnx_ops_sequence[];
 
 /* True for the default domain's spellings: NULL, "" and "ai.onnx". */
 bool onnx_default_domain(const char *domain);

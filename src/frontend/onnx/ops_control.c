@@ -1,6 +1,7 @@
 /* ops_control.c — ONNX operators of the control family, assembled from
- * primitives: Constant, If, Loop, Scan. */
-#include "frontend/onnx/load.h"
+ * primitives: Constant, If, Loop, Scan. A Loop that carries a sequence or
+ * an optional is unrolled instead (unroll.c, D17). */
+#include "frontend/onnx/seq.h"
 
 #include <string.h>
 
@@ -150,11 +151,33 @@ static ts_status if_inline(onnx_node *n, bool taken)
     return TS_OK;
 }
 
+/* The branches' results (composites with their structure, shape[b][k])
+ * must be alike: the same count, and each result of one form (seq.h). The
+ * blocks return their leaves. */
+static ts_status if_same_forms(onnx_node *n, ts_value **const shape[2])
+{
+    int n_res[2] = {onnx_region_outputs(n, if_branches[0]), onnx_region_outputs(n, if_branches[1])};
+    if (n_res[0] != n_res[1] || n_res[0] < n->n_out)
+        return onnx_fail(n, TS_ERR_INVALID_MODEL, "the branches yield %d and %d values for %d outputs", n_res[0],
+                         n_res[1], n->n_out);
+    ts_status s = TS_OK;
+    for (int k = 0; k < n_res[0] && s == TS_OK; k++) {
+        ts_buf f[2] = {{0}, {0}};
+        for (int b = 0; b < 2; b++) onnx_comp_form(shape[b][k], &f[b]);
+        if (f[0].oom || f[1].oom) s = onnx_fail(n, TS_ERR_OOM, "out of memory");
+        else if (strcmp(f[0].data, f[1].data) != 0)
+            s = onnx_unsupported(n, "output %d: the branches yield %s and %s (forms); with a condition known only at "
+                                    "run time, tessera needs one structure for both", k, f[0].data, f[1].data);
+        ts_buf_free(&f[0]);
+        ts_buf_free(&f[1]);
+    }
+    return s;
+}
+
 static ts_status if_check_branches(onnx_node *n, const ts_block *th, const ts_block *el)
 {
-    if (th->n_results != el->n_results || th->n_results < n->n_out)
-        return onnx_fail(n, TS_ERR_INVALID_MODEL, "the branches yield %d and %d values for %d outputs", th->n_results,
-                         el->n_results, n->n_out);
+    if (th->n_results != el->n_results)
+        return onnx_fail(n, TS_ERR_INTERNAL, "the branches return %d and %d tensors", th->n_results, el->n_results);
     for (int k = 0; k < th->n_results; k++) {
         const ts_type *a = &th->results[k]->type, *b = &el->results[k]->type;
         if (a->dtype != b->dtype)
@@ -170,6 +193,7 @@ static ts_status onnx_if(onnx_node *n)
 {
     ts_builder *b = onnx_b(n);
     ts_value *c = onnx_input(n, 0);
+    if (onnx_comp_of(c)) return onnx_fail(n, TS_ERR_INVALID_MODEL, "the condition must be a tensor");
     if (c && c->type.dtype != TS_DTYPE_BOOL)
         return onnx_fail(n, TS_ERR_INVALID_MODEL, "the condition must be bool, not %s", ts_dtype_name(c->type.dtype));
     c = scalar_of(n, b, c, "the condition");
@@ -177,11 +201,12 @@ static ts_status onnx_if(onnx_node *n)
     const ts_tensor *ct = onnx_const(n, c);
     if (ct) return if_inline(n, *(const uint8_t *)ct->data != 0);
     int n_caps;
-    ts_value **caps;
+    ts_value **caps, **shape[2];
     ts_block *regions[2];
     TS_TRY(onnx_captures(n, 2, if_branches, &n_caps, &caps));
-    TS_TRY(onnx_region(n, if_branches[0], 0, NULL, n_caps, caps, &regions[0]));
-    TS_TRY(onnx_region(n, if_branches[1], 0, NULL, n_caps, caps, &regions[1]));
+    TS_TRY(onnx_region_flat(n, if_branches[0], 0, NULL, n_caps, caps, &regions[0], &shape[0]));
+    TS_TRY(onnx_region_flat(n, if_branches[1], 0, NULL, n_caps, caps, &regions[1], &shape[1]));
+    TS_TRY(if_same_forms(n, shape));
     TS_TRY(if_check_branches(n, regions[0], regions[1]));
     ts_value **in = ts_arena_array(onnx_graph(n)->arena, (size_t)n_caps + 1, sizeof *in);
     ts_value **out = ts_arena_array(onnx_graph(n)->arena, (size_t)regions[0]->n_results + 1, sizeof *out);
@@ -189,8 +214,22 @@ static ts_status onnx_if(onnx_node *n)
     in[0] = c;
     for (int i = 0; i < n_caps; i++) in[i + 1] = caps[i];
     int n_res;
-    TS_TRY(ts_b_op(b, TS_OP_IF, n_caps + 1, in, NULL, 2, regions, regions[0]->n_results, out, &n_res));
-    for (int k = 0; k < n->n_out; k++) n->out[k] = out[k];
+    if (regions[0]->n_results)   /* (branches yielding only empty sequences need no if) */
+        TS_TRY(ts_b_op(b, TS_OP_IF, n_caps + 1, in, NULL, 2, regions, regions[0]->n_results, out, &n_res));
+    int pos = 0;   /* sequences and optionals take their structure from the then branch's */
+    for (int k = 0; k < n->n_out; k++)
+        if (!(n->out[k] = onnx_comp_rebuild(n->ctx, shape[0][k], out, &pos))) return onnx_status(n);
+    return TS_OK;
+}
+
+/* A while body yields tensors only: a Loop carrying a sequence is unrolled
+ * instead (unroll.c), so a sequence here is a value whose type changes. */
+static ts_status body_tensors(onnx_node *n, int count, ts_value *const *res)
+{
+    for (int k = 0; k < count; k++)
+        if (onnx_comp_of(res[k]))
+            return onnx_fail(n, TS_ERR_INVALID_MODEL, "the body's output %d is %s where a tensor is carried or scanned",
+                             k, onnx_comp_what(res[k]));
     return TS_OK;
 }
 
@@ -393,6 +432,7 @@ static ts_status loop_body(onnx_node *n, wloop *w, int n_carried, int n_caps, ts
     f[1] = w->params[2];
     for (int k = 0; k < n_carried; k++) f[2 + k] = w->params[3 + k];
     TS_TRY(onnx_emit_subgraph(n, gp, w->rb, 2 + n_carried, f, n_caps, caps, w->params + 3 + n_carried, &res));
+    TS_TRY(body_tensors(n, (int)gp->n_output, res));
     ts_value *c = res[0]->type.dtype == TS_DTYPE_BOOL ? scalar_of(n, w->rb, res[0], "the body's condition") : NULL;
     if (!c) return onnx_status(n) ? onnx_status(n) : onnx_fail(n, TS_ERR_INVALID_MODEL, "the body's condition must be bool");
     w->next[2] = c;
@@ -411,9 +451,15 @@ static ts_status onnx_loop(onnx_node *n)
 {
     static const char *const body_attr[1] = {"body"};
     int n_carried = n->n_in - 2;
+    bool composites = onnx_uses_composites(n, "body");
     if (n_carried < 0) return onnx_fail(n, TS_ERR_INVALID_MODEL, "Loop takes M and cond (each may be \"\")");
-    for (int k = 0; k < n_carried; k++)
+    if (onnx_comp_of(n->in[0]) || onnx_comp_of(n->in[1]))
+        return onnx_fail(n, TS_ERR_INVALID_MODEL, "the trip count and the condition must be tensors");
+    for (int k = 0; k < n_carried; k++) {
         if (!onnx_input(n, 2 + k)) return onnx_status(n);
+        composites = composites || onnx_comp_of(n->in[2 + k]);
+    }
+    if (composites) return onnx_loop_unrolled(n);
     int n_caps;
     ts_value **caps;
     TS_TRY(onnx_captures(n, 1, body_attr, &n_caps, &caps));
@@ -445,7 +491,7 @@ static ts_status scan_spec_read(onnx_node *n, const Onnx__GraphProto *gp, scan_s
     if (gp->n_output > INT_MAX || sp->n_out < 0 || n->n_out > sp->n_state + sp->n_out)
         return onnx_fail(n, TS_ERR_INVALID_MODEL, "the body's outputs do not match the node's");
     sp->n_in_axes = onnx_attr_ints(n, "scan_input_axes", &sp->in_axes);
-    sp->n_in_dirs = onnx_attr_ints(n, "scan_input_directions", &sp->in_dirs);
+    sp->n_in_dirs = onnx_attr_ints(n, n->opset < 9 ? "directions" : "scan_input_directions", &sp->in_dirs);
     sp->n_out_axes = onnx_attr_ints(n, "scan_output_axes", &sp->out_axes);
     sp->n_out_dirs = onnx_attr_ints(n, "scan_output_directions", &sp->out_dirs);
     for (int k = 0; k < sp->n_state + sp->n_in; k++)
@@ -506,6 +552,7 @@ static ts_status scan_body(onnx_node *n, wloop *w, const Onnx__GraphProto *gp, s
     }
     TS_TRY(onnx_emit_subgraph(n, gp, w->rb, sp->n_state + sp->n_in, f, n_caps, caps,
                               w->params + 2 + sp->n_state + sp->n_in, &res));
+    TS_TRY(body_tensors(n, (int)gp->n_output, res));
     for (int k = 0; k < sp->n_state; k++) TS_TRY(wl_carry(w, 2 + k, res[k], k));
     w->next[0] = ts_b_binary(w->rb, TS_OP_ADD, w->params[0], onnx_i64_scalar(w->rb, 1));
     w->n_state = w->n_total;
@@ -517,6 +564,7 @@ static ts_status scan_body(onnx_node *n, wloop *w, const Onnx__GraphProto *gp, s
     return TS_OK;
 }
 
+/* Scan, opset 9 and later (and each batch entry of Scan-8). */
 static ts_status onnx_scan(onnx_node *n)
 {
     static const char *const body_attr[1] = {"body"};
@@ -534,10 +582,90 @@ static ts_status onnx_scan(onnx_node *n)
     return s;
 }
 
+/* ---- Scan-8 -------------------------------------------------------------------------------
+ * Batched: input 0 is sequence_lens (may be omitted), then the states
+ * [B, ...] and the scan inputs [B, T, ...]; the outputs carry the batch
+ * axis too. Each batch entry is one Scan-9 over its slices (time on axis 0,
+ * where Scan-9's defaults put it), and the results are stacked on axis 0.
+ * B must be known at build time; sequence_lens, when given, must be known
+ * and equal T for every entry (shorter sequences are not supported). */
+
+/* x[b] (axis 0 dropped). */
+static ts_value *batch_entry(ts_builder *b, ts_value *x, int64_t i)
+{
+    ts_dim start[TS_MAX_RANK], limit[TS_MAX_RANK];
+    int r = x->type.rank;
+    for (int d = 0; d < r; d++) start[d] = ts_dim_const(0), limit[d] = x->type.dims[d];
+    start[0] = ts_dim_const(i);
+    limit[0] = ts_dim_const(i + 1);
+    return ts_b_reshape(b, ts_b_slice(b, x, start, limit, NULL), r - 1, x->type.dims + 1);
+}
+
+static ts_status scan8_check(onnx_node *n, int64_t *batch)
+{
+    if (n->n_in < 2) return onnx_fail(n, TS_ERR_INVALID_MODEL, "Scan-8 takes sequence_lens and at least one input");
+    for (int k = 1; k < n->n_in; k++) {
+        ts_value *x = onnx_input(n, k);
+        if (!x) return onnx_status(n);
+        if (x->type.rank < 1 || !ts_dim_is_const(x->type.dims[0]))
+            return onnx_unsupported(n, "input %d: Scan-8's batch axis must have a size known at build time", k);
+        if (k == 1) *batch = x->type.dims[0].c;
+        else if (x->type.dims[0].c != *batch)
+            return onnx_fail(n, TS_ERR_SHAPE, "input %d has a batch of %lld, input 1 of %lld", k,
+                             (long long)x->type.dims[0].c, (long long)*batch);
+    }
+    if (*batch < 1) return onnx_unsupported(n, "Scan-8 with an empty batch is not supported");
+    if (*batch > ONNX_MAX_SEQ)
+        return onnx_unsupported(n, "a batch of %lld is more than tessera unrolls", (long long)*batch);
+    if (!onnx_has_input(n, 0)) return TS_OK;
+    ts_value *last = n->in[n->n_in - 1];   /* a scan input: [B, T, ...] */
+    const int64_t *lens;
+    int count;
+    TS_TRY(onnx_const_ints(n, 0, &lens, &count));
+    for (int i = 0; i < count; i++)
+        if (last->type.rank < 2 || !ts_dim_is_const(last->type.dims[1]) || lens[i] != last->type.dims[1].c)
+            return onnx_unsupported(n, "sequence_lens[%d] differs from the sequence length: Scan-8 with shorter "
+                                       "sequences is not supported", i);
+    return TS_OK;
+}
+
+static ts_status onnx_scan8(onnx_node *n)
+{
+    int64_t batch = 0;
+    TS_TRY(scan8_check(n, &batch));
+    ts_arena *a = onnx_graph(n)->arena;
+    ts_value **stack = ts_arena_array(a, (size_t)(batch * n->n_out) + 1, sizeof *stack);
+    onnx_node nb = *n;
+    nb.n_in = n->n_in - 1;
+    nb.in = ts_arena_array(a, (size_t)nb.n_in + 1, sizeof *nb.in);
+    if (!stack || !nb.in) return onnx_fail(n, TS_ERR_OOM, "out of memory");
+    for (int64_t i = 0; i < batch; i++) {
+        for (int k = 0; k < nb.n_in; k++) nb.in[k] = batch_entry(onnx_b(n), n->in[k + 1], i);
+        nb.out = stack + i * n->n_out;
+        TS_TRY(onnx_status(n));
+        TS_TRY(onnx_scan(&nb));
+    }
+    ts_value **parts = ts_arena_array(a, (size_t)batch + 1, sizeof *parts);
+    if (!parts) return onnx_fail(n, TS_ERR_OOM, "out of memory");
+    for (int k = 0; k < n->n_out; k++) {
+        for (int64_t i = 0; i < batch; i++) {
+            ts_value *y = stack[i * n->n_out + k];
+            ts_dim d[TS_MAX_RANK];
+            if (!y || y->type.rank + 1 > TS_MAX_RANK) return onnx_unsupported(n, "output %d is too deep", k);
+            d[0] = ts_dim_const(1);
+            if (y->type.rank) memcpy(d + 1, y->type.dims, sizeof *d * (size_t)y->type.rank);
+            parts[i] = ts_b_reshape(onnx_b(n), y, y->type.rank + 1, d);
+        }
+        n->out[k] = batch == 1 ? parts[0] : ts_b_concat(onnx_b(n), (int)batch, parts, 0);
+    }
+    return onnx_status(n);
+}
+
 const onnx_op_entry onnx_ops_control[] = {
     {"Constant", 1, INT_MAX, onnx_constant},
     {"If", 1, INT_MAX, onnx_if},
     {"Loop", 1, INT_MAX, onnx_loop},
+    {"Scan", 8, 8, onnx_scan8},
     {"Scan", 9, INT_MAX, onnx_scan},
     {NULL, 0, 0, NULL},
 };

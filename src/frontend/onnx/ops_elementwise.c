@@ -748,8 +748,8 @@ static ts_status onnx_cast_like(onnx_node *n)
     return x && like ? cast_to(n, x, like->type.dtype) : onnx_status(n);
 }
 
-/* Identity (1+): the same value (its shape values come along). Sequence
- * and optional inputs never reach here as tensors. */
+/* Identity (1+): the same value (its shape values come along); a sequence
+ * or optional passes through as it is (D17). */
 static ts_status onnx_identity(onnx_node *n) { return out1(n, x0(n)); }
 
 /* ==== the table =========================================================== */

@@ -1,8 +1,8 @@
 /* ops_misc.c — ONNX operators that fit no other family: Det, AffineGrid,
- * NonMaxSuppression, RoiAlign, TfIdfVectorizer, and the string, sequence
- * and optional operators that tessera refuses with a clear reason. The
- * signal operators (windows, DFT, STFT, MelWeightMatrix) live in
- * ops_signal.c.
+ * NonMaxSuppression, RoiAlign, TfIdfVectorizer, and the string and image
+ * operators that tessera refuses with a clear reason. The signal operators
+ * (windows, DFT, STFT, MelWeightMatrix) live in ops_signal.c; sequences and
+ * optionals in ops_sequence.c.
  */
 #include "frontend/onnx/onnx.h"
 #include "frontend/onnx/ops_util.h"
@@ -579,32 +579,11 @@ static ts_status onnx_tfidf_vectorizer(onnx_node *n)
     return onnx_status(n);
 }
 
-/* ---- refused: strings, sequences, optionals, images ------------------------------------------ */
+/* ---- refused: strings, images ------------------------------------------ */
 
 static ts_status onnx_strings(onnx_node *n)
 {
     return onnx_unsupported(n, "%s: string tensors are not supported (docs/onnx.md)", n->op_type);
-}
-
-static ts_status onnx_sequences(onnx_node *n)
-{
-    return onnx_unsupported(n, "%s: sequence/optional types are not supported (docs/onnx.md)", n->op_type);
-}
-
-/* OptionalHasElement-15/18 on what tessera can hold: a plain tensor (18+
- * accepts one) has its element; a missing input is the empty optional. A
- * real optional type never reaches here (the loader refuses it). */
-static ts_status onnx_optional_has_element(onnx_node *n)
-{
-    n->out[0] = ts_b_scalar(onnx_b(n), TS_DTYPE_BOOL, onnx_has_input(n, 0) ? 1 : 0);
-    return onnx_status(n);
-}
-
-/* OptionalGetElement-15/18 of a plain tensor is the tensor. */
-static ts_status onnx_optional_get_element(onnx_node *n)
-{
-    n->out[0] = onnx_input(n, 0);
-    return onnx_status(n);
 }
 
 static ts_status onnx_image_decoder(onnx_node *n)
@@ -614,23 +593,11 @@ static ts_status onnx_image_decoder(onnx_node *n)
 
 const onnx_op_entry onnx_ops_misc[] = {
     {"AffineGrid", 20, INT_MAX, onnx_affine_grid},
-    {"ConcatFromSequence", 11, INT_MAX, onnx_sequences},
     {"Det", 11, INT_MAX, onnx_det},
     {"ImageDecoder", 20, INT_MAX, onnx_image_decoder},
     {"NonMaxSuppression", 10, INT_MAX, onnx_non_max_suppression},
-    {"Optional", 15, INT_MAX, onnx_sequences},
-    {"OptionalGetElement", 15, INT_MAX, onnx_optional_get_element},
-    {"OptionalHasElement", 15, INT_MAX, onnx_optional_has_element},
     {"RegexFullMatch", 20, INT_MAX, onnx_strings},
     {"RoiAlign", 10, INT_MAX, onnx_roi_align},
-    {"SequenceAt", 11, INT_MAX, onnx_sequences},
-    {"SequenceConstruct", 11, INT_MAX, onnx_sequences},
-    {"SequenceEmpty", 11, INT_MAX, onnx_sequences},
-    {"SequenceErase", 11, INT_MAX, onnx_sequences},
-    {"SequenceInsert", 11, INT_MAX, onnx_sequences},
-    {"SequenceLength", 11, INT_MAX, onnx_sequences},
-    {"SequenceMap", 17, INT_MAX, onnx_sequences},
-    {"SplitToSequence", 11, INT_MAX, onnx_sequences},
     {"StringConcat", 20, INT_MAX, onnx_strings},
     {"StringNormalizer", 10, INT_MAX, onnx_strings},
     {"StringSplit", 20, INT_MAX, onnx_strings},

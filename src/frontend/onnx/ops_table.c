@@ -18,7 +18,7 @@ static const onnx_op_entry *const families[] = {
     onnx_ops_elementwise, onnx_ops_reduce, onnx_ops_nn, onnx_ops_conv, onnx_ops_einsum, onnx_ops_deform,
     onnx_ops_shape, onnx_ops_pad, onnx_ops_index, onnx_ops_resize,
     onnx_ops_rnn, onnx_ops_control, onnx_ops_quant, onnx_ops_random, onnx_ops_misc, onnx_ops_signal, onnx_ops_loss,
-    onnx_ops_attention, onnx_ops_newer,
+    onnx_ops_attention, onnx_ops_newer, onnx_ops_sequence,
 };
 
 /* Families of the other domains; a domain may have several rows. */

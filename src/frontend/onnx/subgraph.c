@@ -4,7 +4,7 @@
  * to the region's parameters. A subgraph is built with its own builder in a
  * scope that is a barrier, so a name never resolves to a value the region
  * cannot see. */
-#include "frontend/onnx/load.h"
+#include "frontend/onnx/seq.h"
 
 #include <string.h>
 
@@ -95,14 +95,11 @@ static bool collect(const Onnx__GraphProto *gp, const frame *up, name_list *l, i
 
 /* ---- captures ------------------------------------------------------------------------------ */
 
-static ts_status add_capture(onnx_node *n, const char *attr, const char *name, ts_value ***caps, int *count)
+static ts_status add_value(onnx_node *n, ts_value *v, ts_value ***caps, int *count)
 {
-    bool found;
-    ts_value *v = onnx_lookup(n->ctx, name, &found);
-    if (!found)
-        return onnx_fail(n, TS_ERR_INVALID_MODEL, "subgraph '%s' uses '%s', which is not defined before the node",
-                         attr, name);
-    if (!v || (v->def && v->def->op == TS_OP_CONST)) return TS_OK;   /* rebuilt inside */
+    const onnx_comp *k = onnx_comp_of(v);
+    for (int i = 0; k && i < k->count; i++) TS_TRY(add_value(n, k->elems[i], caps, count));   /* its leaves */
+    if (k || !v || (v->def && v->def->op == TS_OP_CONST)) return TS_OK;   /* constants are rebuilt inside */
     for (int i = 0; i < *count; i++)
         if ((*caps)[i] == v) return TS_OK;
     ts_value **p = ts_arena_array(onnx_graph(n)->arena, (size_t)*count + 1, sizeof *p);
@@ -111,6 +108,16 @@ static ts_status add_capture(onnx_node *n, const char *attr, const char *name, t
     p[(*count)++] = v;
     *caps = p;
     return TS_OK;
+}
+
+static ts_status add_capture(onnx_node *n, const char *attr, const char *name, ts_value ***caps, int *count)
+{
+    bool found;
+    ts_value *v = onnx_lookup(n->ctx, name, &found);
+    if (!found)
+        return onnx_fail(n, TS_ERR_INVALID_MODEL, "subgraph '%s' uses '%s', which is not defined before the node",
+                         attr, name);
+    return add_value(n, v, caps, count);
 }
 
 ts_status onnx_captures(onnx_node *n, int n_attrs, const char *const *attrs, int *n_caps, ts_value ***caps)
@@ -135,8 +142,27 @@ ts_status onnx_captures(onnx_node *n, int n_attrs, const char *const *attrs, int
  * or the parameter of its capture (which inherits v's recorded shape value
  * and known-input status, so constant-needing operators still work). */
 static ts_value *inner_value(onnx_ctx *c, ts_builder *rb, ts_value *v, int n_caps, ts_value *const *outer,
+                             ts_value *const *inner_vals);
+
+/* A composite inside: the same structure over the inner leaves. */
+static ts_value *inner_comp(onnx_ctx *c, ts_builder *rb, const onnx_comp *k, int n_caps, ts_value *const *outer,
+                            ts_value *const *inner_vals)
+{
+    ts_value **e = ts_arena_array(c->g->arena, (size_t)k->count + 1, sizeof *e);
+    if (!e) {
+        ts_builder_fail(rb, TS_ERR_OOM, "out of memory");
+        return NULL;
+    }
+    for (int i = 0; i < k->count; i++)
+        if (!(e[i] = inner_value(c, rb, k->elems[i], n_caps, outer, inner_vals))) return NULL;
+    return onnx_comp_new(c, k->kind, k->count, e, k->dtype);
+}
+
+static ts_value *inner_value(onnx_ctx *c, ts_builder *rb, ts_value *v, int n_caps, ts_value *const *outer,
                              ts_value *const *inner_vals)
 {
+    const onnx_comp *k = onnx_comp_of(v);
+    if (k) return inner_comp(c, rb, k, n_caps, outer, inner_vals);
     if (v->def && v->def->op == TS_OP_CONST) return ts_b_const(rb, ts_node_tensor(v->def, "value"));
     for (int j = 0; j < n_caps; j++) {
         if (outer[j] != v) continue;
@@ -194,7 +220,7 @@ static ts_status region_body(onnx_ctx *c, const Onnx__GraphProto *gp, int n_form
     for (int i = 0; i < n_formal; i++)
         if (!onnx_bind(c, gp->input[i] ? gp->input[i]->name : NULL, formal[i]))
             return ts_builder_fail(c->b, TS_ERR_OOM, "out of memory");
-    TS_TRY(onnx_emit_initializers(c, gp, 0, NULL, NULL));
+    TS_TRY(onnx_emit_initializers(c, gp, 0, NULL));
     TS_TRY(onnx_emit_nodes(c, gp->n_node, gp->node));
     ts_builder_set_origin(c->b, NULL);
     return collect_results(c, gp, results);
@@ -230,38 +256,71 @@ ts_status onnx_emit_subgraph(onnx_node *n, const Onnx__GraphProto *gp, ts_builde
     return st;
 }
 
-ts_status onnx_inline_graph(onnx_node *n, const char *attr, int n_in, ts_value *const *in, int *n_out,
-                            ts_value ***results)
+ts_status onnx_inline_body(onnx_node *n, const Onnx__GraphProto *gp, int n_formal, ts_value *const *formal,
+                           ts_value ***results)
 {
     onnx_ctx *c = n->ctx;
     *results = NULL;
-    *n_out = 0;
-    const Onnx__GraphProto *gp = onnx_attr_graph(n, attr);
-    if (!gp) return onnx_status(n);
-    if (gp->n_input != (size_t)n_in)
-        return onnx_fail(n, TS_ERR_INVALID_MODEL, "subgraph '%s' has %zu inputs; %d expected", attr, gp->n_input, n_in);
-    if (gp->n_output > INT_MAX) return onnx_fail(n, TS_ERR_INVALID_MODEL, "subgraph '%s' has too many outputs", attr);
+    if (gp->n_input != (size_t)n_formal)
+        return onnx_fail(n, TS_ERR_INVALID_MODEL, "subgraph '%s' has %zu inputs; %d expected", gp->name ? gp->name : "",
+                         gp->n_input, n_formal);
     if (c->depth >= ONNX_MAX_DEPTH) return onnx_unsupported(n, "subgraphs nest more than %d deep", ONNX_MAX_DEPTH);
-    const char *origin = ts_builder_origin(c->b);   /* the subgraph's nodes label themselves */
+    c->inlined += (int64_t)gp->n_node;
+    if (c->inlined > ONNX_MAX_INLINED)
+        return onnx_unsupported(n, "unrolling builds more than %d nodes in all, more than tessera unrolls",
+                                ONNX_MAX_INLINED);
     onnx_scope s;
+    const Onnx__NodeProto *np = c->origin_np;
+    int index = c->origin_index;
     onnx_scope_push(c, &s, false);
     c->depth++;
-    ts_status st = region_body(c, gp, n_in, in, results);
+    ts_status st = region_body(c, gp, n_formal, formal, results);
     c->depth--;
     onnx_scope_pop(c);
-    ts_builder_set_origin(c->b, origin);
-    if (st == TS_OK) *n_out = (int)gp->n_output;
+    if (np) onnx_set_origin(c, np, index);   /* failures after this name the node again */
     return st;
 }
 
 ts_status onnx_inline_subgraph(onnx_node *n, const char *attr, ts_value ***results)
 {
-    const Onnx__GraphProto *gp = onnx_attr_graph(n, attr);
-    int count;
     *results = NULL;
+    const Onnx__GraphProto *gp = onnx_attr_graph(n, attr);
     if (!gp) return onnx_status(n);
     if (gp->n_input) return onnx_fail(n, TS_ERR_INVALID_MODEL, "subgraph '%s' must have no inputs", attr);
-    return onnx_inline_graph(n, attr, 0, NULL, &count, results);
+    return onnx_inline_body(n, gp, 0, NULL, results);
+}
+
+bool onnx_uses_composites(onnx_node *n, const char *attr)
+{
+    const Onnx__AttributeProto *a = onnx_find_attr(n->proto, attr);
+    if (!a || !a->g) return false;
+    name_list l = {.seen = {.str = true}};
+    bool any = false;
+    if (collect(a->g, NULL, &l, n->ctx->depth)) {
+        for (size_t i = 0; !any && i < l.n; i++) {
+            bool found;
+            any = onnx_comp_of(onnx_lookup(n->ctx, l.names[i], &found)) != NULL;
+        }
+    }
+    name_list_free(&l);
+    return any;
+}
+
+/* An attribute's graph inlined on in (FlexAttention's score_mod and
+ * prob_mod): the body of onnx_inline_body, with the output count. */
+ts_status onnx_inline_graph(onnx_node *n, const char *attr, int n_in, ts_value *const *in, int *n_out,
+                            ts_value ***results)
+{
+    *results = NULL;
+    *n_out = 0;
+    const Onnx__GraphProto *gp = onnx_attr_graph(n, attr);
+    if (!gp) return onnx_status(n);
+    if (gp->n_output > INT_MAX) return onnx_fail(n, TS_ERR_INVALID_MODEL, "subgraph '%s' has too many outputs", attr);
+    if (gp->n_input != (size_t)n_in)
+        return onnx_fail(n, TS_ERR_INVALID_MODEL, "subgraph '%s' has %zu inputs; %d expected", attr, gp->n_input, n_in);
+    TS_TRY(onnx_inline_body(n, gp, n_in, in, results));
+    *n_out = (int)gp->n_output;
+    return TS_OK;
 }
 
 /* ---- regions ------------------------------------------------------------------------------------ */
@@ -287,10 +346,34 @@ static ts_value **add_params(ts_builder *rb, ts_arena *a, int n, const ts_type *
     return p;
 }
 
+/* The leaves of results[0..n) (composites flattened), in an arena array. */
+static ts_value **leaves_of(onnx_node *n, int count, ts_value *const *results, int *n_leaves)
+{
+    size_t total = 0;
+    for (int i = 0; i < count; i++) total += (size_t)onnx_comp_leaves(results[i], NULL);
+    ts_value **l = total <= INT_MAX ? ts_arena_array(onnx_graph(n)->arena, total + 1, sizeof *l) : NULL;
+    if (!l) {
+        onnx_fail(n, TS_ERR_OOM, "out of memory");
+        return NULL;
+    }
+    int k = 0;
+    for (int i = 0; i < count; i++) k += onnx_comp_leaves(results[i], l + k);
+    *n_leaves = k;
+    return l;
+}
+
 ts_status onnx_region(onnx_node *n, const char *attr, int n_formal, const ts_type *formal, int n_caps,
                       ts_value *const *caps, ts_block **out)
 {
+    ts_value **shape;
+    return onnx_region_flat(n, attr, n_formal, formal, n_caps, caps, out, &shape);
+}
+
+ts_status onnx_region_flat(onnx_node *n, const char *attr, int n_formal, const ts_type *formal, int n_caps,
+                           ts_value *const *caps, ts_block **out, ts_value ***shape)
+{
     *out = NULL;
+    *shape = NULL;
     const Onnx__GraphProto *gp = onnx_attr_graph(n, attr);
     if (!gp) return onnx_status(n);
     ts_graph *g = onnx_graph(n);
@@ -305,11 +388,14 @@ ts_status onnx_region(onnx_node *n, const char *attr, int n_formal, const ts_typ
     ts_status s = ts_builder_status(rb, &err);
     if (s != TS_OK) s = onnx_fail(n, err.code, "%s", err.msg);
     if (s == TS_OK) s = onnx_emit_subgraph(n, gp, rb, n_formal, fv, n_caps, caps, cv, &results);
-    if (s == TS_OK && ts_b_return(rb, (int)gp->n_output, results) != TS_OK) {
+    int n_leaves = 0;
+    ts_value **leaves = s == TS_OK ? leaves_of(n, (int)gp->n_output, results, &n_leaves) : NULL;
+    if (!leaves && s == TS_OK) s = onnx_status(n);
+    if (s == TS_OK && ts_b_return(rb, n_leaves, leaves) != TS_OK) {
         ts_builder_status(rb, &err);
         s = onnx_fail(n, err.code, "subgraph '%s': %s", attr, err.msg);
     }
     ts_builder_free(rb);
-    if (s == TS_OK) *out = blk;
+    if (s == TS_OK) *out = blk, *shape = results;
     return s;
 }
