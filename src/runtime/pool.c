@@ -20,6 +20,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -71,8 +72,25 @@ static inline void cpu_relax(void)
 
 /* ---- waiting ------------------------------------------------------------ */
 
+/* One round of spinning, k counting from 1 since t0; false when the budget
+ * is spent. The clock is read every 64 rounds (a pause is ~10-140 cycles).
+ * After 2 us the spinner also yields every 64 rounds: when the thread it
+ * waits for shares its core (an oversubscribed machine, or a pool pinned
+ * to fewer cores than threads), sched_yield lets that thread run instead
+ * of spending the whole budget in its way; with a core to itself the
+ * call returns at once. */
+static bool spin_round(unsigned k, int64_t t0, int64_t budget)
+{
+    cpu_relax();
+    if ((k & 63) != 0) return true;
+    int64_t spent = ts_now_ns() - t0;
+    if (spent > budget) return false;
+    if (spent > 2000) sched_yield();
+    return true;
+}
+
 /* Spin until the job word differs from `seen`, for at most spin_ns; true if
- * it did. The clock is read every 64 spins (a pause is ~10-140 cycles). */
+ * it did. */
 static bool spin_for_job(ts_pool *p, uint64_t seen, uint64_t *job)
 {
     int64_t budget = atomic_load_explicit(&p->spin_ns, memory_order_relaxed);
@@ -84,8 +102,7 @@ static bool spin_for_job(ts_pool *p, uint64_t seen, uint64_t *job)
             *job = j;
             return true;
         }
-        cpu_relax();
-        if ((k & 63) == 0 && ts_now_ns() - t0 > budget) return false;
+        if (!spin_round(k, t0, budget)) return false;
     }
 }
 
@@ -108,8 +125,7 @@ static void wait_done(ts_pool *p)
         int64_t t0 = ts_now_ns();
         for (unsigned k = 1;; k++) {
             if (atomic_load_explicit(&p->pending, memory_order_acquire) == 0) return;
-            cpu_relax();
-            if ((k & 63) == 0 && ts_now_ns() - t0 > budget) break;
+            if (!spin_round(k, t0, budget)) break;
         }
     }
     pthread_mutex_lock(&p->mu);
