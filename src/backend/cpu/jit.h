@@ -1,0 +1,79 @@
+/* jit.h — C source to a loaded shared object, through the system C
+ * compiler, with an on-disk cache.
+ *
+ *     const char *src[] = {"int answer(void) { return 42; }"};
+ *     ts_jit_module *m = NULL;
+ *     bool hit;
+ *     TS_TRY(ts_jit_compile(NULL, 1, src, &m, &hit, NULL, err));
+ *     int (*answer)(void) = (int (*)(void))ts_jit_sym(m, "answer");
+ *     ...
+ *     ts_jit_free(m);
+ *
+ * n translation units are compiled to objects in parallel (one compiler
+ * process each, at most `jobs` at a time) and linked into one shared
+ * object, or taken from the cache. The cache key is the SHA-256 (first 128
+ * bits, 32 hex digits) of: a format version, the compiler's identity (its
+ * resolved path and the first line of `cc --version`, found once per
+ * process), the flags, the host CPU's model and feature flags when the
+ * flags say -march=native / -mcpu=native, and the sources. The cache
+ * directory holds KEY.so and the sources as KEY.0.c, KEY.1.c, ... (the
+ * shared object's debug info points at them).
+ *
+ * The compiler runs without a shell (posix_spawn; flags are split on
+ * spaces, so a path or flag cannot inject a command). Cache writes are
+ * atomic (a temporary file, then rename), so concurrent processes never
+ * load a half-written object; a cached object that fails to load is
+ * rebuilt. */
+#ifndef TS_JIT_H
+#define TS_JIT_H
+
+#include "core/core.h"
+
+typedef struct ts_jit_module ts_jit_module;
+
+/* Every field may be 0/NULL for its default; a NULL ts_jit_opts means all
+ * defaults. */
+typedef struct ts_jit_opts {
+    const char *cc;         /* NULL: $TESSERA_CC, else "cc". One program (a name found on
+                             * $PATH, or a path); no arguments. */
+    const char *flags;      /* NULL: $TESSERA_CFLAGS, else TS_JIT_DEFAULT_FLAGS. -fPIC, -c,
+                             * -shared and -lm are added where they belong. */
+    const char *cache_dir;  /* NULL: $TESSERA_CACHE_DIR, else $XDG_CACHE_HOME/tessera,
+                             * else $HOME/.cache/tessera */
+    int jobs;               /* parallel compiler processes; <= 0: number of online cores */
+} ts_jit_opts;
+
+#define TS_JIT_DEFAULT_FLAGS "-O3 -march=native -std=c11"
+#define TS_JIT_KEY_HEX 32
+
+/* Compile (or load from the cache) n >= 1 translation units into one
+ * module. *hit says whether the cache served it (may be NULL); *ms, the
+ * wall time of the call (may be NULL). Errors: TS_ERR_TOOLCHAIN for a
+ * missing compiler ("C compiler 'X' not found (set TESSERA_CC, or run with
+ * --target interp)"), a failing compile or link (with the compiler's first
+ * error lines) or an object that does not load; TS_ERR_IO when the cache
+ * directory cannot be made or written, or is writable by anyone (loading
+ * code from it would run whatever another user put there); TS_ERR_OOM.
+ * Thread-safe. */
+ts_status ts_jit_compile(const ts_jit_opts *o, int n, const char *const *sources, ts_jit_module **out,
+                         bool *hit, double *ms, ts_err *err);
+
+/* The address of an exported symbol, or NULL if absent. */
+void *ts_jit_sym(const ts_jit_module *m, const char *name);
+
+/* The shared object's path in the cache (its sources are next to it). */
+const char *ts_jit_path(const ts_jit_module *m);
+
+/* Unloads (dlclose) and frees. NULL is a no-op. */
+void ts_jit_free(ts_jit_module *m);
+
+/* The cache key of these sources under these options, as 32 hex digits
+ * and a NUL: the file name stem in the cache (for tests and tools). Runs
+ * the compiler's --version the first time for each compiler. */
+ts_status ts_jit_key(const ts_jit_opts *o, int n, const char *const *sources, char key[TS_JIT_KEY_HEX + 1],
+                     ts_err *err);
+
+/* The cache directory these options use (not created). */
+ts_status ts_jit_cache_dir(const ts_jit_opts *o, char *buf, size_t cap, ts_err *err);
+
+#endif

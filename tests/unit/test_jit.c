@@ -1,0 +1,368 @@
+/* test_jit.c — C to a loaded module: compile and call; the second compile
+ * is a cache hit and faster; two units linked; compiler errors, a missing
+ * compiler, link and load errors; a corrupt cached object is rebuilt; the
+ * key follows flags and sources; the cache directory is made private and a
+ * world-writable one refused; concurrent compiles of one key; allocation
+ * failures; and no temporary file is ever left behind. Everything happens
+ * in a fresh directory under $TMPDIR (TESSERA_CACHE_DIR), never in $HOME. */
+#include "check.h"
+#include "backend/cpu/jit.h"
+#include "core/core.h"
+#include "core/sha256.h"
+
+#include <dirent.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---- helpers ------------------------------------------------------------- */
+
+static char root[256];
+
+static const ts_jit_opts fast = {.flags = "-O1 -std=c11"};
+
+static bool exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+/* Count entries of dir whose name starts with prefix. */
+static int count_prefixed(const char *dir, const char *prefix)
+{
+    DIR *d = opendir(dir);
+    if (!d) return -1;
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));) n += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
+    closedir(d);
+    return n;
+}
+
+static void remove_tree(const char *path)
+{
+    DIR *d = opendir(path);
+    if (d) {
+        for (struct dirent *e; (e = readdir(d));) {
+            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+            char p[512];
+            snprintf(p, sizeof p, "%s/%s", path, e->d_name);
+            remove_tree(p);
+        }
+        closedir(d);
+        rmdir(path);
+    } else {
+        unlink(path);
+    }
+}
+
+typedef int (*int_fn)(int);
+
+/* ---- the hash --------------------------------------------------------------- */
+
+static void test_sha256(void)
+{
+    const char *in[] = {"", "abc", "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"};
+    const char *want[] = {
+        "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+        "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+        "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1",
+    };
+    for (int i = 0; i < 3; i++) {
+        ts_sha256 s;
+        ts_sha256_init(&s);
+        for (const char *p = in[i]; *p; p++) ts_sha256_update(&s, p, 1);  /* byte by byte */
+        unsigned char d[32];
+        ts_sha256_final(&s, d);
+        char hex[65];
+        for (int k = 0; k < 32; k++) snprintf(hex + 2 * k, 3, "%02x", d[k]);
+        CHECK_STR(hex, want[i]);
+    }
+}
+
+/* ---- compile, hit, call ---------------------------------------------------- */
+
+static void test_compile_and_hit(void)
+{
+    const char *src[] = {"int answer(int x) { return 2 * x + 1; }\n"};
+    ts_jit_module *m = NULL;
+    bool hit = true;
+    double ms1 = 0, ms2 = 0;
+    ts_err err = {0};
+    CHECK_MSG(ts_jit_compile(&fast, 1, src, &m, &hit, &ms1, &err) == TS_OK, "%s", err.msg);
+    CHECK(!hit && m);
+    int_fn f = m ? (int_fn)ts_jit_sym(m, "answer") : NULL;
+    CHECK(f && f(20) == 41);
+    CHECK(ts_jit_sym(m, "no_such_symbol") == NULL);
+    /* the sources sit next to the object, named by the key */
+    char key[TS_JIT_KEY_HEX + 1], path[512];
+    CHECK(ts_jit_key(&fast, 1, src, key, &err) == TS_OK && strlen(key) == TS_JIT_KEY_HEX);
+    snprintf(path, sizeof path, "%s/%s.so", root, key);
+    CHECK_STR(ts_jit_path(m), path);
+    snprintf(path, sizeof path, "%s/%s.0.c", root, key);
+    CHECK(exists(path));
+    ts_jit_free(m);
+
+    CHECK(ts_jit_compile(&fast, 1, src, &m, &hit, &ms2, &err) == TS_OK);
+    CHECK(hit);
+    CHECK_MSG(ms2 < ms1, "hit %.2f ms, miss %.2f ms", ms2, ms1);
+    printf("jit: one tiny unit: compile %.1f ms, cache hit %.2f ms\n", ms1, ms2);
+    f = m ? (int_fn)ts_jit_sym(m, "answer") : NULL;
+    CHECK(f && f(1) == 3);
+    ts_jit_free(m);
+    ts_jit_free(NULL);
+
+    /* default flags (-O3 -march=native) work too, and hit/ms may be NULL */
+    CHECK_MSG(ts_jit_compile(NULL, 1, src, &m, NULL, NULL, &err) == TS_OK, "%s", err.msg);
+    ts_jit_free(m);
+}
+
+static void test_two_units(void)
+{
+    const char *src[] = {
+        "int twice(int);\nint quad(int x) { return twice(twice(x)); }\n",
+        "int twice(int x) { return 2 * x; }\n",
+    };
+    for (int jobs = 1; jobs <= 2; jobs++) {
+        ts_jit_opts o = fast;
+        o.jobs = jobs;
+        o.flags = jobs == 1 ? "-O1 -std=c11" : "-O2 -std=c11";  /* a different key: a real build */
+        ts_jit_module *m = NULL;
+        bool hit = true;
+        double ms = 0;
+        ts_err err = {0};
+        CHECK_MSG(ts_jit_compile(&o, 2, src, &m, &hit, &ms, &err) == TS_OK, "%s", err.msg);
+        CHECK(!hit);
+        int_fn q = m ? (int_fn)ts_jit_sym(m, "quad") : NULL;
+        CHECK(q && q(3) == 12);
+        printf("jit: two units, %d job%s: %.1f ms\n", jobs, jobs > 1 ? "s" : "", ms);
+        ts_jit_free(m);
+    }
+}
+
+/* ---- errors ------------------------------------------------------------------ */
+
+static void expect_error(const ts_jit_opts *o, int n, const char **src, ts_status code, const char *frag1,
+                         const char *frag2)
+{
+    ts_jit_module *m = (ts_jit_module *)1;
+    ts_err err = {0};
+    ts_status s = ts_jit_compile(o, n, src, &m, NULL, NULL, &err);
+    CHECK_MSG(s == code, "got %s: %s", ts_status_name(s), err.msg);
+    CHECK(m == NULL);
+    CHECK_MSG(strstr(err.msg, frag1) != NULL, "'%s' lacks '%s'", err.msg, frag1);
+    if (frag2) CHECK_MSG(strstr(err.msg, frag2) != NULL, "'%s' lacks '%s'", err.msg, frag2);
+}
+
+static void test_errors(void)
+{
+    const char *bad[] = {"int f(void) { return 1 }\n"};
+    expect_error(&fast, 1, bad, TS_ERR_TOOLCHAIN, "error", "expected");
+    ts_err err = {0};
+    char key[TS_JIT_KEY_HEX + 1], path[512];
+    ts_jit_key(&fast, 1, bad, key, &err);
+    snprintf(path, sizeof path, "%s/%s.so", root, key);
+    CHECK(!exists(path));
+    snprintf(path, sizeof path, "%s/%s.0.c", root, key);
+    CHECK(exists(path));  /* kept for the user to look at */
+
+    /* an error in the second of two units names it */
+    const char *bad2[] = {"int ok(void) { return 1; }\n", "int g(void) { return undeclared; }\n"};
+    expect_error(&fast, 2, bad2, TS_ERR_TOOLCHAIN, ".1.c", "undeclared");
+
+    const char *dup[] = {"int same(void) { return 1; }\n", "int same(void) { return 2; }\n"};
+    expect_error(&fast, 2, dup, TS_ERR_TOOLCHAIN, "the link", "same");
+
+    const char *undef[] = {"int missing_fn(void);\nint call(void) { return missing_fn(); }\n"};
+    expect_error(&fast, 1, undef, TS_ERR_TOOLCHAIN, "cannot load", "missing_fn");
+
+    ts_jit_opts o = fast;
+    o.cc = "/nonexistent/cc";
+    const char *ok[] = {"int x;\n"};
+    expect_error(&o, 1, ok, TS_ERR_TOOLCHAIN,
+                 "C compiler '/nonexistent/cc' not found (set TESSERA_CC, or run with --target interp)", NULL);
+    o.cc = "tessera-no-such-compiler";
+    expect_error(&o, 1, ok, TS_ERR_TOOLCHAIN, "'tessera-no-such-compiler' not found", NULL);
+    setenv("TESSERA_CC", "/nonexistent", 1);
+    expect_error(&fast, 1, ok, TS_ERR_TOOLCHAIN, "C compiler '/nonexistent' not found", NULL);
+    CHECK(ts_jit_key(&fast, 1, ok, key, &err) == TS_ERR_TOOLCHAIN);
+    unsetenv("TESSERA_CC");
+
+    expect_error(&fast, 0, ok, TS_ERR_INVALID_ARG, "0 translation units", NULL);
+    const char *null_src[] = {NULL};
+    expect_error(&fast, 1, null_src, TS_ERR_INVALID_ARG, "is NULL", NULL);
+    o = fast;
+    o.flags = "-O1 -fno-such-flag-at-all";
+    expect_error(&o, 1, ok, TS_ERR_TOOLCHAIN, "no-such-flag", NULL);
+}
+
+/* ---- the cache ------------------------------------------------------------------ */
+
+static void test_corrupt(void)
+{
+    const char *src[] = {"int seven(int x) { return 7 + x; }\n"};
+    ts_jit_module *m = NULL;
+    bool hit;
+    ts_err err = {0};
+    CHECK(ts_jit_compile(&fast, 1, src, &m, &hit, NULL, &err) == TS_OK && !hit);
+    char so[512];
+    snprintf(so, sizeof so, "%s", ts_jit_path(m));
+    ts_jit_free(m);
+    /* replace (not overwrite: the old one might still be mapped) with junk */
+    char tmp[600];
+    snprintf(tmp, sizeof tmp, "%s.junk", so);
+    FILE *f = fopen(tmp, "wb");
+    fputs("\x7f" "ELF this is not a shared object", f);
+    fclose(f);
+    CHECK(rename(tmp, so) == 0);
+    CHECK_MSG(ts_jit_compile(&fast, 1, src, &m, &hit, NULL, &err) == TS_OK, "%s", err.msg);
+    CHECK(!hit);
+    int_fn s7 = m ? (int_fn)ts_jit_sym(m, "seven") : NULL;
+    CHECK(s7 && s7(1) == 8);
+    ts_jit_free(m);
+    CHECK(ts_jit_compile(&fast, 1, src, &m, &hit, NULL, &err) == TS_OK && hit);
+    ts_jit_free(m);
+    /* an empty file, as a crash between create and write might leave */
+    f = fopen(tmp, "wb");
+    fclose(f);
+    CHECK(rename(tmp, so) == 0);
+    CHECK(ts_jit_compile(&fast, 1, src, &m, &hit, NULL, &err) == TS_OK && !hit);
+    ts_jit_free(m);
+}
+
+static void test_key(void)
+{
+    const char *a[] = {"int k(void) { return 1; }\n"}, *b[] = {"int k(void) { return 2; }\n"};
+    const char *ab[] = {"int k(void) { return 1; }\n", ""}, *ab2[] = {"int k(void) { return 1; }\n"};
+    char k1[TS_JIT_KEY_HEX + 1], k2[TS_JIT_KEY_HEX + 1], k3[TS_JIT_KEY_HEX + 1];
+    ts_jit_opts o1 = {.flags = "-O1"}, o2 = {.flags = "-O2"}, o3 = {.flags = " -O1 "};
+    CHECK(ts_jit_key(&o1, 1, a, k1, NULL) == TS_OK);
+    CHECK(ts_jit_key(&o1, 1, a, k2, NULL) == TS_OK && strcmp(k1, k2) == 0);  /* stable */
+    CHECK(ts_jit_key(&o2, 1, a, k2, NULL) == TS_OK && strcmp(k1, k2) != 0);  /* flags */
+    CHECK(ts_jit_key(&o1, 1, b, k2, NULL) == TS_OK && strcmp(k1, k2) != 0);  /* source */
+    CHECK(ts_jit_key(&o1, 2, ab, k2, NULL) == TS_OK && strcmp(k1, k2) != 0); /* unit count */
+    CHECK(ts_jit_key(&o1, 1, ab2, k3, NULL) == TS_OK && strcmp(k1, k3) == 0);
+    /* the flags text is hashed as given: spacing changes the key (harmless) */
+    CHECK(ts_jit_key(&o3, 1, a, k3, NULL) == TS_OK && strcmp(k1, k3) != 0);
+    char dir[512];
+    CHECK(ts_jit_cache_dir(NULL, dir, sizeof dir, NULL) == TS_OK);
+    CHECK_STR(dir, root);
+}
+
+static void test_cache_dir(void)
+{
+    char nested[512], ww[512];
+    snprintf(nested, sizeof nested, "%s/deep/er/cache", root);
+    ts_jit_opts o = fast;
+    o.cache_dir = nested;
+    const char *src[] = {"int nine(void) { return 9; }\n"};
+    ts_jit_module *m = NULL;
+    ts_err err = {0};
+    CHECK_MSG(ts_jit_compile(&o, 1, src, &m, NULL, NULL, &err) == TS_OK, "%s", err.msg);
+    ts_jit_free(m);
+    struct stat st;
+    CHECK(stat(nested, &st) == 0 && (st.st_mode & 0777) == 0700);
+    CHECK(count_prefixed(nested, ".tmp-") == 0);
+
+    snprintf(ww, sizeof ww, "%s/shared", root);
+    mkdir(ww, 0700);
+    chmod(ww, 0777);
+    o.cache_dir = ww;
+    expect_error(&o, 1, src, TS_ERR_IO, "writable by every user", NULL);
+
+    o.cache_dir = "/proc/tessera-cannot-create";
+    expect_error(&o, 1, src, TS_ERR_IO, "cannot create", NULL);
+}
+
+/* Two threads compile the same new source at once: both succeed (the
+ * loser's rename replaces an identical file). */
+typedef struct race_arg {
+    ts_status s;
+    int value;
+} race_arg;
+
+static void *racer(void *p)
+{
+    race_arg *r = p;
+    const char *src[] = {"int raced(int x) { return x + 100; }\n"};
+    ts_jit_module *m = NULL;
+    ts_err err = {0};
+    r->s = ts_jit_compile(&fast, 1, src, &m, NULL, NULL, &err);
+    int_fn f = m ? (int_fn)ts_jit_sym(m, "raced") : NULL;
+    r->value = f ? f(1) : -1;
+    ts_jit_free(m);
+    return NULL;
+}
+
+static void test_race(void)
+{
+    pthread_t t[2];
+    race_arg r[2];
+    for (int i = 0; i < 2; i++) pthread_create(&t[i], NULL, racer, &r[i]);
+    for (int i = 0; i < 2; i++) {
+        pthread_join(t[i], NULL);
+        CHECK(r[i].s == TS_OK && r[i].value == 101);
+    }
+}
+
+/* ---- allocation failures --------------------------------------------------------- */
+
+static long alloc_count, alloc_fail_at;
+
+static void *failing_alloc(void *ud, void *ptr, size_t n)
+{
+    (void)ud;
+    if (n == 0) {
+        free(ptr);
+        return NULL;
+    }
+    if (++alloc_count == alloc_fail_at) return NULL;
+    return realloc(ptr, n);
+}
+
+/* Fail each allocation of a two-unit build in turn: every failure comes
+ * before a compiler runs (the argv is built first), so this costs about
+ * one build. */
+static void test_oom(void)
+{
+    const char *src[] = {"int o1(void) { return 1; }\n", "int o2(void) { return 2; }\n"};
+    for (long k = 1; k < 200; k++) {
+        ts_set_allocator(failing_alloc, NULL);
+        alloc_count = 0;
+        alloc_fail_at = k;
+        ts_jit_module *m = NULL;
+        ts_err err = {0};
+        ts_status s = ts_jit_compile(&fast, 2, src, &m, NULL, NULL, &err);
+        bool hit = alloc_count >= k;
+        ts_jit_free(m);
+        ts_set_allocator(NULL, NULL);
+        CHECK_MSG(hit ? s == TS_ERR_OOM : s == TS_OK, "allocation %ld: %s", k, err.msg);
+        if (!hit) break;
+    }
+}
+
+int main(void)
+{
+    const char *tmp = getenv("TMPDIR");
+    snprintf(root, sizeof root, "%s/tessera_jit_XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(root)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    setenv("TESSERA_CACHE_DIR", root, 1);
+    unsetenv("TESSERA_CFLAGS");
+    test_sha256();
+    test_compile_and_hit();
+    test_two_units();
+    test_errors();
+    test_corrupt();
+    test_key();
+    test_cache_dir();
+    test_race();
+    test_oom();
+    CHECK(count_prefixed(root, ".tmp-") == 0);  /* nothing temporary left, failures included */
+    remove_tree(root);
+    return check_report();
+}
