@@ -217,15 +217,40 @@ void ts_onnx_value_free(char *form, int n, ts_tensor **tensors);
 
 /* ---- sessions ------------------------------------------------------- */
 
-/* target: "interp" (the reference interpreter). The graph must outlive the
- * session. */
+/* target: "cpu" (compiled: fused kernels generated as C, compiled by the
+ * system C compiler and cached on disk; nodes it does not compile run on
+ * the interpreter's kernels) or "interp" (the reference interpreter; NULL
+ * means "interp"). The graph must outlive the session. A session may be
+ * run from several threads at once. */
 ts_status ts_session_new(const ts_graph *g, const char *target,
                          ts_session **out, ts_err *err);
+
+/* Options for ts_session_new_opts; zero means the default. */
+typedef struct ts_session_opts {
+    int threads;             /* cpu: threads per run (default: all cores) */
+    const char *cache_dir;   /* cpu: compiled-code cache ($TESSERA_CACHE_DIR, ~/.cache/tessera) */
+    const char *cc;          /* cpu: the C compiler ($TESSERA_CC, "cc") */
+    const char *cflags;      /* cpu: its flags ($TESSERA_CFLAGS, "-O3 -march=native ...") */
+} ts_session_opts;
+ts_status ts_session_new_opts(const ts_graph *g, const char *target, const ts_session_opts *opts,
+                              ts_session **out, ts_err *err);
 void ts_session_free(ts_session *s);
 /* inputs[i] binds graph input i; outputs[k] receives a new reference to
  * graph output k. */
 ts_status ts_session_run(ts_session *s, int n_in, ts_tensor *const *inputs,
                          int n_out, ts_tensor **outputs, ts_err *err);
+/* What building the session cost: compile wall time in ms, 1 if the code
+ * came from the cache (0 if compiled, -1 for the interpreter), the number
+ * of generated kernels and of nodes left to the interpreter. */
+void ts_session_compile_info(const ts_session *s, double *compile_ms, int *cache_hit, int *kernels,
+                             int *fallbacks);
+/* Bytes of intermediate values alive at once in the last run (cpu: the
+ * arena plus anything sized during the run; interp: 0, not measured). */
+int64_t ts_session_peak_bytes(const ts_session *s);
+/* Write a Chrome-trace JSON of kernel times of the runs since the last
+ * call (cpu only; enable with ts_session_profile(s, 1) first). */
+ts_status ts_session_profile(ts_session *s, int enable, ts_err *err);
+ts_status ts_session_write_profile(ts_session *s, const char *path, ts_err *err);
 
 #ifdef __cplusplus
 }

@@ -111,3 +111,9 @@ add_test(NAME onnx_models COMMAND tessera_cli check ${CMAKE_SOURCE_DIR}/tests/on
 # operator, else onnx's reference implementation.
 add_test(NAME onnx_domains COMMAND tessera_cli check ${CMAKE_SOURCE_DIR}/tests/onnx_domains
          WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+
+# The compiled path (--target cpu) against the same golden cases as the
+# interpreter. Its compiled code is cached under the build tree, never in
+# the user's cache.
+add_test(NAME test_ops_cpu COMMAND test_ops --target cpu WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(test_ops_cpu PROPERTIES ENVIRONMENT "TESSERA_CACHE_DIR=${CMAKE_BINARY_DIR}/jit-cache")

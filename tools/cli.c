@@ -52,6 +52,8 @@ static const struct {
     {"--xfail", NULL, OPT_XFAIL, false}, {"--jobs", "-j", OPT_JOBS, false},
     {"--timeout", NULL, OPT_TIMEOUT, false}, {"--rtol", NULL, OPT_RTOL, false},
     {"--atol", NULL, OPT_ATOL, false}, {"--threads", NULL, OPT_THREADS, false},
+    {"--fusion", NULL, OPT_FUSION, true}, {"--loops", NULL, OPT_LOOPS, true},
+    {"--emit", NULL, OPT_EMIT, false}, {"--profile", NULL, OPT_PROFILE, false},
 };
 
 /* arg is `name` or `name=...`: the length of the name part, else 0. */
@@ -112,6 +114,11 @@ static int set_opt(cli *c, unsigned id, const char *v)
     case OPT_TIMEOUT: return parse_long("--timeout", v, 1, 86400, &c->timeout_s);
     case OPT_RTOL: return parse_tol("--rtol", v, &c->rtol, &c->rtol_given);
     case OPT_THREADS: return parse_long("--threads", v, 1, 1024, &c->threads);
+    case OPT_EMIT:
+        if (strcmp(v, "c") != 0) return fail("--emit takes c (the generated C), got '%s'", v);
+        c->emit = v;
+        return 0;
+    case OPT_PROFILE: c->profile = v; return 0;
     default: return parse_tol("--atol", v, &c->atol, &c->atol_given);
     }
 }
@@ -130,6 +137,8 @@ static int parse_opt(cli *c, int argc, char **argv, int *i, unsigned allowed)
         if (options[k].flag) {
             if (arg[n]) return fail("%s takes no value", options[k].name);
             if (options[k].id == OPT_DOT) c->dot = true;
+            else if (options[k].id == OPT_FUSION) c->fusion = true;
+            else if (options[k].id == OPT_LOOPS) c->loops = true;
             else c->verbose = true;
             return 0;
         }

@@ -54,6 +54,9 @@ typedef struct cli {
     double rtol, atol;
     bool rtol_given, atol_given;
     bool dot;
+    bool fusion, loops;              /* ir --fusion, --loops */
+    const char *emit;               /* ir --emit LANG (c) */
+    const char *profile;            /* run --profile FILE */
     bool verbose;
     bool help;
 } cli;
@@ -63,7 +66,8 @@ enum {
     OPT_INPUT = 1 << 0, OPT_OUTPUT = 1 << 1, OPT_REPEAT = 1 << 2, OPT_PASSES = 1 << 3,
     OPT_DUMP = 1 << 4, OPT_TESTS = 1 << 5, OPT_DOT = 1 << 6, OPT_FORMAT = 1 << 7,
     OPT_TARGET = 1 << 8, OPT_VERBOSE = 1 << 9, OPT_XFAIL = 1 << 10, OPT_JOBS = 1 << 11,
-    OPT_TIMEOUT = 1 << 12, OPT_RTOL = 1 << 13, OPT_ATOL = 1 << 14, OPT_THREADS = 1 << 15
+    OPT_TIMEOUT = 1 << 12, OPT_RTOL = 1 << 13, OPT_ATOL = 1 << 14, OPT_THREADS = 1 << 15,
+    OPT_FUSION = 1 << 16, OPT_LOOPS = 1 << 17, OPT_EMIT = 1 << 18, OPT_PROFILE = 1 << 19
 };
 
 /* Options (those in `allowed`) and up to max_files positional arguments
@@ -150,6 +154,8 @@ ts_status timing_compile_stop(ts_status s);
 void timing_count_memory(void);
 /* ts_session_new for c->target (default interp) and c->threads, timed, and
  * the memory baseline of arena_peak_bytes. */
+/* --profile FILE: write the session's kernel trace (0, or 1 after an error). */
+int timing_write_profile(ts_session *s, const cli *c);
 ts_status open_session(const ts_graph *g, const cli *c, ts_session **s, ts_err *err);
 /* c->repeat timed runs, then compile_ms, arena_peak_bytes and latency lines. */
 int timing_report(ts_session *s, int n_in, ts_tensor **in, int n_out, ts_tensor **out, const cli *c);

@@ -3,6 +3,7 @@
  * writer reads the IR's own structures (ir/ir.h). */
 #include "cli.h"
 
+#include "backend/cpu/cpu.h"
 #include "ir/ir.h"
 #include "passes/passes.h"
 
@@ -158,10 +159,26 @@ static int print_text(const ts_graph *g)
     return 0;
 }
 
+/* --fusion, --loops, --emit c: what the cpu target makes of the graph. */
+static int print_compiled(const ts_graph *g, const cli *c)
+{
+    char *text = NULL;
+    ts_err err = {0};
+    ts_status s = c->emit ? ts_cpu_source(g, &text, &err) : ts_cpu_loops_text(g, &text, &err);
+    if (s != TS_OK) return fail_err(&err);
+    if (c->fusion && !c->loops && !c->emit) {
+        char *end = strstr(text, "\nkernel ");   /* the fusion listing comes first */
+        if (end) end[1] = 0;
+    }
+    fputs(text, stdout);
+    ts_mem_free(text);
+    return 0;
+}
+
 int cmd_ir(int argc, char **argv)
 {
     cli c = {0};
-    if (parse_args(&c, argc, argv, OPT_PASSES | OPT_DUMP | OPT_DOT, 1)) return 1;
+    if (parse_args(&c, argc, argv, OPT_PASSES | OPT_DUMP | OPT_DOT | OPT_FUSION | OPT_LOOPS | OPT_EMIT, 1)) return 1;
     if (c.help) return usage();
     if (c.passes && strcmp(c.passes, "help") == 0) return list_passes();
     if (!c.n_files) return no_file();
@@ -170,7 +187,8 @@ int cmd_ir(int argc, char **argv)
     int r = load_model(c.files[0], 0, NULL, NULL, &g, &err) != TS_OK ? fail_err(&err) : 0;
     if (!r) r = run_passes(g, &c);
     if (!r && c.dump_after && !c.dot) printf("# final\n");
-    if (!r) r = c.dot ? (print_dot(stdout, g), 0) : print_text(g);
+    if (!r && (c.fusion || c.loops || c.emit)) r = print_compiled(g, &c);
+    else if (!r) r = c.dot ? (print_dot(stdout, g), 0) : print_text(g);
     ts_graph_free(g);
     return r;
 }

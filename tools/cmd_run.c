@@ -461,7 +461,7 @@ static int run_once_and_report(run_state *st, const cli *c)
 int cmd_run(int argc, char **argv)
 {
     cli c = {0};
-    unsigned opts = OPT_INPUT | OPT_OUTPUT | OPT_REPEAT | OPT_PASSES | OPT_FORMAT | OPT_TARGET | OPT_THREADS;
+    unsigned opts = OPT_INPUT | OPT_OUTPUT | OPT_REPEAT | OPT_PASSES | OPT_FORMAT | OPT_TARGET | OPT_THREADS | OPT_PROFILE;
     if (parse_args(&c, argc, argv, opts, 1)) return 1;
     if (c.repeat) timing_count_memory();   /* before the library allocates anything */
     if (c.help) return usage();
@@ -472,6 +472,7 @@ int cmd_run(int argc, char **argv)
     if (!r) r = run_passes(st.g, &c);
     if (!r) r = bind_graph_inputs(&st);
     if (!r) r = run_once_and_report(&st, &c);
+    if (!r) r = timing_write_profile(st.s, &c);
     run_free(&st);
     return r;
 }

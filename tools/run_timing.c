@@ -102,12 +102,19 @@ static int thread_count(const cli *c)
 ts_status open_session(const ts_graph *g, const cli *c, ts_session **s, ts_err *err)
 {
     session_base = atomic_load(&live_bytes);
-    int threads = thread_count(c);
-    /* The interpreter is single-threaded and ts_session_new takes no
-     * options yet: the thread count stops here until the cpu target's
-     * session takes it (docs/cli.md says so). */
-    (void)threads;
-    return COMPILE_TIMED(ts_session_new(g, c->target ? c->target : "interp", s, err));
+    /* the interpreter is single-threaded: the count matters to cpu only */
+    ts_session_opts o = {.threads = thread_count(c)};
+    ts_status st = COMPILE_TIMED(ts_session_new_opts(g, c->target ? c->target : "interp", &o, s, err));
+    if (st == TS_OK && c->profile) st = ts_session_profile(*s, 1, err);
+    return st;
+}
+
+/* --profile FILE: the kernel times of every run, as a Chrome trace. */
+int timing_write_profile(ts_session *s, const cli *c)
+{
+    ts_err err = {0};
+    if (!c->profile || !s) return 0;
+    return ts_session_write_profile(s, c->profile, &err) == TS_OK ? 0 : fail_err(&err);
 }
 
 /* ---- timed runs ---------------------------------------------------------------------- */
@@ -144,7 +151,8 @@ static int timed_run(ts_session *s, int n_in, ts_tensor **in, int n_out, ts_tens
 
 /* --repeat N: N timed runs (the warm-up already happened), then the three
  * report lines. The cache field is "none" for the interpreter, which
- * compiles nothing; a compiling target will say hit or miss. */
+ * compiles nothing; the cpu target says whether its code came from the
+ * on-disk cache (hit) or the C compiler ran (miss). */
 int timing_report(ts_session *s, int n_in, ts_tensor **in, int n_out, ts_tensor **out, const cli *c)
 {
     double *ms = malloc(sizeof *ms * (size_t)c->repeat);
@@ -154,7 +162,9 @@ int timing_report(ts_session *s, int n_in, ts_tensor **in, int n_out, ts_tensor 
     for (long i = 0; i < c->repeat && !r; i++) r = timed_run(s, n_in, in, n_out, out, &ms[i], &peak);
     if (!r) {
         double med = median(ms, c->repeat);   /* sorts ms: ms[0] is the minimum after it */
-        printf("compile_ms=%.3f cache=none\n", compile_acc_ms);
+        int hit = -1;
+        ts_session_compile_info(s, NULL, &hit, NULL, NULL);
+        printf("compile_ms=%.3f cache=%s\n", compile_acc_ms, hit < 0 ? "none" : hit ? "hit" : "miss");
         if (counting) printf("arena_peak_bytes=%zu\n", peak);
         printf("latency median_ms=%.3f min_ms=%.3f runs=%ld\n", med, ms[0], c->repeat);
     }

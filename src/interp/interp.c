@@ -146,28 +146,90 @@ static ts_status bind_world(ts_interp_run *r)
     return TS_OK;
 }
 
-ts_status ts_interp_run_graph(const ts_graph *g, int n_in, ts_tensor *const *in,
-                              int n_out, ts_tensor **out, ts_err *err)
+/* The inputs against the graph: count, pins, and each one's type (binding
+ * the symbols of its dims). */
+static ts_status bind_inputs(ts_interp_run *r, int n_in, ts_tensor *const *in)
 {
+    const ts_graph *g = r->g;
     if (n_in != g->body->n_params)
-        return ts_err_set(err, TS_ERR_INVALID_ARG, "the graph takes %d inputs, got %d", g->body->n_params, n_in);
-    if (n_out != g->body->n_results)
-        return ts_err_set(err, TS_ERR_INVALID_ARG, "the graph has %d outputs, asked for %d", g->body->n_results, n_out);
+        return ts_err_set(r->err, TS_ERR_INVALID_ARG, "the graph takes %d inputs, got %d", g->body->n_params, n_in);
     for (int i = 0; i < n_in; i++)
-        if (!in[i]) return ts_err_set(err, TS_ERR_INVALID_ARG, "input %d is NULL", i);
+        if (!in[i]) return ts_err_set(r->err, TS_ERR_INVALID_ARG, "input %d is NULL", i);
     for (int i = 0; i < g->n_pins; i++)
         if (!ts_tensor_equal(in[g->pins[i].input], g->pins[i].value)) {
             const char *name = g->body->params[g->pins[i].input]->name;
-            return ts_err_set(err, TS_ERR_INVALID_ARG,
+            return ts_err_set(r->err, TS_ERR_INVALID_ARG,
                               "input %d (%s) must equal the value the model was specialised on "
                               "(it gives a shape); load the model again with the new value",
                               g->pins[i].input, name ? name : "?");
         }
+    return TS_OK;
+}
+
+ts_status ts_interp_run_graph(const ts_graph *g, int n_in, ts_tensor *const *in,
+                              int n_out, ts_tensor **out, ts_err *err)
+{
+    if (n_out != g->body->n_results)
+        return ts_err_set(err, TS_ERR_INVALID_ARG, "the graph has %d outputs, asked for %d", g->body->n_results, n_out);
     ts_interp_run r = {.g = g, .err = err};
-    ts_status s = bind_world(&r);
+    ts_status s = bind_inputs(&r, n_in, in);
+    if (s == TS_OK) s = bind_world(&r);
     if (s == TS_OK) s = ts_interp_block(&r, g->body, n_in, in, out);
     ts_symbind_free(&r.binds);
     return s;
+}
+
+/* ---- stepping ------------------------------------------------------------ */
+
+ts_status ts_interp_run_new(const ts_graph *g, int n_in, ts_tensor *const *in, ts_err *err, ts_interp_run **out)
+{
+    ts_interp_run *r = ts_mem_zalloc(sizeof *r);
+    if (!r) return ts_err_set(err, TS_ERR_OOM, "out of memory");
+    r->g = g;
+    r->err = err;
+    ts_status s = bind_inputs(r, n_in, in);
+    if (s == TS_OK) s = bind_world(r);
+    for (int i = 0; s == TS_OK && i < n_in; i++) s = match_type(r, &g->body->params[i]->type, in[i], false, "input", i);
+    if (s != TS_OK) {
+        ts_interp_run_free(r);
+        return s;
+    }
+    *out = r;
+    return TS_OK;
+}
+
+void ts_interp_run_free(ts_interp_run *r)
+{
+    if (!r) return;
+    ts_symbind_free(&r->binds);
+    ts_mem_free(r);
+}
+
+const ts_symbind *ts_interp_run_binds(const ts_interp_run *r) { return &r->binds; }
+
+ts_status ts_interp_run_node(ts_interp_run *r, const ts_node *n, ts_tensor *const *in, ts_tensor **out)
+{
+    ts_tensor *env_in[256];
+    if (n->n_in > 256 || n->n_out > 256) return ts_err_set(r->err, TS_ERR_UNSUPPORTED, "over 256 operands");
+    ts_interp_kernel k = ts_interp_kernel_of(n->op);
+    if (!k) return node_error(r, n, ts_err_set(r->err, TS_ERR_UNSUPPORTED, "the interpreter has no kernel for %s",
+                                               ts_op_get(n->op)->name));
+    for (int i = 0; i < n->n_in; i++) env_in[i] = in[i];
+    for (int i = 0; i < n->n_out; i++) out[i] = NULL;
+    ts_status s = k(r, n, env_in, out);
+    bool fresh = ts_op_get(n->op)->flags & TS_OPF_FRESH;
+    for (int i = 0; s == TS_OK && i < n->n_out; i++) {
+        if (!out[i]) s = ts_err_set(r->err, TS_ERR_INTERNAL, "kernel left result %d unset", i);
+        else s = match_type(r, &n->out[i]->type, out[i], fresh, "result", i);
+    }
+    if (s != TS_OK) {
+        for (int i = 0; i < n->n_out; i++) {
+            ts_tensor_release(out[i]);
+            out[i] = NULL;
+        }
+        return node_error(r, n, s);
+    }
+    return TS_OK;
 }
 
 ts_status ts_interp_eval_node(ts_graph *g, const ts_node *n, ts_tensor *const *in,

@@ -52,6 +52,16 @@ ts_err *ts_interp_err(ts_interp_run *r);
 ts_status ts_interp_block(ts_interp_run *r, const ts_block *b, int n_args,
                           ts_tensor *const *args, ts_tensor **results);
 
+/* ---- stepping: a compiled program runs the nodes it does not generate
+ * code for through these, sharing one run (the symbol bindings) with its
+ * own kernels. ts_interp_run_new checks and binds the graph's inputs. */
+ts_status ts_interp_run_new(const ts_graph *g, int n_in, ts_tensor *const *in, ts_err *err, ts_interp_run **out);
+void ts_interp_run_free(ts_interp_run *r);
+const ts_symbind *ts_interp_run_binds(const ts_interp_run *r);
+/* Node n of g's body on operands in; out[k] receive new references; the
+ * results' data-dependent dims are bound. Errors name the node. */
+ts_status ts_interp_run_node(ts_interp_run *r, const ts_node *n, ts_tensor *const *in, ts_tensor **out);
+
 /* ---- entry points -------------------------------------------------------- */
 
 /* Run graph g: in[i] binds input i (dtype and shape are checked against the

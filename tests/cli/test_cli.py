@@ -283,7 +283,7 @@ def test_repeat():
                          (["--repeat=3.5"], r"--repeat needs a whole number .* got '3\.5'"),
                          (["--threads", "0"], r"--threads needs a whole number from 1 to 1024, got '0'"),
                          (["--threads", "many"], r"--threads needs a whole number .* got 'many'"),
-                         (["--target", "nosuch"], r"unknown target 'nosuch' \(available: interp\)")):
+                         (["--target", "nosuch"], r"unknown target 'nosuch' \(available: cpu, interp\)")):
         expect_error("run %s" % " ".join(bad), ["run", model, "-i", x, "--repeat", "2"] + bad, pattern)
 
 
@@ -754,6 +754,66 @@ ONNX_TESTS = (test_onnx_run, test_onnx_check, test_onnx_light_and_names, test_on
               test_onnx_errors, test_onnx_sequences) if onnx is not None else ()
 
 
+
+# ---- the compiled target ---------------------------------------------------------
+
+def test_cpu_target():
+    """--target cpu against the interpreter on the bundled model, the cache
+    (miss, then hit), a new size along a symbolic axis without new C,
+    --profile, and the listings of `tessera ir`."""
+    model = os.path.join(ROOT, "models", "attention.ir")
+    x = os.path.join(ROOT, "models", "attention_input.npy")
+    cache = tmp("jit_cache")
+    os.environ["TESSERA_CACHE_DIR"] = cache
+    try:
+        out = tmp("out_cpu")
+        rc, so, se = tessera("run", model, "-i", x, "--target", "cpu", "--repeat", "3", "-o", out)
+        if check("cpu: exit 0", rc == 0, se):
+            close("cpu vs interpreter's expected output", np.load(os.path.join(out, "output_0.npy")),
+                  np.load(os.path.join(ROOT, "models", "attention_expected.npy")))
+            check("cpu: cache miss first", "cache=miss" in so, so)
+            check("cpu: latency last", re.search(r"latency median_ms=[0-9.]+ min_ms=[0-9.]+ runs=3\n$", so), so)
+        entries = sorted(os.listdir(cache)) if os.path.isdir(cache) else []
+        rc, so, se = tessera("run", model, "-i", x, "--target", "cpu", "--repeat", "1", "--threads", "1")
+        check("cpu: cache hit second", rc == 0 and "cache=hit" in so, so + se)
+        # another length along the symbolic sequence axis: same code
+        x7 = save("attention_7.npy", np.random.default_rng(3).standard_normal((7, 16)).astype(np.float32))
+        rc, so, se = tessera("run", model, "-i", x7, "--target", "cpu", "-o", tmp("out_cpu7"))
+        rc2, so2, se2 = tessera("run", model, "-i", x7, "-o", tmp("out_int7"))
+        if check("cpu: seq 7 runs", rc == 0 and rc2 == 0, se + se2):
+            close("cpu seq 7 vs interpreter", np.load(tmp("out_cpu7/output_0.npy")), np.load(tmp("out_int7/output_0.npy")))
+        check("cpu: no new cache entry for a new size", sorted(os.listdir(cache)) == entries,
+              "%s -> %s" % (entries, sorted(os.listdir(cache))))
+        prof = tmp("profile.json")
+        rc, so, se = tessera("run", model, "-i", x, "--target", "cpu", "--profile", prof)
+        if check("cpu --profile: exit 0", rc == 0, se):
+            import json
+            with open(prof) as f:
+                events = json.load(f)["traceEvents"]
+            check("cpu --profile: kernel events", any(e.get("cat") == "kernel" and e.get("dur", -1) >= 0 for e in events))
+        rc, so, se = tessera("run", model, "-i", x, "--profile", prof)
+        check("interp --profile: clear error", rc == 1 and "cpu target only" in se, se)
+    finally:
+        del os.environ["TESSERA_CACHE_DIR"]
+    rc, so, se = tessera("ir", model, "--fusion")
+    check("ir --fusion", rc == 0 and re.match(r"fusion of @\w+: \d+ kernels, \d+ stored values\n", so)
+          and " reduce " in so and "kernel ts_k" not in so, so + se)
+    rc, so, se = tessera("ir", model, "--loops")
+    check("ir --loops", rc == 0 and "kernel ts_k0" in so and " parallel" in so, so + se)
+    rc, so, se = tessera("ir", model, "--emit", "c")
+    check("ir --emit c", rc == 0 and "void ts_k0(void *const *bufs, const int64_t *D, int ith, int nth" in so
+          and "tsrt_max" in so, so[:300] + se)
+    rc, so, se = tessera("ir", model, "--emit", "llvm")
+    check("ir --emit llvm: clear error", rc == 1 and "--emit takes c" in se, se)
+    os.environ["TESSERA_CC"] = "/nonexistent/cc"
+    os.environ["TESSERA_CACHE_DIR"] = tmp("jit_cache_2")
+    try:
+        rc, so, se = tessera("run", model, "-i", x, "--target", "cpu")
+        check("cpu: missing compiler is a clear error", rc == 1 and "not found" in se and "interp" in se, se)
+    finally:
+        del os.environ["TESSERA_CC"]
+        del os.environ["TESSERA_CACHE_DIR"]
+
 def main():
     global TESSERA, TMP
     if len(sys.argv) != 2 or not os.access(sys.argv[1], os.X_OK):
@@ -767,7 +827,7 @@ def main():
         TMP = d
         for test in (test_attention_bundled, test_attention_any_length, test_broadcasting, test_reductions,
                      test_symbolic_batch, test_layout, test_errors, test_repeat, test_prims, test_ir,
-                     test_regions_dot, test_misc) + ONNX_TESTS:
+                     test_regions_dot, test_misc, test_cpu_target) + ONNX_TESTS:
             try:
                 test()
             except Exception as e:  # a crash in one test is one failure, not the end

@@ -311,6 +311,10 @@ static bool compare(ocase *c, int k, bool has_tol, tol file_tol)
 
 /* ---- the suite -------------------------------------------------------------- */
 
+/* "interp" (the golden values are the interpreter's contract) or "cpu"
+ * (the compiled path must meet the same expectations). */
+static const char *target = "interp";
+
 static bool run_case(ocase *c, const char *op_name)
 {
     if (!parse_case(c) || !uses_op(c, op_name) || !load_tensors(c)) return false;
@@ -318,7 +322,7 @@ static bool run_case(ocase *c, const char *op_name)
     tol t = {0, 0};
     if (!read_tol(c, &has_tol, &t)) return false;
     ts_err err = {0};
-    if (ts_session_new(c->g, "interp", &c->s, &err) != TS_OK) return fail(c, "session: %s", err.msg);
+    if (ts_session_new(c->g, target, &c->s, &err) != TS_OK) return fail(c, "session: %s", err.msg);
     if (ts_session_run(c->s, c->n_in, c->in, c->n_out, c->got, &err) != TS_OK)
         return fail(c, "run: %s: %s", ts_status_name(err.code), err.msg);
     for (int k = 0; k < c->n_out; k++)
@@ -349,9 +353,15 @@ static void run_op(const char *op_name, const char *filter, int *cases)
     names_free(&cs);
 }
 
+/* test_ops [--target cpu|interp] [FILTER] */
 int main(int argc, char **argv)
 {
-    const char *filter = argc > 1 ? argv[1] : NULL;
+    int a = 1;
+    if (argc > 2 && strcmp(argv[1], "--target") == 0) {
+        target = argv[2];
+        a = 3;
+    }
+    const char *filter = argc > a ? argv[a] : NULL;
     names ops = {0};
     if (!list_dirs(OPS_DIR, &ops)) {
         fprintf(stderr, "cannot read %s: run from the repository root\n", OPS_DIR);

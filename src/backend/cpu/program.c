@@ -1,0 +1,180 @@
+/* program.c — compiling a graph for the CPU: fusion, one loop IR kernel
+ * per group, C for all of them (split over a few translation units so the
+ * C compiler runs in parallel), the JIT (cached on disk), and the step
+ * list the executor walks (run.c). */
+#include "backend/cpu/program.h"
+
+#include "backend/cpu/jit.h"
+#include "codegen/cpu/emit.h"
+#include "lower/lower.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+/* Kernels per translation unit before another unit is worth a compiler
+ * process; at most MAX_TU units (the split must not depend on the machine,
+ * or the cache key would). */
+enum { KERNELS_PER_TU = 24, MAX_TU = 4 };
+
+void ts_cpu_program_free(ts_cpu_program *p)
+{
+    if (!p) return;
+    ts_jit_free(p->mod);
+    ts_lprog_free(p->lp);
+    ts_fusion_free(p->fusion);
+    ts_mem_free(p->steps);
+    ts_mem_free(p->last_use);
+    ts_mem_free(p);
+}
+
+/* Fusion and loop IR for g: the steps, without code. */
+static ts_status plan(const ts_graph *g, ts_cpu_program **out, ts_err *err)
+{
+    ts_cpu_program *p = ts_mem_zalloc(sizeof *p);
+    if (!p) return ts_err_set(err, TS_ERR_OOM, "out of memory");
+    p->g = g;
+    ts_status s = ts_fuse(g, &p->fusion, err);
+    if (s == TS_OK) s = ts_lprog_new(&p->lp, err);
+    if (s == TS_OK && !(p->steps = ts_mem_zalloc(sizeof *p->steps * (size_t)(p->fusion->n_groups + 1))))
+        s = ts_err_set(err, TS_ERR_OOM, "out of memory");
+    for (int i = 0; s == TS_OK && i < p->fusion->n_groups; i++) {
+        const ts_group *gr = &p->fusion->groups[i];
+        ts_cpu_step *st = &p->steps[p->n_steps++];
+        st->group = gr;
+        if (gr->kind == TS_G_FALLBACK) {
+            p->n_fallback++;
+            continue;
+        }
+        char name[32];
+        snprintf(name, sizeof name, "ts_k%d", i);
+        s = ts_lower_group(p->lp, p->fusion, gr, name, &st->kernel, err);
+        p->n_kernels++;
+    }
+    if (s != TS_OK) {
+        ts_cpu_program_free(p);
+        return s;
+    }
+    *out = p;
+    return TS_OK;
+}
+
+/* The values each step reads, for the last-use table. */
+static void note_uses(ts_cpu_program *p)
+{
+    for (int i = 0; i < p->n_steps; i++) {
+        const ts_cpu_step *st = &p->steps[i];
+        if (st->kernel) {
+            for (int b = 0; b < st->kernel->n_bufs; b++) p->last_use[st->kernel->bufs[b].v->id] = i;
+        } else {
+            const ts_node *n = st->group->root;
+            for (int k = 0; k < n->n_in; k++) p->last_use[n->in[k]->id] = i;
+        }
+    }
+    const ts_block *body = p->g->body;
+    for (int i = 0; i < body->n_results; i++) p->last_use[body->results[i]->id] = p->n_steps;   /* handed out */
+}
+
+/* The C of the kernels, unit by unit: unit u holds kernels u, u+n, ... */
+static ts_status sources(const ts_cpu_program *p, int *n_units, ts_buf *units, ts_err *err)
+{
+    ts_lkernel *ks[4096];
+    int nk = 0;
+    for (int i = 0; i < p->n_steps; i++)
+        if (p->steps[i].kernel) nk++;
+    int n = (nk + KERNELS_PER_TU - 1) / KERNELS_PER_TU;
+    n = n < 1 ? 1 : n > MAX_TU ? MAX_TU : n;
+    *n_units = n;
+    for (int u = 0; u < n; u++) {
+        int m = 0, j = 0;
+        for (int i = 0; i < p->n_steps; i++) {
+            if (!p->steps[i].kernel) continue;
+            if (j++ % n == u && m < (int)(sizeof ks / sizeof ks[0])) ks[m++] = p->steps[i].kernel;
+        }
+        TS_TRY(ts_emit_c(&units[u], m, ks, err));
+    }
+    return TS_OK;
+}
+
+ts_status ts_cpu_source(const ts_graph *g, char **src, ts_err *err)
+{
+    ts_cpu_program *p = NULL;
+    TS_TRY(plan(g, &p, err));
+    ts_buf units[MAX_TU];
+    memset(units, 0, sizeof units);
+    int n = 0;
+    ts_status s = sources(p, &n, units, err);
+    ts_buf all = {0};
+    for (int u = 0; u < n; u++) {
+        if (s == TS_OK && n > 1) ts_buf_printf(&all, "/* ==== translation unit %d of %d ==== */\n", u + 1, n);
+        if (s == TS_OK && units[u].data) ts_buf_puts(&all, units[u].data);
+        ts_buf_free(&units[u]);
+    }
+    ts_cpu_program_free(p);
+    if (s == TS_OK && !all.data) s = ts_err_set(err, TS_ERR_OOM, "out of memory");
+    if (s != TS_OK) {
+        ts_buf_free(&all);
+        return s;
+    }
+    *src = all.data;
+    return TS_OK;
+}
+
+ts_status ts_cpu_loops_text(const ts_graph *g, char **text, ts_err *err)
+{
+    ts_cpu_program *p = NULL;
+    TS_TRY(plan(g, &p, err));
+    ts_buf b = {0};
+    ts_fusion_print(&b, p->fusion);
+    for (int i = 0; i < p->n_steps; i++)
+        if (p->steps[i].kernel) ts_lkernel_print(&b, p->steps[i].kernel);
+    ts_cpu_program_free(p);
+    if (!b.data) return ts_err_set(err, TS_ERR_OOM, "out of memory");
+    *text = b.data;
+    return TS_OK;
+}
+
+ts_status ts_cpu_compile(const ts_graph *g, const ts_cpu_opts *o, ts_cpu_program **out, ts_err *err)
+{
+    ts_cpu_program *p = NULL;
+    TS_TRY(plan(g, &p, err));
+    size_t nv = g->next_value_id ? g->next_value_id : 1;
+    ts_status s = TS_OK;
+    if (!(p->last_use = ts_mem_zalloc(sizeof *p->last_use * nv))) s = ts_err_set(err, TS_ERR_OOM, "out of memory");
+    if (s == TS_OK) {
+        for (size_t i = 0; i < nv; i++) p->last_use[i] = -1;
+        note_uses(p);
+    }
+    if (s == TS_OK && p->n_kernels) {
+        ts_buf units[MAX_TU];
+        memset(units, 0, sizeof units);
+        int n = 0;
+        s = sources(p, &n, units, err);
+        const char *texts[MAX_TU];
+        for (int u = 0; u < n; u++) texts[u] = units[u].data ? units[u].data : "";
+        ts_jit_opts jo = {.cc = o ? o->cc : NULL, .flags = o ? o->cflags : NULL, .cache_dir = o ? o->cache_dir : NULL};
+        if (s == TS_OK) s = ts_jit_compile(&jo, n, texts, &p->mod, &p->cache_hit, &p->compile_ms, err);
+        for (int u = 0; u < n; u++) ts_buf_free(&units[u]);
+        for (int i = 0; s == TS_OK && i < p->n_steps; i++) {
+            ts_cpu_step *st = &p->steps[i];
+            if (!st->kernel) continue;
+            *(void **)&st->fn = ts_jit_sym(p->mod, st->kernel->name);
+            if (!st->fn) s = ts_err_set(err, TS_ERR_INTERNAL, "compiled module lacks kernel %s", st->kernel->name);
+        }
+    }
+    if (s != TS_OK) {
+        ts_cpu_program_free(p);
+        return s;
+    }
+    *out = p;
+    return TS_OK;
+}
+
+void ts_cpu_program_stats(const ts_cpu_program *p, double *compile_ms, bool *cache_hit, int *n_kernels,
+                          int *n_fallback)
+{
+    if (compile_ms) *compile_ms = p->compile_ms;
+    if (cache_hit) *cache_hit = p->cache_hit;
+    if (n_kernels) *n_kernels = p->n_kernels;
+    if (n_fallback) *n_fallback = p->n_fallback;
+}

@@ -1,0 +1,31 @@
+/* program.h — the inside of a compiled CPU program, shared by program.c
+ * (compiling) and run.c (running). */
+#ifndef TS_BACKEND_CPU_PROGRAM_H
+#define TS_BACKEND_CPU_PROGRAM_H
+
+#include "backend/cpu/cpu.h"
+
+typedef struct ts_jit_module ts_jit_module;
+typedef void (*ts_kernel_fn)(void *const *bufs, const int64_t *D, int ith, int nth);
+
+/* One step: a generated kernel (kernel, fn) or a fallback node (neither). */
+typedef struct ts_cpu_step {
+    const ts_group *group;
+    ts_lkernel *kernel;
+    ts_kernel_fn fn;
+} ts_cpu_step;
+
+struct ts_cpu_program {
+    const ts_graph *g;
+    ts_fusion *fusion;
+    ts_lprog *lp;
+    int n_steps;
+    ts_cpu_step *steps;
+    int *last_use;          /* by value id: the last step reading it; n_steps for graph results; -1 unused */
+    ts_jit_module *mod;
+    int n_kernels, n_fallback;
+    bool cache_hit;
+    double compile_ms;
+};
+
+#endif

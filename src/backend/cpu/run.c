@@ -1,0 +1,261 @@
+/* run.c — running a compiled CPU program.
+ *
+ * The interpreter's run state checks the inputs and holds the symbol
+ * bindings; kernels get their dims evaluated under it before each launch.
+ * Values that kernels write live in one arena per run, placed by the
+ * static memory plan (runtime/plan.c: lifetimes are step indices, sizes
+ * are evaluated when the run starts, so a new input size needs a new plan,
+ * not new code). Graph results get their own tensors (they are handed
+ * out), and so does a value whose size depends on data produced during
+ * the run (after a nonzero): its dims are unknown when the plan is made.
+ * Fallback nodes run the interpreter's kernel on tensors that wrap the
+ * arena; their results are the interpreter's own tensors.
+ */
+#include "backend/cpu/program.h"
+
+#include "interp/interp.h"
+#include "runtime/plan.h"
+#include "runtime/pool.h"
+#include "runtime/trace.h"
+
+#include <string.h>
+#include <time.h>
+
+/* Elements per thread below which a kernel runs on fewer threads: waking
+ * a thread costs microseconds, a kernel over 32K floats about as much. */
+enum { GRAIN = 1 << 15 };
+
+typedef struct run {
+    const ts_cpu_program *p;
+    ts_interp_run *ir;
+    ts_tensor **vals;       /* by value id; NULL when not (yet) there */
+    ts_err *err;
+    uint8_t *arena;
+    int64_t *offset;        /* by value id: arena offset, or -1 */
+    int64_t *dyn_bytes;     /* by value id: bytes of a kernel output allocated outside the arena */
+    int64_t arena_bytes, live_bytes, dyn_peak;   /* peak: the arena plus the most dynamic bytes at once */
+} run;
+
+static double now_us(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
+}
+
+static bool is_result(const ts_graph *g, const ts_value *v)
+{
+    for (int i = 0; i < g->body->n_results; i++)
+        if (g->body->results[i] == v) return true;
+    return false;
+}
+
+/* The shape of v under the run's bindings; false if a dim is unbound. */
+static bool shape_of(const run *r, const ts_value *v, int64_t *shape)
+{
+    const ts_symbind *b = ts_interp_run_binds(r->ir);
+    for (int i = 0; i < v->type.rank; i++) {
+        if (!ts_dim_is_bound(v->type.dims[i], b)) return false;
+        if (ts_dim_eval(v->type.dims[i], b, &shape[i], NULL) != TS_OK) return false;
+    }
+    return true;
+}
+
+/* ---- the memory plan ------------------------------------------------------------------ */
+
+static ts_status make_plan(run *r)
+{
+    const ts_cpu_program *p = r->p;
+    int n = 0;
+    ts_plan_buf *bufs = ts_mem_alloc(sizeof *bufs * (size_t)(p->n_steps + 1));
+    const ts_value **who = ts_mem_alloc(sizeof *who * (size_t)(p->n_steps + 1));
+    int64_t *offs = ts_mem_alloc(sizeof *offs * (size_t)(p->n_steps + 1));
+    ts_status s = bufs && who && offs ? TS_OK : ts_err_set(r->err, TS_ERR_OOM, "out of memory");
+    for (int i = 0; s == TS_OK && i < p->n_steps; i++) {
+        const ts_cpu_step *st = &p->steps[i];
+        if (!st->kernel) continue;
+        const ts_value *v = st->group->out[0];
+        int64_t shape[TS_MAX_RANK], numel;
+        if (is_result(p->g, v) || !shape_of(r, v, shape)) continue;
+        if (ts_shape_numel(v->type.rank, shape, &numel, NULL) != TS_OK) continue;
+        bufs[n] = (ts_plan_buf){.size = numel * (int64_t)ts_dtype_size(v->type.dtype), .first = i,
+                                .last = p->last_use[v->id] < i ? i : p->last_use[v->id], .reuse = -1};
+        who[n++] = v;
+    }
+    int64_t total = 0;
+    if (s == TS_OK) s = ts_plan_assign(n, bufs, offs, &total, r->err);
+    if (s == TS_OK && total > 0 && !(r->arena = ts_mem_alloc((size_t)total)))
+        s = ts_err_set(r->err, TS_ERR_OOM, "out of memory for a %lld-byte arena", (long long)total);
+    for (int i = 0; s == TS_OK && i < n; i++) r->offset[who[i]->id] = offs[i];
+    r->arena_bytes = total;
+    ts_mem_free(bufs);
+    ts_mem_free(who);
+    ts_mem_free(offs);
+    return s;
+}
+
+/* The tensor that kernel output v is written into. */
+static ts_status output_tensor(run *r, const ts_value *v, ts_tensor **out)
+{
+    int64_t shape[TS_MAX_RANK];
+    if (!shape_of(r, v, shape))
+        return ts_err_set(r->err, TS_ERR_INTERNAL, "a kernel's output size is unknown when it runs");
+    if (r->offset[v->id] >= 0)
+        return ts_tensor_wrap(v->type.dtype, v->type.rank, shape, r->arena + r->offset[v->id], out, r->err);
+    TS_TRY(ts_tensor_new(v->type.dtype, v->type.rank, shape, out, r->err));
+    if (!is_result(r->p->g, v)) {
+        r->dyn_bytes[v->id] = (int64_t)(*out)->nbytes;
+        r->live_bytes += (int64_t)(*out)->nbytes;
+        if (r->live_bytes > r->dyn_peak) r->dyn_peak = r->live_bytes;
+    }
+    return TS_OK;
+}
+
+/* ---- steps ----------------------------------------------------------------------------- */
+
+typedef struct launch {
+    ts_kernel_fn fn;
+    void *const *bufs;
+    const int64_t *D;
+} launch;
+
+static void tramp(void *ctx, int ith, int nth)
+{
+    const launch *l = ctx;
+    l->fn(l->bufs, l->D, ith, nth);
+}
+
+static ts_status kernel_step(run *r, const ts_cpu_step *st, ts_pool *pool)
+{
+    const ts_lkernel *k = st->kernel;
+    void *bufs[256];
+    int64_t D[64];
+    if (k->n_bufs > 256 || k->n_dims > 64)
+        return ts_err_set(r->err, TS_ERR_UNSUPPORTED, "kernel %s: over 256 buffers or 64 dims", k->name);
+    const ts_symbind *b = ts_interp_run_binds(r->ir);
+    for (int i = 0; i < k->n_dims; i++) TS_TRY(ts_dim_eval(k->dims[i], b, &D[i], r->err));
+    int64_t work = 1;
+    for (int i = 0; i < k->n_bufs; i++) {
+        const ts_value *v = k->bufs[i].v;
+        if (k->bufs[i].written && !r->vals[v->id]) TS_TRY(output_tensor(r, v, &r->vals[v->id]));
+        if (!r->vals[v->id]) return ts_err_set(r->err, TS_ERR_INTERNAL, "kernel %s: an operand was not computed", k->name);
+        bufs[i] = r->vals[v->id]->data;
+        if (k->bufs[i].written) work = r->vals[v->id]->numel;
+    }
+    int nth = pool ? ts_pool_size(pool) : 1;
+    if (work / GRAIN + 1 < nth) nth = (int)(work / GRAIN + 1);
+    launch l = {st->fn, bufs, D};
+    if (nth > 1) ts_pool_run(pool, tramp, &l, nth);
+    else st->fn(bufs, D, 0, 1);
+    return TS_OK;
+}
+
+static ts_status fallback_step(run *r, const ts_cpu_step *st)
+{
+    const ts_node *n = st->group->root;
+    ts_tensor *in[256], *out[256];
+    if (n->n_in > 256 || n->n_out > 256) return ts_err_set(r->err, TS_ERR_UNSUPPORTED, "over 256 operands");
+    for (int i = 0; i < n->n_in; i++) {
+        in[i] = r->vals[n->in[i]->id];
+        if (!in[i]) return ts_err_set(r->err, TS_ERR_INTERNAL, "fallback %s: an operand was not computed",
+                                      ts_op_get(n->op)->name);
+    }
+    TS_TRY(ts_interp_run_node(r->ir, n, in, out));
+    for (int i = 0; i < n->n_out; i++) r->vals[n->out[i]->id] = out[i];
+    return TS_OK;
+}
+
+/* Drop what step i was the last to read. */
+static void release_after(run *r, int i)
+{
+    const ts_cpu_step *st = &r->p->steps[i];
+    const ts_node *n = st->group->root;
+    int count = st->kernel ? st->kernel->n_bufs : n->n_in;
+    for (int j = 0; j < count; j++) {
+        const ts_value *v = st->kernel ? st->kernel->bufs[j].v : n->in[j];
+        if (r->p->last_use[v->id] != i || !r->vals[v->id]) continue;
+        r->live_bytes -= r->dyn_bytes[v->id];
+        r->dyn_bytes[v->id] = 0;
+        ts_tensor_release(r->vals[v->id]);
+        r->vals[v->id] = NULL;
+    }
+}
+
+static ts_status steps(run *r, ts_pool *pool, ts_trace *trace)
+{
+    const ts_cpu_program *p = r->p;
+    for (int i = 0; i < p->n_steps; i++) {
+        const ts_cpu_step *st = &p->steps[i];
+        double t0 = trace ? now_us() : 0;
+        TS_TRY(st->kernel ? kernel_step(r, st, pool) : fallback_step(r, st));
+        if (trace) {
+            const char *name = st->kernel ? st->kernel->what : ts_op_get(st->group->root->op)->name;
+            ts_trace_add(trace, name, st->kernel ? "kernel" : "fallback", t0, now_us() - t0, 0);
+        }
+        release_after(r, i);
+    }
+    return TS_OK;
+}
+
+ts_status ts_cpu_run(const ts_cpu_program *p, ts_pool *pool, int n_in, ts_tensor *const *in, int n_out,
+                     ts_tensor **out, ts_trace *trace, int64_t *peak_bytes, ts_err *err)
+{
+    const ts_graph *g = p->g;
+    if (n_out != g->body->n_results)
+        return ts_err_set(err, TS_ERR_INVALID_ARG, "the graph has %d outputs, asked for %d", g->body->n_results, n_out);
+    run r = {.p = p, .err = err};
+    TS_TRY(ts_interp_run_new(g, n_in, in, err, &r.ir));
+    size_t nv = g->next_value_id ? g->next_value_id : 1;
+    r.vals = ts_mem_zalloc(sizeof *r.vals * nv);
+    r.offset = ts_mem_alloc(sizeof *r.offset * nv);
+    r.dyn_bytes = ts_mem_zalloc(sizeof *r.dyn_bytes * nv);
+    ts_status s = r.vals && r.offset && r.dyn_bytes ? TS_OK : ts_err_set(err, TS_ERR_OOM, "out of memory");
+    if (s == TS_OK) {
+        for (size_t i = 0; i < nv; i++) r.offset[i] = -1;
+        for (int i = 0; i < n_in; i++) {
+            ts_tensor_retain(in[i]);
+            r.vals[g->body->params[i]->id] = in[i];
+        }
+        for (const ts_node *n = g->body->first; n; n = n->next)
+            if (n->op == TS_OP_CONST && p->fusion->mat[n->out[0]->id] && !r.vals[n->out[0]->id]) {
+                bool computed = false;   /* a splat that a kernel fills */
+                for (int i = 0; i < p->n_steps; i++)
+                    if (p->steps[i].group->root == n) computed = true;
+                if (!computed) {
+                    ts_tensor_retain(n->attrs[0].t);
+                    r.vals[n->out[0]->id] = n->attrs[0].t;
+                }
+            }
+        s = make_plan(&r);
+    }
+    if (s == TS_OK) s = steps(&r, pool, trace);
+    for (int k = 0; s == TS_OK && k < n_out; k++) {
+        ts_tensor *t = r.vals[g->body->results[k]->id];
+        if (!t) s = ts_err_set(err, TS_ERR_INTERNAL, "output %d was not computed", k);
+    }
+    for (int k = 0; k < n_out; k++) out[k] = NULL;
+    if (s == TS_OK)
+        for (int k = 0; k < n_out; k++) {
+            ts_tensor *t = r.vals[g->body->results[k]->id];
+            /* a result in the arena or borrowed must be copied out */
+            if (r.offset[g->body->results[k]->id] >= 0) s = ts_tensor_clone(t, &out[k], err);
+            else {
+                ts_tensor_retain(t);
+                out[k] = t;
+            }
+        }
+    if (peak_bytes) *peak_bytes = r.arena_bytes + r.dyn_peak;
+    if (r.vals)
+        for (size_t i = 0; i < nv; i++) ts_tensor_release(r.vals[i]);
+    ts_mem_free(r.vals);
+    ts_mem_free(r.offset);
+    ts_mem_free(r.dyn_bytes);
+    ts_mem_free(r.arena);
+    ts_interp_run_free(r.ir);
+    if (s != TS_OK)
+        for (int k = 0; k < n_out; k++) {
+            ts_tensor_release(out[k]);
+            out[k] = NULL;
+        }
+    return s;
+}

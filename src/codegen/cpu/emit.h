@@ -1,0 +1,29 @@
+/* emit.h — loop IR to C (emit_c.c).
+ *
+ * A generated translation unit is self-contained C11: the runtime headers
+ * of src/codegen/cpu/rt/ (embedded at build time), then one function per
+ * kernel:
+ *
+ *     void NAME(void *const *bufs, const int64_t *D, int ith, int nth);
+ *
+ * bufs[i] is the kernel's buffer i (ts_lkernel.bufs), D[k] the value of its
+ * run-time dim k (ts_lkernel.dims), and (ith, nth) which share of the
+ * parallel loop this call runs: every ith in [0, nth) must be called once
+ * for the kernel to be complete. */
+#ifndef TS_CODEGEN_CPU_EMIT_H
+#define TS_CODEGEN_CPU_EMIT_H
+
+#include "lower/loop.h"
+
+/* Append the translation unit for kernels[0..n) to out. */
+ts_status ts_emit_c(ts_buf *out, int n, ts_lkernel *const *kernels, ts_err *err);
+/* The C type of dt ("float", "int64_t", bool as "uint8_t"); NULL for the
+ * dtypes generated code does not handle (f16, bf16, storage types). */
+const char *ts_emit_ctype(ts_dtype dt);
+
+/* The embedded runtime headers (generated: build/gen/rt_sources.c). */
+extern const int ts_rt_count;
+extern const char *const ts_rt_names[];
+extern const char *const ts_rt_texts[];
+
+#endif

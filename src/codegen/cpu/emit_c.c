@@ -1,0 +1,538 @@
+/* emit_c.c — loop IR to C.
+ *
+ * Expressions become `const T tN = ...;` locals the first time a statement
+ * needs them, so a shared subexpression is computed once per iteration.
+ * Before a loop, the pure arithmetic that does not depend on it (index
+ * products, dims, constants) is declared outside it; loads are left in
+ * place (a loop may run zero times over an empty buffer, and the C
+ * compiler hoists invariant loads through `restrict` itself). Guarded
+ * expressions (pad, concat) are written inline as ?: so the branch not
+ * taken is never evaluated. Integer division in index arithmetic is
+ * written safe against a zero divisor for the same empty-loop reason.
+ *
+ * The parallel loop (sched.c) becomes one flat range over its collapsed
+ * loops, split in contiguous chunks by (ith, nth). A float reduction in a
+ * vector loop accumulates in 16 lanes (reassociating the sum, which the
+ * tests' tolerance allows and the C compiler will not do on its own),
+ * so it vectorizes.
+ */
+#include "codegen/cpu/emit.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+enum { LANES = 16 };
+
+const char *ts_emit_ctype(ts_dtype dt)
+{
+    switch (dt) {
+    case TS_DTYPE_BOOL: return "uint8_t";
+    case TS_DTYPE_I8: return "int8_t";
+    case TS_DTYPE_U8: return "uint8_t";
+    case TS_DTYPE_I16: return "int16_t";
+    case TS_DTYPE_U16: return "uint16_t";
+    case TS_DTYPE_I32: return "int32_t";
+    case TS_DTYPE_U32: return "uint32_t";
+    case TS_DTYPE_I64: return "int64_t";
+    case TS_DTYPE_U64: return "uint64_t";
+    case TS_DTYPE_F32: return "float";
+    case TS_DTYPE_F64: return "double";
+    default: return NULL;
+    }
+}
+
+typedef struct em {
+    ts_buf *out;
+    const ts_lkernel *k;
+    int level;            /* current block nesting */
+    int *declared;        /* by expression id: the level it was declared at, or -1 */
+    uint32_t *stack;      /* declared ids, innermost last */
+    int nstack, capstack;
+    uint32_t nids;
+    ts_status status;
+} em;
+
+/* ---- bookkeeping ------------------------------------------------------------------------ */
+
+static void max_id_lx(const ts_lx *x, uint32_t *m)
+{
+    if (!x) return;
+    if (x->id + 1 > *m) *m = x->id + 1;
+    for (int i = 0; i < 3; i++) max_id_lx(x->a[i], m);
+}
+
+static void max_id_ls(const ts_ls *s, uint32_t *m)
+{
+    for (; s; s = s->next) {
+        max_id_lx(s->extent, m);
+        max_id_lx(s->index, m);
+        max_id_lx(s->value, m);
+        max_id_ls(s->body, m);
+    }
+}
+
+static bool push_decl(em *e, uint32_t id)
+{
+    if (e->nstack == e->capstack) {
+        int nc = e->capstack ? e->capstack * 2 : 64;
+        uint32_t *s = ts_mem_realloc(e->stack, sizeof *s * (size_t)nc);
+        if (!s) {
+            e->status = TS_ERR_OOM;
+            return false;
+        }
+        e->stack = s;
+        e->capstack = nc;
+    }
+    e->stack[e->nstack++] = id;
+    e->declared[id] = e->level;
+    return true;
+}
+
+static void open_block(em *e) { e->level++; }
+
+static void close_block(em *e)
+{
+    while (e->nstack && e->declared[e->stack[e->nstack - 1]] == e->level) e->declared[e->stack[--e->nstack]] = -1;
+    e->level--;
+}
+
+static void indent(em *e) { ts_buf_printf(e->out, "%*s", 4 * (e->level + 1), ""); }
+
+/* ---- literals and operators ----------------------------------------------------------- */
+
+static void put_const(ts_buf *b, const ts_lx *x)
+{
+    const char *t = ts_emit_ctype(x->dt);
+    if (x->dt == TS_DTYPE_F32 || x->dt == TS_DTYPE_F64) {
+        bool f = x->dt == TS_DTYPE_F32;
+        if (isnan(x->c)) ts_buf_puts(b, f ? "__builtin_nanf(\"\")" : "__builtin_nan(\"\")");
+        else if (isinf(x->c)) ts_buf_printf(b, "%s%s", x->c < 0 ? "-" : "", f ? "__builtin_inff()" : "__builtin_inf()");
+        else if (f) ts_buf_printf(b, "%af", (double)(float)x->c);
+        else ts_buf_printf(b, "%a", x->c);
+        return;
+    }
+    if (x->dt == TS_DTYPE_I64 && x->ci != INT64_MIN) {
+        ts_buf_printf(b, "INT64_C(%" PRId64 ")", x->ci);
+        return;
+    }
+    ts_buf_printf(b, "((%s)UINT64_C(0x%" PRIx64 "))", t ? t : "int64_t", (uint64_t)x->ci);
+}
+
+static bool is_float(ts_dtype dt) { return dt == TS_DTYPE_F32 || dt == TS_DTYPE_F64; }
+static bool is_signed_int(ts_dtype dt) { return !is_float(dt) && dt != TS_DTYPE_BOOL && ts_dtype_is_signed(dt); }
+
+/* The C for `op` on operand texts a, b, c; adt is the operands' dtype,
+ * rdt the result's. */
+static void put_op(ts_buf *o, ts_op op, ts_dtype rdt, ts_dtype adt, const char *a, const char *b, const char *c)
+{
+    const char *T = ts_emit_ctype(rdt);
+    bool f32 = adt == TS_DTYPE_F32, fl = is_float(adt), sg = is_signed_int(adt);
+    int bits = ts_dtype_bits(adt);
+    const char *sfx = f32 ? "f" : "";
+    switch (op) {
+    case TS_OP_ADD: case TS_OP_SUB: case TS_OP_MUL: {
+        const char *sym = op == TS_OP_ADD ? "+" : op == TS_OP_SUB ? "-" : "*";
+        if (fl) ts_buf_printf(o, "(%s %s %s)", a, sym, b);
+        else ts_buf_printf(o, "((%s)((uint64_t)(%s) %s (uint64_t)(%s)))", T, a, sym, b);
+        return;
+    }
+    case TS_OP_DIV:
+        if (fl) ts_buf_printf(o, "(%s / %s)", a, b);
+        else ts_buf_printf(o, "((%s)tsrt_div_%s(%s, %s))", T, sg ? "s" : "u", a, b);
+        return;
+    case TS_OP_REM:
+        if (fl) ts_buf_printf(o, "fmod%s(%s, %s)", sfx, a, b);
+        else ts_buf_printf(o, "((%s)tsrt_rem_%s(%s, %s))", T, sg ? "s" : "u", a, b);
+        return;
+    case TS_OP_POW:
+        if (fl) ts_buf_printf(o, "pow%s(%s, %s)", sfx, a, b);
+        else if (sg) ts_buf_printf(o, "((%s)tsrt_pow_s(%s, %s))", T, a, b);
+        else ts_buf_printf(o, "((%s)tsrt_ipow(%s, %s))", T, a, b);
+        return;
+    case TS_OP_MAX: case TS_OP_MIN: {
+        bool mx = op == TS_OP_MAX;
+        if (fl) ts_buf_printf(o, "tsrt_%s%s(%s, %s)", mx ? "max" : "min", sfx, a, b);
+        else ts_buf_printf(o, "(%s %s %s ? %s : %s)", a, mx ? ">" : "<", b, a, b);
+        return;
+    }
+    case TS_OP_ATAN2: ts_buf_printf(o, "atan2%s(%s, %s)", sfx, a, b); return;
+    case TS_OP_AND: case TS_OP_OR: case TS_OP_XOR: {
+        const char *sym = op == TS_OP_AND ? "&" : op == TS_OP_OR ? "|" : "^";
+        ts_buf_printf(o, "((%s)(%s %s %s))", T, a, sym, b);
+        return;
+    }
+    case TS_OP_SHL: case TS_OP_SHR:
+        ts_buf_printf(o, "((%s)tsrt_%s_%s(%s, %s, %d))", T, op == TS_OP_SHL ? "shl" : "shr", sg ? "s" : "u", a, b, bits);
+        return;
+    case TS_OP_EQ: ts_buf_printf(o, "((uint8_t)(%s == %s))", a, b); return;
+    case TS_OP_NE: ts_buf_printf(o, "((uint8_t)(%s != %s))", a, b); return;
+    case TS_OP_LT: ts_buf_printf(o, "((uint8_t)(%s < %s))", a, b); return;
+    case TS_OP_LE: ts_buf_printf(o, "((uint8_t)(%s <= %s))", a, b); return;
+    case TS_OP_SELECT: ts_buf_printf(o, "(%s ? %s : %s)", a, b, c); return;
+    case TS_OP_NEG:
+        if (fl) ts_buf_printf(o, "(-%s)", a);
+        else ts_buf_printf(o, "((%s)(0 - (uint64_t)(%s)))", T, a);
+        return;
+    case TS_OP_ABS:
+        if (fl) ts_buf_printf(o, "fabs%s(%s)", sfx, a);
+        else if (sg) ts_buf_printf(o, "(%s < 0 ? (%s)(0 - (uint64_t)(%s)) : %s)", a, T, a, a);
+        else ts_buf_printf(o, "%s", a);
+        return;
+    case TS_OP_SIGN:
+        if (fl) ts_buf_printf(o, "tsrt_sign%s(%s)", sfx, a);
+        else if (sg) ts_buf_printf(o, "((%s)((%s > 0) - (%s < 0)))", T, a, a);
+        else ts_buf_printf(o, "((%s)(%s != 0))", T, a);
+        return;
+    case TS_OP_NOT:
+        if (adt == TS_DTYPE_BOOL) ts_buf_printf(o, "((uint8_t)!%s)", a);
+        else ts_buf_printf(o, "((%s)~%s)", T, a);
+        return;
+    default: break;
+    }
+    static const struct { ts_op op; const char *fn; } fns[] = {
+        {TS_OP_EXP, "exp"}, {TS_OP_LOG, "log"}, {TS_OP_SQRT, "sqrt"}, {TS_OP_SIN, "sin"}, {TS_OP_COS, "cos"},
+        {TS_OP_TAN, "tan"}, {TS_OP_TANH, "tanh"}, {TS_OP_ERF, "erf"}, {TS_OP_FLOOR, "floor"}, {TS_OP_CEIL, "ceil"},
+        {TS_OP_ROUND, "rint"},
+    };
+    for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++)
+        if (fns[i].op == op) {
+            ts_buf_printf(o, "%s%s(%s)", fns[i].fn, sfx, a);
+            return;
+        }
+    ts_buf_printf(o, "/* no C for %s */ 0", ts_op_get(op)->name);
+}
+
+/* The cast primitive's rules (docs/primitives.md). */
+static void put_cast(ts_buf *o, ts_dtype from, ts_dtype to, const char *a)
+{
+    const char *T = ts_emit_ctype(to);
+    if (to == TS_DTYPE_BOOL) {
+        ts_buf_printf(o, "((uint8_t)(%s != 0))", a);
+    } else if (is_float(from) && !is_float(to)) {
+        int bits = ts_dtype_bits(to);
+        if (ts_dtype_is_signed(to)) {
+            int64_t hi = bits == 64 ? INT64_MAX : (INT64_C(1) << (bits - 1)) - 1;
+            ts_buf_printf(o, "((%s)tsrt_f2s((double)%s, INT64_C(%" PRId64 ") - 1, INT64_C(%" PRId64 ")))", T, a,
+                          -hi, hi);
+        } else {
+            uint64_t hi = bits == 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1;
+            ts_buf_printf(o, "((%s)tsrt_f2u((double)%s, UINT64_C(%" PRIu64 ")))", T, a, hi);
+        }
+    } else {
+        ts_buf_printf(o, "((%s)%s)", T, a);   /* C's conversions: one rounding, integers wrap */
+    }
+}
+
+/* ---- expressions ------------------------------------------------------------------------- */
+
+static void ref(em *e, ts_buf *b, ts_lx *x, bool inline_only);
+
+static void declare(em *e, ts_lx *x);
+
+/* The text of x's own operation with operand references. */
+static void rhs(em *e, ts_buf *b, ts_lx *x, bool inline_only)
+{
+    ts_buf t[3] = {{0}, {0}, {0}};
+    for (int i = 0; i < 3; i++)
+        if (x->a[i]) ref(e, &t[i], x->a[i], inline_only || x->k == TS_LX_GUARD);
+    const char *a = t[0].data ? t[0].data : "", *bb = t[1].data ? t[1].data : "", *c = t[2].data ? t[2].data : "";
+    switch (x->k) {
+    case TS_LX_LOAD: ts_buf_printf(b, "b%d[%s]", x->var, a); break;
+    case TS_LX_OP:
+        if (x->index) ts_buf_printf(b, "(%s %s %s)", a, x->op == TS_OP_ADD ? "+" : x->op == TS_OP_SUB ? "-" : "*", bb);
+        else put_op(b, x->op, x->dt, x->a[0]->dt, a, bb, c);
+        break;
+    case TS_LX_CAST: put_cast(b, x->a[0]->dt, x->dt, a); break;
+    case TS_LX_GUARD: ts_buf_printf(b, "(%s ? %s : %s)", a, bb, c); break;
+    case TS_LX_IDIV: ts_buf_printf(b, "(%s ? %s / %s : 0)", bb, a, bb); break;
+    case TS_LX_IMOD: ts_buf_printf(b, "(%s ? %s %% %s : 0)", bb, a, bb); break;
+    default: break;
+    }
+    for (int i = 0; i < 3; i++) ts_buf_free(&t[i]);
+}
+
+/* A reference to x: a leaf's text, a declared local's name, or (declaring
+ * it now, unless inline_only) a new local. */
+static void ref(em *e, ts_buf *b, ts_lx *x, bool inline_only)
+{
+    switch (x->k) {
+    case TS_LX_CONST: put_const(b, x); return;
+    case TS_LX_VAR: ts_buf_printf(b, "i%d", x->var); return;
+    case TS_LX_DIM: ts_buf_printf(b, "D%d", x->var); return;
+    case TS_LX_ACC: ts_buf_printf(b, "acc%d", x->var); return;
+    default: break;
+    }
+    if (e->declared[x->id] < 0 && !inline_only) declare(e, x);
+    if (e->declared[x->id] >= 0) {
+        ts_buf_printf(b, "t%u", x->id);
+        return;
+    }
+    ts_buf_puts(b, "(");
+    rhs(e, b, x, true);
+    ts_buf_puts(b, ")");
+}
+
+static void declare(em *e, ts_lx *x)
+{
+    ts_buf r = {0};
+    rhs(e, &r, x, false);   /* operands first: their declarations come before this line */
+    indent(e);
+    ts_buf_printf(e->out, "const %s t%u = %s;\n", ts_emit_ctype(x->dt), x->id, r.data ? r.data : "0");
+    ts_buf_free(&r);
+    push_decl(e, x->id);
+}
+
+/* Pure arithmetic (no load, no accumulator) that does not depend on loops
+ * at `depth` or deeper: declared before such a loop. */
+static bool pure(const ts_lx *x)
+{
+    if (!x) return true;
+    if (x->k == TS_LX_LOAD || x->k == TS_LX_ACC) return false;
+    for (int i = 0; i < 3; i++)
+        if (!pure(x->a[i])) return false;
+    return true;
+}
+
+static void hoist_lx(em *e, ts_lx *x, int depth)
+{
+    if (!x || x->k == TS_LX_CONST || x->k == TS_LX_VAR || x->k == TS_LX_DIM || x->k == TS_LX_ACC) return;
+    if (e->declared[x->id] >= 0) return;
+    if (x->depth < depth && pure(x)) {
+        declare(e, x);
+        return;
+    }
+    if (x->k == TS_LX_GUARD) return;
+    for (int i = 0; i < 3; i++) hoist_lx(e, x->a[i], depth);
+}
+
+static void hoist(em *e, const ts_ls *s, int depth);
+
+static void hoist_stmt(em *e, const ts_ls *s, int depth)
+{
+    hoist_lx(e, s->extent, depth);
+    hoist_lx(e, s->index, depth);
+    hoist_lx(e, s->value, depth);
+    hoist(e, s->body, depth);
+}
+
+static void hoist(em *e, const ts_ls *s, int depth)
+{
+    for (; s; s = s->next) hoist_stmt(e, s, depth);
+}
+
+/* ---- statements ---------------------------------------------------------------------- */
+
+static void stmts(em *e, const ts_ls *s);
+
+static void put_combine(em *e, ts_buf *b, ts_op op, ts_dtype dt, const char *acc, const char *v)
+{
+    (void)e;
+    put_op(b, op, dt, dt, acc, v, NULL);
+}
+
+/* A vector loop whose body is one float update: 16 lanes, then the tail. */
+static bool lane_reduction(em *e, const ts_ls *s, const char *ext)
+{
+    const ts_ls *u = s->body;
+    if (!u || u->next || u->k != TS_LS_UPDATE || !is_float(u->value->dt)) return false;
+    if (u->op != TS_OP_ADD && u->op != TS_OP_MAX && u->op != TS_OP_MIN) return false;
+    ts_dtype dt = u->value->dt;
+    const char *T = ts_emit_ctype(dt);
+    bool f = dt == TS_DTYPE_F32;
+    const char *ident = u->op == TS_OP_ADD ? "0" : u->op == TS_OP_MAX ? (f ? "-__builtin_inff()" : "-__builtin_inf()")
+                                                                         : (f ? "__builtin_inff()" : "__builtin_inf()");
+    int v = s->var;
+    indent(e);
+    ts_buf_printf(e->out, "{\n");
+    open_block(e);
+    indent(e);
+    ts_buf_printf(e->out, "%s lane%d[%d];\n", T, v, LANES);
+    indent(e);
+    ts_buf_printf(e->out, "for (int l = 0; l < %d; l++) lane%d[l] = %s;\n", LANES, v, ident);
+    indent(e);
+    ts_buf_printf(e->out, "int64_t i%d_b = 0;\n", v);
+    indent(e);
+    ts_buf_printf(e->out, "for (; i%d_b + %d <= %s; i%d_b += %d)\n", v, LANES, ext, v, LANES);
+    indent(e);
+    ts_buf_printf(e->out, "    for (int l = 0; l < %d; l++) {\n", LANES);
+    open_block(e);
+    open_block(e);
+    indent(e);
+    ts_buf_printf(e->out, "const int64_t i%d = i%d_b + l;\n", v, v);
+    ts_buf r = {0}, c = {0};
+    ref(e, &r, u->value, false);
+    char lane[32];
+    snprintf(lane, sizeof lane, "lane%d[l]", v);
+    put_combine(e, &c, u->op, dt, lane, r.data ? r.data : "0");
+    indent(e);
+    ts_buf_printf(e->out, "lane%d[l] = %s;\n", v, c.data ? c.data : "0");
+    ts_buf_free(&r);
+    ts_buf_free(&c);
+    close_block(e);
+    close_block(e);
+    indent(e);
+    ts_buf_printf(e->out, "    }\n");
+    indent(e);
+    ts_buf_printf(e->out, "for (int64_t i%d = i%d_b; i%d < %s; i%d++) {\n", v, v, v, ext, v);
+    open_block(e);
+    stmts(e, s->body);
+    close_block(e);
+    indent(e);
+    ts_buf_printf(e->out, "}\n");
+    char accn[32];
+    snprintf(accn, sizeof accn, "acc%d", u->var);
+    ts_buf m = {0};
+    put_combine(e, &m, u->op, dt, accn, lane);
+    indent(e);
+    ts_buf_printf(e->out, "for (int l = 0; l < %d; l++) acc%d = %s;\n", LANES, u->var, m.data ? m.data : "0");
+    ts_buf_free(&m);
+    close_block(e);
+    indent(e);
+    ts_buf_printf(e->out, "}\n");
+    return true;
+}
+
+static void parallel_for(em *e, const ts_ls *s)
+{
+    /* the collapsed loops: s, s->body, ... (each the only statement of the last) */
+    const ts_ls *loops[TS_MAX_RANK + 8];
+    int m = 0;
+    for (const ts_ls *l = s; m < s->collapse && l; l = l->body) loops[m++] = l;
+    ts_buf ext[TS_MAX_RANK + 8];
+    memset(ext, 0, sizeof ext);
+    for (int i = 0; i < m; i++) ref(e, &ext[i], loops[i]->extent, false);
+    indent(e);
+    ts_buf_printf(e->out, "{\n");
+    open_block(e);
+    indent(e);
+    ts_buf_printf(e->out, "const int64_t n_ = 1");
+    for (int i = 0; i < m; i++) ts_buf_printf(e->out, " * %s", ext[i].data);
+    ts_buf_printf(e->out, ";\n");
+    indent(e);
+    ts_buf_printf(e->out, "const int64_t lo_ = n_ / nth * ith + (ith < n_ %% nth ? ith : n_ %% nth);\n");
+    indent(e);
+    ts_buf_printf(e->out, "const int64_t hi_ = lo_ + n_ / nth + (ith < n_ %% nth);\n");
+    indent(e);
+    ts_buf_printf(e->out, "for (int64_t f_ = lo_; f_ < hi_; f_++) {\n");
+    open_block(e);
+    indent(e);
+    ts_buf_printf(e->out, "int64_t r_ = f_;\n");
+    for (int i = m - 1; i >= 0; i--) {
+        indent(e);
+        if (i) ts_buf_printf(e->out, "const int64_t i%d = r_ %% %s; r_ /= %s;\n", loops[i]->var, ext[i].data, ext[i].data);
+        else ts_buf_printf(e->out, "const int64_t i%d = r_;\n", loops[i]->var);
+    }
+    for (int i = 0; i < m; i++) ts_buf_free(&ext[i]);
+    const ts_ls *inner = loops[m - 1];
+    hoist(e, inner->body, inner->depth + 1);
+    stmts(e, inner->body);
+    close_block(e);
+    indent(e);
+    ts_buf_printf(e->out, "}\n");
+    close_block(e);
+    indent(e);
+    ts_buf_printf(e->out, "}\n");
+}
+
+static void for_loop(em *e, const ts_ls *s)
+{
+    hoist_stmt(e, s, s->depth);   /* what the loop (and its extent) needs but does not vary in it */
+    if (s->flags & TS_LOOP_PARALLEL) {
+        parallel_for(e, s);
+        return;
+    }
+    ts_buf ext = {0};
+    ref(e, &ext, s->extent, false);
+    if ((s->flags & TS_LOOP_VECTOR) && lane_reduction(e, s, ext.data)) {
+        ts_buf_free(&ext);
+        return;
+    }
+    indent(e);
+    ts_buf_printf(e->out, "for (int64_t i%d = 0; i%d < %s; i%d++) {\n", s->var, s->var, ext.data, s->var);
+    ts_buf_free(&ext);
+    open_block(e);
+    stmts(e, s->body);
+    close_block(e);
+    indent(e);
+    ts_buf_printf(e->out, "}\n");
+}
+
+static void stmts(em *e, const ts_ls *s)
+{
+    for (; s && e->status == TS_OK; s = s->next) {
+        ts_buf a = {0}, b = {0}, c = {0};
+        switch (s->k) {
+        case TS_LS_FOR: for_loop(e, s); break;
+        case TS_LS_STORE:
+            ref(e, &a, s->index, false);
+            ref(e, &b, s->value, false);
+            indent(e);
+            ts_buf_printf(e->out, "b%d[%s] = %s;\n", s->buf, a.data, b.data);
+            break;
+        case TS_LS_ACC:
+            ref(e, &a, s->value, false);
+            indent(e);
+            ts_buf_printf(e->out, "%s acc%d = %s;\n", ts_emit_ctype(s->dt), s->var, a.data);
+            break;
+        case TS_LS_UPDATE: {
+            char accn[32];
+            snprintf(accn, sizeof accn, "acc%d", s->var);
+            ref(e, &a, s->value, false);
+            put_combine(e, &c, s->op, s->value->dt, accn, a.data);
+            indent(e);
+            ts_buf_printf(e->out, "%s = %s;\n", accn, c.data);
+            break;
+        }
+        }
+        ts_buf_free(&a);
+        ts_buf_free(&b);
+        ts_buf_free(&c);
+    }
+}
+
+static bool any_parallel(const ts_ls *s)
+{
+    for (; s; s = s->next)
+        if (s->k == TS_LS_FOR && (s->flags & TS_LOOP_PARALLEL)) return true;
+    return false;
+}
+
+static ts_status kernel(ts_buf *out, const ts_lkernel *k, ts_err *err)
+{
+    for (int i = 0; i < k->n_bufs; i++)
+        if (!ts_emit_ctype(k->bufs[i].dt))
+            return ts_err_set(err, TS_ERR_UNSUPPORTED, "kernel %s: no C type for %s", k->name,
+                              ts_dtype_name(k->bufs[i].dt));
+    uint32_t nids = 0;
+    max_id_ls(k->body, &nids);
+    em e = {.out = out, .k = k, .nids = nids};
+    e.declared = ts_mem_alloc(sizeof *e.declared * (nids ? nids : 1));
+    if (!e.declared) return ts_err_set(err, TS_ERR_OOM, "out of memory emitting C");
+    for (uint32_t i = 0; i < nids; i++) e.declared[i] = -1;
+    ts_buf_printf(out, "\n/* %s */\nvoid %s(void *const *bufs, const int64_t *D, int ith, int nth)\n{\n", k->what,
+                  k->name);
+    ts_buf_puts(out, "    (void)bufs; (void)D; (void)ith; (void)nth;\n");
+    for (int i = 0; i < k->n_bufs; i++)
+        ts_buf_printf(out, "    %s%s *restrict b%d = (%s%s *)bufs[%d];\n", k->bufs[i].written ? "" : "const ",
+                      ts_emit_ctype(k->bufs[i].dt), i, k->bufs[i].written ? "" : "const ", ts_emit_ctype(k->bufs[i].dt),
+                      i);
+    for (int i = 0; i < k->n_dims; i++) ts_buf_printf(out, "    const int64_t D%d = D[%d];\n", i, i);
+    if (!any_parallel(k->body)) ts_buf_puts(out, "    if (ith != 0) return;   /* no parallel loop: thread 0 does it all */\n");
+    stmts(&e, k->body);
+    ts_buf_puts(out, "}\n");
+    ts_mem_free(e.declared);
+    ts_mem_free(e.stack);
+    if (e.status != TS_OK) return ts_err_set(err, e.status, "out of memory emitting C");
+    return TS_OK;
+}
+
+ts_status ts_emit_c(ts_buf *out, int n, ts_lkernel *const *kernels, ts_err *err)
+{
+    ts_buf_puts(out, "/* generated by tessera: the kernels of one program (docs/compiler.md) */\n");
+    for (int i = 0; i < ts_rt_count; i++) ts_buf_printf(out, "\n/* ---- %s ---- */\n%s", ts_rt_names[i], ts_rt_texts[i]);
+    ts_buf_puts(out, "\n/* ---- kernels ---- */\n");
+    for (int i = 0; i < n; i++) TS_TRY(kernel(out, kernels[i], err));
+    return TS_OK;
+}

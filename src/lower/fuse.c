@@ -1,0 +1,218 @@
+/* fuse.c — the fusion pass (fuse.h): decide what is stored, then cut the
+ * body into kernels around the stored values.
+ *
+ * What gets stored, and why:
+ * - graph inputs and results, and constants that are not one repeated
+ *   value (they are buffers already);
+ * - results of reductions and contractions (their loops differ from their
+ *   consumers'), and of every node the generator does not handle;
+ * - operands of contractions and of fallback nodes (those read memory);
+ * - a computed value used twice or more, unless it is a pure view (layout
+ *   ops over something stored, iota, a splat): recomputing a view costs
+ *   index arithmetic only, recomputing an exp per use costs an exp, and
+ *   storing costs a write and a read per element, which for the memory-
+ *   bound kernels this targets is the larger cost.
+ * Everything else is inlined into each kernel that reads it.
+ */
+#include "lower/fuse.h"
+
+#include <string.h>
+
+static bool c_dtype(ts_dtype dt) { return !ts_dtype_is_storage(dt) && dt != TS_DTYPE_F16 && dt != TS_DTYPE_BF16; }
+
+static bool is_splat_const(const ts_node *n)
+{
+    if (n->op != TS_OP_CONST) return false;
+    const ts_tensor *t = n->attrs[0].t;
+    size_t sz = ts_dtype_size(t->dtype);
+    for (int64_t i = 1; i < t->numel; i++)
+        if (memcmp((const char *)t->data + (size_t)i * sz, t->data, sz)) return false;
+    return true;
+}
+
+/* Layout ops the index arithmetic expresses (pad only without interior
+ * padding: a stride test per element would be needed otherwise). */
+static bool view_op(const ts_node *n)
+{
+    switch (n->op) {
+    case TS_OP_RESHAPE: case TS_OP_BROADCAST: case TS_OP_TRANSPOSE: case TS_OP_SLICE:
+    case TS_OP_REVERSE: case TS_OP_CONCAT:
+        return true;
+    case TS_OP_PAD: {
+        int c = 0;
+        const int64_t *in = ts_node_ints(n, "interior", &c);
+        for (int i = 0; i < c; i++)
+            if (in[i]) return false;
+        return true;
+    }
+    default:
+        return false;
+    }
+}
+
+static bool reduce_op(ts_op op)
+{
+    return op == TS_OP_REDUCE_SUM || op == TS_OP_REDUCE_PROD || op == TS_OP_REDUCE_MAX || op == TS_OP_REDUCE_MIN;
+}
+
+/* Computed inline as an expression of its operands at an index. */
+static bool inlinable(const ts_node *n)
+{
+    const ts_op_info *info = ts_op_get(n->op);
+    if (n->op == TS_OP_BITCAST) return false;
+    return (info->flags & TS_OPF_EW) || view_op(n) || n->op == TS_OP_IOTA || n->op == TS_OP_CONST;
+}
+
+bool ts_fuse_compilable(const ts_node *n)
+{
+    if (n->block->parent) return false;   /* region bodies run with their if/while */
+    for (int i = 0; i < n->n_in; i++)
+        if (!c_dtype(n->in[i]->type.dtype)) return false;
+    for (int i = 0; i < n->n_out; i++)
+        if (!c_dtype(n->out[i]->type.dtype)) return false;
+    return inlinable(n) || reduce_op(n->op) || n->op == TS_OP_DOT;
+}
+
+/* A view: recomputing it is index arithmetic over stored or constant data. */
+static bool cheap(const ts_fusion *f, const ts_value *v)
+{
+    if (f->mat[v->id] || !v->def) return true;
+    const ts_node *n = v->def;
+    if (n->op == TS_OP_IOTA || is_splat_const(n)) return true;
+    if (!view_op(n) || n->op == TS_OP_PAD || n->op == TS_OP_CONCAT) return false;
+    return cheap(f, n->in[0]);
+}
+
+static bool needs_memory_operands(const ts_node *n) { return !ts_fuse_compilable(n) || n->op == TS_OP_DOT; }
+
+static void decide(ts_fusion *f, const ts_block *body)
+{
+    for (int i = 0; i < body->n_params; i++) f->mat[body->params[i]->id] = true;
+    for (int i = 0; i < body->n_results; i++) f->mat[body->results[i]->id] = true;
+    for (const ts_node *n = body->first; n; n = n->next) {
+        bool compiled = ts_fuse_compilable(n);
+        for (int k = 0; k < n->n_out; k++) {
+            const ts_value *v = n->out[k];
+            if (!compiled || !inlinable(n) || (n->op == TS_OP_CONST && !is_splat_const(n))) f->mat[v->id] = true;
+        }
+        if (needs_memory_operands(n))
+            for (int i = 0; i < n->n_in; i++) f->mat[n->in[i]->id] = true;
+    }
+    /* shared values: in graph order, so each value's operands are decided */
+    for (const ts_node *n = body->first; n; n = n->next)
+        for (int k = 0; k < n->n_out; k++) {
+            const ts_value *v = n->out[k];
+            if (!f->mat[v->id] && f->uses[v->id] >= 2 && !cheap(f, v)) f->mat[v->id] = true;
+        }
+}
+
+static ts_status add_group(ts_fusion *f, ts_gkind kind, const ts_node *n, int *cap, ts_err *err)
+{
+    if (f->n_groups == *cap) {
+        int nc = *cap ? *cap * 2 : 16;
+        ts_group *g = ts_arena_array(f->arena, (size_t)nc, sizeof *g);
+        if (!g) return ts_err_set(err, TS_ERR_OOM, "out of memory");
+        if (f->n_groups) memcpy(g, f->groups, sizeof *g * (size_t)f->n_groups);
+        f->groups = g;
+        *cap = nc;
+    }
+    ts_group *g = &f->groups[f->n_groups++];
+    memset(g, 0, sizeof *g);
+    g->kind = kind;
+    g->root = n;
+    g->out = ts_arena_array(f->arena, (size_t)(n->n_out ? n->n_out : 1), sizeof *g->out);
+    if (!g->out) return ts_err_set(err, TS_ERR_OOM, "out of memory");
+    for (int k = 0; k < n->n_out; k++) g->out[g->n_out++] = n->out[k];
+    return TS_OK;
+}
+
+ts_status ts_fuse(const ts_graph *g, ts_fusion **out, ts_err *err)
+{
+    ts_fusion *f = ts_mem_zalloc(sizeof *f);
+    if (!f || !(f->arena = ts_arena_new())) {
+        ts_mem_free(f);
+        return ts_err_set(err, TS_ERR_OOM, "out of memory");
+    }
+    f->g = g;
+    size_t nv = g->next_value_id ? g->next_value_id : 1;
+    f->mat = ts_arena_array(f->arena, nv, sizeof *f->mat);
+    f->uses = ts_arena_array(f->arena, nv, sizeof *f->uses);
+    if (!f->mat || !f->uses) {
+        ts_fusion_free(f);
+        return ts_err_set(err, TS_ERR_OOM, "out of memory");
+    }
+    memset(f->mat, 0, nv * sizeof *f->mat);
+    memset(f->uses, 0, nv * sizeof *f->uses);
+    const ts_block *body = g->body;
+    for (const ts_node *n = body->first; n; n = n->next)
+        for (int i = 0; i < n->n_in; i++) f->uses[n->in[i]->id]++;
+    for (int i = 0; i < body->n_results; i++) f->uses[body->results[i]->id]++;
+    decide(f, body);
+
+    int cap = 0;
+    ts_status s = TS_OK;
+    for (const ts_node *n = body->first; s == TS_OK && n; n = n->next) {
+        if (!ts_fuse_compilable(n)) {
+            s = add_group(f, TS_G_FALLBACK, n, &cap, err);
+            continue;
+        }
+        if (n->n_out != 1 || !f->mat[n->out[0]->id]) continue;   /* inlined into its users */
+        if (n->op == TS_OP_CONST && !is_splat_const(n)) continue; /* a buffer already */
+        ts_gkind kind = n->op == TS_OP_DOT ? TS_G_DOT : reduce_op(n->op) ? TS_G_REDUCE : TS_G_LOOP;
+        s = add_group(f, kind, n, &cap, err);
+    }
+    if (s != TS_OK) {
+        ts_fusion_free(f);
+        return s;
+    }
+    *out = f;
+    return TS_OK;
+}
+
+void ts_fusion_free(ts_fusion *f)
+{
+    if (!f) return;
+    ts_arena_free(f->arena);
+    ts_mem_free(f);
+}
+
+static void put_value(ts_buf *b, const ts_value *v)
+{
+    if (v->name) ts_buf_printf(b, "%%%s", v->name);
+    else ts_buf_printf(b, "%%v%u", v->id);
+}
+
+/* The inlined nodes under value v (not stored), listed once, operands first. */
+static void put_inlined(ts_buf *b, const ts_fusion *f, const ts_value *v, bool top, bool *seen)
+{
+    const ts_node *n = v->def;
+    if (!n || (!top && f->mat[v->id]) || seen[n->id]) return;
+    seen[n->id] = true;
+    for (int i = 0; i < n->n_in; i++) put_inlined(b, f, n->in[i], false, seen);
+    ts_buf_printf(b, " %s", ts_op_get(n->op)->name);
+}
+
+void ts_fusion_print(ts_buf *b, const ts_fusion *f)
+{
+    static const char *const kinds[] = {"loop", "reduce", "row", "dot", "conv", "fallback"};
+    bool *seen = ts_mem_zalloc(f->g->next_node_id ? f->g->next_node_id : 1);
+    int stored = 0;
+    for (uint32_t i = 0; i < f->g->next_value_id; i++) stored += f->mat[i];
+    ts_buf_printf(b, "fusion of @%s: %d kernels, %d stored values\n", f->g->name ? f->g->name : "", f->n_groups,
+                  stored);
+    for (int i = 0; i < f->n_groups; i++) {
+        const ts_group *g = &f->groups[i];
+        ts_buf_printf(b, "  k%d %-8s ", i, kinds[g->kind]);
+        for (int k = 0; k < g->n_out; k++) {
+            if (k) ts_buf_puts(b, ", ");
+            put_value(b, g->out[k]);
+        }
+        ts_buf_puts(b, " <-");
+        if (seen) {
+            memset(seen, 0, f->g->next_node_id ? f->g->next_node_id : 1);
+            for (int k = 0; k < g->n_out; k++) put_inlined(b, f, g->out[k], true, seen);
+        }
+        ts_buf_puts(b, "\n");
+    }
+    ts_mem_free(seen);
+}

@@ -1,0 +1,55 @@
+/* fuse.h — the fusion pass: which values of a graph's body are stored in
+ * memory ("materialized") and which are recomputed inside the kernels
+ * that use them, and the kernels (groups) that result, in execution order.
+ *
+ * A group is one of:
+ *   LOOP      computes one materialized value with a loop nest; elementwise
+ *             and layout producers that are not materialized are inlined
+ *             into it as expressions (layout ops become index arithmetic);
+ *   REDUCE    a reduction whose input expression is inlined the same way;
+ *   ROW       reductions over the trailing axes of one iteration space and
+ *             the elementwise values that use them, in one kernel with an
+ *             outer loop over rows (softmax, layer norm: one pass per row
+ *             while the row is in cache);
+ *   DOT/CONV  a contraction, with the elementwise chain that consumes only
+ *             its result fused in as an epilogue;
+ *   FALLBACK  a node the compiler does not generate code for, run by the
+ *             reference interpreter's kernel (control flow, sort, scatter,
+ *             half-precision types, ...).
+ */
+#ifndef TS_LOWER_FUSE_H
+#define TS_LOWER_FUSE_H
+
+#include "ir/ir.h"
+
+typedef enum ts_gkind { TS_G_LOOP, TS_G_REDUCE, TS_G_ROW, TS_G_DOT, TS_G_CONV, TS_G_FALLBACK } ts_gkind;
+
+typedef struct ts_group {
+    ts_gkind kind;
+    const ts_node *root;       /* LOOP/REDUCE/DOT/CONV/FALLBACK: the node computed */
+    int n_out;                 /* values it writes (materialized) */
+    const ts_value **out;
+    int n_nodes;               /* nodes it covers, in graph order (for listings) */
+    const ts_node **nodes;
+    const ts_value *epilogue;  /* DOT/CONV: the value written after the epilogue, or NULL */
+} ts_group;
+
+typedef struct ts_fusion {
+    ts_arena *arena;
+    const ts_graph *g;
+    bool *mat;                 /* by value id: materialized */
+    int *uses;                 /* by value id: operand uses in the body (+1 per result use) */
+    int n_groups;
+    ts_group *groups;
+} ts_fusion;
+
+/* Partition g's body. `compiled(n)` decides per node whether the code
+ * generator handles it (else FALLBACK). */
+ts_status ts_fuse(const ts_graph *g, ts_fusion **out, ts_err *err);
+void ts_fusion_free(ts_fusion *f);
+/* The partition in words (`tessera ir --fusion`). */
+void ts_fusion_print(ts_buf *b, const ts_fusion *f);
+/* Whether the C generator handles node n (op and dtypes). */
+bool ts_fuse_compilable(const ts_node *n);
+
+#endif

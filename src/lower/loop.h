@@ -1,0 +1,139 @@
+/* loop.h — the loop IR: what one compiled kernel does, before it is C.
+ *
+ * A kernel is a list of statements over buffers. Statements are loops
+ * (a variable counting over [0, extent)), stores of a scalar expression
+ * at an index, and accumulators (declared with an identity, updated with
+ * an associative op, read after their loop). Expressions are scalar trees
+ * over loop variables, run-time dims (D[k], resolved per launch, so sizes
+ * can change without recompiling), constants and loads. Expressions are
+ * hash-consed: building the same expression twice gives the same node,
+ * which is how the emitter finds common subexpressions and hoists
+ * loop-invariant ones.
+ *
+ * Schedules are transformations of this tree (lower/sched.c): which loop
+ * is split across threads, which is the vector loop. Everything lives in
+ * one arena owned by the kernel set (ts_lprog).
+ */
+#ifndef TS_LOWER_LOOP_H
+#define TS_LOWER_LOOP_H
+
+#include "ir/ir.h"
+
+typedef enum ts_lxk {
+    TS_LX_CONST,   /* c: the value (ints exact up to 2^53; bits for others in ci) */
+    TS_LX_VAR,     /* loop variable `var` (i64) */
+    TS_LX_DIM,     /* run-time dim D[var] (i64) */
+    TS_LX_LOAD,    /* buf[a0]: a0 is the element index (i64) */
+    TS_LX_OP,      /* primitive `op` (elementwise) on a0..a2, result dtype dt */
+    TS_LX_CAST,    /* a0 converted to dt by the cast primitive's rules */
+    TS_LX_GUARD,   /* a0 ? a1 : a2, evaluating only the branch taken (bounds) */
+    TS_LX_ACC,     /* the current value of accumulator `var` */
+    TS_LX_IDIV,    /* a0 / a1, i64, both >= 0 (index arithmetic) */
+    TS_LX_IMOD     /* a0 % a1, i64, both >= 0 */
+} ts_lxk;
+
+typedef struct ts_lx ts_lx;
+struct ts_lx {
+    ts_lxk k;
+    ts_dtype dt;
+    ts_op op;
+    int var;              /* VAR, DIM, LOAD (buffer), ACC */
+    double c;             /* CONST */
+    int64_t ci;           /* CONST of an integer dtype: the exact value */
+    ts_lx *a[3];
+    uint32_t id;          /* creation order: a topological order */
+    int depth;            /* deepest loop variable it uses + 1; 0 if none */
+    bool index;           /* i64 index arithmetic (never overflows): plain C operators */
+    ts_lx *next_hash;
+};
+
+typedef enum ts_lsk {
+    TS_LS_FOR,      /* for var in [0, extent): body */
+    TS_LS_STORE,    /* buf[index] = value */
+    TS_LS_ACC,      /* declare accumulator var of dtype dt = init */
+    TS_LS_UPDATE    /* acc var = op(acc, value) */
+} ts_lsk;
+
+/* Schedule marks on a loop. */
+enum {
+    TS_LOOP_PARALLEL = 1,   /* its range is split across (ith, nth) */
+    TS_LOOP_VECTOR = 2      /* the innermost, contiguous loop: keep it simple for the vectorizer */
+};
+
+typedef struct ts_ls ts_ls;
+struct ts_ls {
+    ts_lsk k;
+    int var;              /* FOR: loop variable; ACC/UPDATE: accumulator */
+    int depth;            /* FOR: its nesting depth (1 = outermost) */
+    int flags;            /* FOR: TS_LOOP_* */
+    int collapse;         /* FOR, PARALLEL: how many perfectly nested loops (this one
+                             included) share the one range split across threads */
+    ts_lx *extent;        /* FOR */
+    ts_ls *body;          /* FOR: first statement inside */
+    int buf;              /* STORE */
+    ts_lx *index, *value; /* STORE; UPDATE: value; ACC: value = the init */
+    ts_op op;             /* UPDATE: add, mul, max, min */
+    ts_dtype dt;          /* ACC */
+    ts_ls *next;
+};
+
+/* A kernel's buffer: a materialized value of the graph. */
+typedef struct ts_lbuf {
+    const ts_value *v;    /* the graph value it holds */
+    ts_dtype dt;
+    bool written;         /* an output of this kernel */
+} ts_lbuf;
+
+typedef struct ts_lkernel {
+    char name[32];
+    int n_bufs;
+    ts_lbuf *bufs;
+    int n_dims;
+    ts_dim *dims;         /* D[k]: evaluated by the runtime before each launch */
+    int n_vars, n_accs;
+    ts_ls *body;
+    const char *what;     /* a short description for listings ("softmax row", "add+exp") */
+} ts_lkernel;
+
+/* A builder of kernels; owns the arena and the hash-consing table. */
+typedef struct ts_lprog ts_lprog;
+
+ts_status ts_lprog_new(ts_lprog **out, ts_err *err);
+void ts_lprog_free(ts_lprog *p);
+ts_arena *ts_lprog_arena(ts_lprog *p);
+
+/* ---- expressions (NULL in, NULL out: failures surface at ts_lprog_status) */
+ts_lx *ts_lx_const(ts_lprog *p, ts_dtype dt, double v);
+ts_lx *ts_lx_int(ts_lprog *p, int64_t v);                 /* an i64 constant */
+ts_lx *ts_lx_iconst(ts_lprog *p, ts_dtype dt, int64_t v); /* an integer constant of dt (u64: the bits) */
+ts_lx *ts_lx_var(ts_lprog *p, int var, int depth);        /* loop variable at nesting depth */
+ts_lx *ts_lx_load(ts_lprog *p, ts_dtype dt, int buf, ts_lx *index);
+ts_lx *ts_lx_op(ts_lprog *p, ts_op op, ts_dtype dt, ts_lx *a, ts_lx *b, ts_lx *c);
+ts_lx *ts_lx_cast(ts_lprog *p, ts_lx *a, ts_dtype dt);
+ts_lx *ts_lx_guard(ts_lprog *p, ts_lx *cond, ts_lx *a, ts_lx *b);
+ts_lx *ts_lx_acc(ts_lprog *p, ts_dtype dt, int acc, int depth);
+/* i64 index arithmetic, folded when operands are constants */
+ts_lx *ts_lx_add(ts_lprog *p, ts_lx *a, ts_lx *b);
+ts_lx *ts_lx_mul(ts_lprog *p, ts_lx *a, ts_lx *b);
+ts_lx *ts_lx_sub(ts_lprog *p, ts_lx *a, ts_lx *b);
+ts_lx *ts_lx_idiv(ts_lprog *p, ts_lx *a, ts_lx *b);
+ts_lx *ts_lx_imod(ts_lprog *p, ts_lx *a, ts_lx *b);
+ts_lx *ts_lx_lt(ts_lprog *p, ts_lx *a, ts_lx *b);         /* bool a < b */
+ts_lx *ts_lx_and(ts_lprog *p, ts_lx *a, ts_lx *b);        /* bool a && b */
+bool ts_lx_is_int(const ts_lx *x, int64_t v);
+
+/* ---- statements and kernels */
+ts_ls *ts_ls_new(ts_lprog *p, ts_lsk k);
+ts_lkernel *ts_lkernel_new(ts_lprog *p, const char *what);
+/* D[k] for dim d in kernel k (constants become constants). */
+ts_lx *ts_lkernel_dim(ts_lprog *p, ts_lkernel *k, ts_dim d);
+/* The buffer index of value v in kernel k (added on first use). */
+int ts_lkernel_buf(ts_lprog *p, ts_lkernel *k, const ts_value *v, bool written);
+
+ts_status ts_lprog_status(const ts_lprog *p, ts_err *err);
+void ts_lprog_fail(ts_lprog *p, ts_status s, const char *fmt, ...) TS_PRINTF(3, 4);
+
+/* The text form of a kernel's loops (for `tessera ir --loops` and tests). */
+void ts_lkernel_print(ts_buf *b, const ts_lkernel *k);
+
+#endif

@@ -1,0 +1,389 @@
+/* lower.c — a fusion group becomes a loop IR kernel.
+ *
+ * The heart is value_at(v, coords): the scalar expression for element
+ * `coords` of value v. A stored value is a load at its row-major index;
+ * an inlined elementwise op is the op on its operands at the same coords;
+ * a layout op maps coords to its operand's coords (broadcast drops or
+ * zeroes them, transpose permutes, slice scales and shifts, reverse
+ * mirrors, pad and concat select by range with a guard that keeps the
+ * untaken branch from reading out of bounds, reshape goes through the
+ * linear index). Results are memoized per (value, coords), and the loop
+ * IR is hash-consed, so a value used twice in one kernel is computed once.
+ */
+#include "lower/lower.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef struct memo {
+    const ts_value *v;
+    ts_lx *coords[TS_MAX_RANK];
+    ts_lx *x;
+    struct memo *next;
+} memo;
+
+enum { NMEMO = 256 };
+
+typedef struct lctx {
+    ts_lprog *p;
+    const ts_fusion *f;
+    ts_lkernel *k;
+    memo *memos[NMEMO];
+} lctx;
+
+static ts_lx *value_at(lctx *c, const ts_value *v, ts_lx **coords, bool compute);
+
+static ts_lx *dimx(lctx *c, ts_dim d) { return ts_lkernel_dim(c->p, c->k, d); }
+
+/* Row-major linear index of coords in a value of rank r with dims d. */
+static ts_lx *linear(lctx *c, int r, const ts_dim *d, ts_lx **coords)
+{
+    ts_lx *idx = ts_lx_int(c->p, 0), *stride = ts_lx_int(c->p, 1);
+    for (int i = r - 1; i >= 0; i--) {
+        idx = ts_lx_add(c->p, idx, ts_lx_mul(c->p, coords[i], stride));
+        stride = ts_lx_mul(c->p, stride, dimx(c, d[i]));
+    }
+    return idx;
+}
+
+/* coords of a value of rank r with dims d from a linear index. */
+static void delinear(lctx *c, int r, const ts_dim *d, ts_lx *lin, ts_lx **coords)
+{
+    for (int i = r - 1; i >= 0; i--) {
+        ts_lx *dim = dimx(c, d[i]);
+        coords[i] = i ? ts_lx_imod(c->p, lin, dim) : lin;
+        lin = ts_lx_idiv(c->p, lin, dim);
+    }
+}
+
+static ts_lx *load(lctx *c, const ts_value *v, ts_lx **coords)
+{
+    int b = ts_lkernel_buf(c->p, c->k, v, false);
+    return ts_lx_load(c->p, v->type.dtype, b, linear(c, v->type.rank, v->type.dims, coords));
+}
+
+static ts_lx *const_elem(lctx *c, const ts_tensor *t, int64_t i)
+{
+    if (ts_dtype_is_fp(t->dtype)) return ts_lx_const(c->p, t->dtype, ts_elem_get_f64(t->dtype, t->data, i));
+    return ts_lx_iconst(c->p, t->dtype, ts_elem_get_i64(t->dtype, t->data, i));   /* exact, u64 as bits */
+}
+
+static ts_lx *view_at(lctx *c, const ts_node *n, ts_lx **coords)
+{
+    ts_lprog *p = c->p;
+    const ts_value *x = n->in[0], *y = n->out[0];
+    ts_lx *xc[TS_MAX_RANK];
+    int xr = x->type.rank;
+    switch (n->op) {
+    case TS_OP_RESHAPE: {
+        ts_lx *lin = linear(c, y->type.rank, y->type.dims, coords);
+        if (c->f->mat[x->id]) {   /* stored row-major: the linear index is the address */
+            int b = ts_lkernel_buf(p, c->k, x, false);
+            return ts_lx_load(p, x->type.dtype, b, lin);
+        }
+        delinear(c, xr, x->type.dims, lin, xc);
+        return value_at(c, x, xc, false);
+    }
+    case TS_OP_BROADCAST: {
+        int cnt = 0;
+        const int64_t *axes = ts_node_ints(n, "axes", &cnt);
+        for (int i = 0; i < xr; i++) {
+            ts_dim xd = x->type.dims[i], yd = y->type.dims[axes[i]];
+            xc[i] = ts_dim_eq(xd, ts_dim_const(1)) && !ts_dim_eq(yd, xd) ? ts_lx_int(p, 0) : coords[axes[i]];
+        }
+        return value_at(c, x, xc, false);
+    }
+    case TS_OP_TRANSPOSE: {
+        int cnt = 0;
+        const int64_t *perm = ts_node_ints(n, "perm", &cnt);
+        for (int i = 0; i < xr; i++) xc[perm[i]] = coords[i];
+        return value_at(c, x, xc, false);
+    }
+    case TS_OP_SLICE: {
+        int cs = 0, cst = 0;
+        const ts_dim *start = ts_node_dims(n, "start", &cs);
+        const int64_t *stride = ts_node_ints(n, "stride", &cst);
+        for (int i = 0; i < xr; i++)
+            xc[i] = ts_lx_add(p, dimx(c, start[i]), ts_lx_mul(p, coords[i], ts_lx_int(p, stride[i])));
+        return value_at(c, x, xc, false);
+    }
+    case TS_OP_REVERSE: {
+        int cnt = 0;
+        const int64_t *axes = ts_node_ints(n, "axes", &cnt);
+        memcpy(xc, coords, sizeof *xc * (size_t)xr);
+        for (int i = 0; i < cnt; i++)
+            xc[axes[i]] = ts_lx_sub(p, ts_lx_sub(p, dimx(c, x->type.dims[axes[i]]), ts_lx_int(p, 1)), coords[axes[i]]);
+        return value_at(c, x, xc, false);
+    }
+    case TS_OP_PAD: {
+        int cnt = 0;
+        const int64_t *lo = ts_node_ints(n, "lo", &cnt);
+        ts_lx *inside = ts_lx_const(p, TS_DTYPE_BOOL, 1);
+        for (int i = 0; i < xr; i++) {
+            xc[i] = ts_lx_sub(p, coords[i], ts_lx_int(p, lo[i]));
+            inside = ts_lx_and(p, inside, ts_lx_lt(p, ts_lx_int(p, -1), xc[i]));
+            inside = ts_lx_and(p, inside, ts_lx_lt(p, xc[i], dimx(c, x->type.dims[i])));
+        }
+        return ts_lx_guard(p, inside, value_at(c, x, xc, false), value_at(c, n->in[1], NULL, false));
+    }
+    case TS_OP_CONCAT: {
+        int axis = (int)ts_node_int(n, "axis");
+        ts_lx *r = NULL, *off = ts_lx_int(p, 0);
+        ts_lx *parts[256], *offs[256];
+        int m = n->n_in < 256 ? n->n_in : 256;
+        for (int j = 0; j < m; j++) {
+            memcpy(xc, coords, sizeof *xc * (size_t)y->type.rank);
+            xc[axis] = ts_lx_sub(p, coords[axis], off);
+            parts[j] = value_at(c, n->in[j], xc, false);
+            off = ts_lx_add(p, off, dimx(c, n->in[j]->type.dims[axis]));
+            offs[j] = off;
+        }
+        r = parts[m - 1];
+        for (int j = m - 2; j >= 0; j--) r = ts_lx_guard(p, ts_lx_lt(p, coords[axis], offs[j]), parts[j], r);
+        return r;
+    }
+    default:
+        ts_lprog_fail(p, TS_ERR_INTERNAL, "lower: %s is not a view", ts_op_get(n->op)->name);
+        return NULL;
+    }
+}
+
+static ts_lx *compute(lctx *c, const ts_node *n, ts_lx **coords)
+{
+    ts_lprog *p = c->p;
+    const ts_value *y = n->out[0];
+    ts_dtype dt = y->type.dtype;
+    if (n->op == TS_OP_CONST) return const_elem(c, n->attrs[0].t, 0);   /* a splat */
+    if (n->op == TS_OP_IOTA) return ts_lx_cast(p, coords[ts_node_int(n, "axis")], dt);
+    if (n->op == TS_OP_CAST) return ts_lx_cast(p, value_at(c, n->in[0], coords, false), dt);
+    if (ts_op_get(n->op)->flags & TS_OPF_EW) {
+        ts_lx *a[3] = {NULL, NULL, NULL};
+        for (int i = 0; i < n->n_in && i < 3; i++) a[i] = value_at(c, n->in[i], coords, false);
+        return ts_lx_op(p, n->op, dt, a[0], a[1], a[2]);
+    }
+    return view_at(c, n, coords);
+}
+
+static unsigned memo_slot(const ts_value *v, ts_lx **coords)
+{
+    uint64_t h = v->id * UINT64_C(0x9e3779b97f4a7c15);
+    for (int i = 0; i < v->type.rank; i++) h = (h ^ (coords[i] ? coords[i]->id : 0)) * UINT64_C(0x100000001b3);
+    return (unsigned)(h % NMEMO);
+}
+
+static ts_lx *value_at(lctx *c, const ts_value *v, ts_lx **coords, bool compute_root)
+{
+    if (!compute_root && (c->f->mat[v->id] || !v->def)) return load(c, v, coords);
+    int r = v->type.rank;
+    unsigned s = memo_slot(v, coords);
+    for (memo *m = c->memos[s]; m; m = m->next)
+        if (m->v == v && !memcmp(m->coords, coords, sizeof *coords * (size_t)r)) return m->x;
+    ts_lx *x = compute(c, v->def, coords);
+    memo *m = ts_arena_alloc(ts_lprog_arena(c->p), sizeof *m);
+    if (m && x) {
+        m->v = v;
+        memcpy(m->coords, coords, sizeof *coords * (size_t)r);
+        m->x = x;
+        m->next = c->memos[s];
+        c->memos[s] = m;
+    }
+    return x;
+}
+
+/* ---- loop nests ------------------------------------------------------------------- */
+
+typedef struct nest {
+    ts_ls *first;        /* the outermost statement list */
+    ts_ls **tail;        /* where the next statement at the current depth goes */
+    int depth;
+} nest;
+
+static void append(nest *ns, ts_ls *s)
+{
+    if (!s) return;
+    *ns->tail = s;
+    ns->tail = &s->next;
+}
+
+/* Open a loop over [0, extent) inside the current position; returns its var. */
+static ts_lx *open_loop(lctx *c, nest *ns, ts_lx *extent)
+{
+    ts_ls *s = ts_ls_new(c->p, TS_LS_FOR);
+    if (!s) return NULL;
+    s->var = c->k->n_vars++;
+    s->depth = ++ns->depth;
+    s->extent = extent;
+    append(ns, s);
+    ns->tail = &s->body;
+    return ts_lx_var(c->p, s->var, s->depth);
+}
+
+static void store(lctx *c, nest *ns, const ts_value *v, ts_lx **coords, ts_lx *value)
+{
+    ts_ls *s = ts_ls_new(c->p, TS_LS_STORE);
+    if (!s) return;
+    s->buf = ts_lkernel_buf(c->p, c->k, v, true);
+    s->index = linear(c, v->type.rank, v->type.dims, coords);
+    s->value = value;
+    append(ns, s);
+}
+
+static void lower_loop(lctx *c, const ts_value *v)
+{
+    nest ns = {.tail = &c->k->body};
+    ts_lx *coords[TS_MAX_RANK];
+    for (int i = 0; i < v->type.rank; i++) coords[i] = open_loop(c, &ns, dimx(c, v->type.dims[i]));
+    store(c, &ns, v, coords, value_at(c, v, coords, true));
+}
+
+/* The identity of a reduction in dtype dt. */
+static ts_lx *identity(lctx *c, ts_op op, ts_dtype dt)
+{
+    bool fl = ts_dtype_is_fp(dt), sg = ts_dtype_is_signed(dt);
+    int bits = ts_dtype_bits(dt);
+    switch (op) {
+    case TS_OP_REDUCE_SUM: return ts_lx_const(c->p, dt, 0);
+    case TS_OP_REDUCE_PROD: return ts_lx_const(c->p, dt, 1);
+    case TS_OP_REDUCE_MAX:
+        if (fl) return ts_lx_const(c->p, dt, -INFINITY);
+        if (dt == TS_DTYPE_BOOL) return ts_lx_const(c->p, dt, 0);
+        return ts_lx_iconst(c->p, dt, sg ? (bits == 64 ? INT64_MIN : -(INT64_C(1) << (bits - 1))) : 0);
+    default:
+        if (fl) return ts_lx_const(c->p, dt, INFINITY);
+        if (dt == TS_DTYPE_BOOL) return ts_lx_const(c->p, dt, 1);
+        if (sg) return ts_lx_iconst(c->p, dt, bits == 64 ? INT64_MAX : (INT64_C(1) << (bits - 1)) - 1);
+        return ts_lx_iconst(c->p, dt, bits == 64 ? -1 : (int64_t)((UINT64_C(1) << bits) - 1));
+    }
+}
+
+/* The accumulator of a reduction: f32 sums and products run in f64 and
+ * round once, as the reference does (docs/primitives.md): as fast for
+ * the memory-bound kernels this serves, and overflow-free. */
+static ts_dtype acc_dtype(ts_op reduce, ts_dtype dt)
+{
+    bool sum = reduce == TS_OP_REDUCE_SUM || reduce == TS_OP_REDUCE_PROD;
+    return sum && dt == TS_DTYPE_F32 ? TS_DTYPE_F64 : dt;
+}
+
+static ts_op combine_op(ts_op reduce)
+{
+    switch (reduce) {
+    case TS_OP_REDUCE_SUM: return TS_OP_ADD;
+    case TS_OP_REDUCE_PROD: return TS_OP_MUL;
+    case TS_OP_REDUCE_MAX: return TS_OP_MAX;
+    default: return TS_OP_MIN;
+    }
+}
+
+/* At ns's position: an accumulator holding op's identity, then loops over
+ * the nred reduced extents (their vars in rv). *inner receives the place
+ * inside the innermost of them; ns goes on after them, at the same depth.
+ * Returns the accumulator as an expression (valid after the loops). */
+static ts_lx *open_reduction(lctx *c, nest *ns, ts_op op, ts_dtype dt, int nred, ts_lx **ext, ts_lx **rv,
+                             ts_ls ***inner, int *acc)
+{
+    ts_ls *a = ts_ls_new(c->p, TS_LS_ACC);
+    if (!a) return NULL;
+    a->var = *acc = c->k->n_accs++;
+    a->dt = dt;
+    a->value = identity(c, op, dt);
+    append(ns, a);
+    int d0 = ns->depth;
+    ts_ls **after_acc = ns->tail;
+    for (int i = 0; i < nred; i++) rv[i] = open_loop(c, ns, ext[i]);
+    *inner = ns->tail;
+    ns->depth = d0;
+    ns->tail = after_acc;
+    return ts_lx_acc(c->p, dt, a->var, d0);
+}
+
+static void update(lctx *c, ts_ls **inner, int acc, ts_op op, ts_lx *value)
+{
+    ts_ls *u = ts_ls_new(c->p, TS_LS_UPDATE);
+    if (!u) return;
+    u->var = acc;
+    u->op = op;
+    u->value = value;
+    *inner = u;
+}
+
+/* Move ns to the end of its current statement list. */
+static void to_end(nest *ns)
+{
+    while (*ns->tail) ns->tail = &(*ns->tail)->next;
+}
+
+static void lower_reduce(lctx *c, const ts_node *n)
+{
+    const ts_value *x = n->in[0], *y = n->out[0];
+    int cnt = 0, xr = x->type.rank, acc = 0;
+    const int64_t *axes = ts_node_ints(n, "axes", &cnt);
+    bool red[TS_MAX_RANK] = {false};
+    for (int i = 0; i < cnt; i++) red[axes[i]] = true;
+    nest ns = {.tail = &c->k->body};
+    ts_lx *yc[TS_MAX_RANK], *xc[TS_MAX_RANK], *ext[TS_MAX_RANK], *rv[TS_MAX_RANK];
+    for (int i = 0; i < y->type.rank; i++) yc[i] = open_loop(c, &ns, dimx(c, y->type.dims[i]));
+    int nr = 0;
+    for (int i = 0; i < xr; i++)
+        if (red[i]) ext[nr++] = dimx(c, x->type.dims[i]);
+    ts_ls **inner = NULL;
+    ts_dtype dt = y->type.dtype, adt = acc_dtype(n->op, dt);
+    ts_lx *a = open_reduction(c, &ns, n->op, adt, nr, ext, rv, &inner, &acc);
+    if (!a) return;
+    for (int i = 0, j = 0, k = 0; i < xr; i++) xc[i] = red[i] ? rv[j++] : yc[k++];
+    update(c, inner, acc, combine_op(n->op), ts_lx_cast(c->p, value_at(c, x, xc, false), adt));
+    to_end(&ns);
+    store(c, &ns, y, yc, ts_lx_cast(c->p, a, dt));
+}
+
+static void lower_dot(lctx *c, const ts_node *n)
+{
+    const ts_value *l = n->in[0], *r = n->in[1], *y = n->out[0];
+    int nlb = 0, nrb = 0, nlc = 0, nrc = 0, acc = 0;
+    const int64_t *lb = ts_node_ints(n, "lhs_batch", &nlb), *rb = ts_node_ints(n, "rhs_batch", &nrb);
+    const int64_t *lc = ts_node_ints(n, "lhs_contract", &nlc), *rc = ts_node_ints(n, "rhs_contract", &nrc);
+    nest ns = {.tail = &c->k->body};
+    ts_lx *yc[TS_MAX_RANK], *lx[TS_MAX_RANK], *rx[TS_MAX_RANK], *ext[TS_MAX_RANK], *kv[TS_MAX_RANK];
+    for (int i = 0; i < y->type.rank; i++) yc[i] = open_loop(c, &ns, dimx(c, y->type.dims[i]));
+    for (int i = 0; i < nlc; i++) ext[i] = dimx(c, l->type.dims[lc[i]]);
+    ts_ls **inner = NULL;
+    ts_dtype dt = y->type.dtype, adt = acc_dtype(TS_OP_REDUCE_SUM, dt);
+    ts_lx *a = open_reduction(c, &ns, TS_OP_REDUCE_SUM, adt, nlc, ext, kv, &inner, &acc);
+    if (!a) return;
+    /* operand coords: batch dims from the output's leading coords, contract
+     * dims from the reduced vars, the free dims in order after the batch */
+    bool used_l[TS_MAX_RANK] = {false}, used_r[TS_MAX_RANK] = {false};
+    for (int i = 0; i < nlb; i++) lx[lb[i]] = yc[i], used_l[lb[i]] = true;
+    for (int i = 0; i < nrb; i++) rx[rb[i]] = yc[i], used_r[rb[i]] = true;
+    for (int i = 0; i < nlc; i++) lx[lc[i]] = kv[i], used_l[lc[i]] = true;
+    for (int i = 0; i < nrc; i++) rx[rc[i]] = kv[i], used_r[rc[i]] = true;
+    int o = nlb;
+    for (int i = 0; i < l->type.rank; i++)
+        if (!used_l[i]) lx[i] = yc[o++];
+    for (int i = 0; i < r->type.rank; i++)
+        if (!used_r[i]) rx[i] = yc[o++];
+    ts_lx *lv = ts_lx_cast(c->p, value_at(c, l, lx, false), adt), *rv = ts_lx_cast(c->p, value_at(c, r, rx, false), adt);
+    update(c, inner, acc, TS_OP_ADD, ts_lx_op(c->p, TS_OP_MUL, adt, lv, rv, NULL));
+    to_end(&ns);
+    store(c, &ns, y, yc, ts_lx_cast(c->p, a, dt));
+}
+
+ts_status ts_lower_group(ts_lprog *p, const ts_fusion *f, const ts_group *g, const char *name, ts_lkernel **out,
+                         ts_err *err)
+{
+    lctx c = {.p = p, .f = f};
+    c.k = ts_lkernel_new(p, ts_op_get(g->root->op)->name);
+    if (!c.k) return ts_lprog_status(p, err);
+    snprintf(c.k->name, sizeof c.k->name, "%s", name);
+    switch (g->kind) {
+    case TS_G_LOOP: lower_loop(&c, g->out[0]); break;
+    case TS_G_REDUCE: lower_reduce(&c, g->root); break;
+    case TS_G_DOT: lower_dot(&c, g->root); break;
+    default: return ts_err_set(err, TS_ERR_INTERNAL, "lower: group kind %d has no loops", (int)g->kind);
+    }
+    TS_TRY(ts_lprog_status(p, err));
+    ts_schedule(c.k);
+    *out = c.k;
+    return TS_OK;
+}
