@@ -151,6 +151,20 @@ typedef void (*tsrt_epilogue_fn)(void *ctx, float *c, ptrdiff_t rs, ptrdiff_t cs
 /* Packed panels start on a cache line (and a zmm) boundary. */
 #define TSRT_ALIGN 64
 
+/* ---- portable vectors -------------------------------------------------------
+ *
+ * 8 floats in GCC/Clang vector extensions: one ymm with AVX, two xmm with
+ * SSE or NEON (the compiler splits it). Variables have the natural type;
+ * memory is accessed through the unaligned, may_alias type. (memcpy into a
+ * variable declared aligned(4) made gcc 12 bounce every load through the
+ * stack as two 16-byte stores and a 32-byte reload: 10x slower.) Macros, not
+ * functions: passing a 32-byte vector by value changes the ABI on targets
+ * without AVX (-Wpsabi). */
+typedef float tsrt__v8 __attribute__((vector_size(32)));
+typedef float tsrt__v8u __attribute__((vector_size(32), aligned(4), may_alias));
+#define TSRT__V8_LOAD(v, p) ((v) = *(const tsrt__v8u *)(const void *)(p))
+#define TSRT__V8_STORE(p, v) (*(tsrt__v8u *)(void *)(p) = (v))
+
 /* ---- small helpers -------------------------------------------------------- */
 
 static inline int64_t tsrt__min(int64_t a, int64_t b) { return a < b ? a : b; }

@@ -202,10 +202,16 @@ static void tsrt__gemm_range(const tsrt__gop *op, int64_t i0, int64_t i1, int64_
         tsrt__gemm_k0(op, i0, i1, j0, j1);
         return;
     }
-    for (int64_t jc = j0; jc < j1; jc += TSRT_NC) {
-        const int64_t nc = tsrt__min(TSRT_NC, j1 - jc);
-        for (int64_t pc = 0; pc < K; pc += TSRT_KC) {
-            const int64_t kc = tsrt__min(TSRT_KC, K - pc);
+    /* Equal blocks rather than full ones and a remainder: K = 576 runs as
+     * 3 x 192, not 256 + 256 + 64 (a short block pays the C tile's load and
+     * store for few FMAs), N = 3136 as 2 x 1568, not 3072 + 64. Never
+     * larger than KC/NC, so the workspace bound holds. */
+    const int64_t KB = tsrt__min(TSRT_KC, tsrt__rup(tsrt__cdiv(K, tsrt__cdiv(K, TSRT_KC)), 8));
+    const int64_t NB = tsrt__min(TSRT_NC, tsrt__rup(tsrt__cdiv(j1 - j0, tsrt__cdiv(j1 - j0, TSRT_NC)), TSRT_NR));
+    for (int64_t jc = j0; jc < j1; jc += NB) {
+        const int64_t nc = tsrt__min(NB, j1 - jc);
+        for (int64_t pc = 0; pc < K; pc += KB) {
+            const int64_t kc = tsrt__min(KB, K - pc);
             const int beta = pc ? 1 : op->beta, last = pc + kc == K;
             for (int64_t ic = i0; ic < i1; ic += TSRT_MC) {
                 const int64_t mc = tsrt__min(TSRT_MC, i1 - ic);

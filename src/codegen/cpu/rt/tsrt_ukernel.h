@@ -206,14 +206,7 @@ static inline void tsrt__ukr_full(int64_t k, const float *restrict a, const floa
 /* ==== portable: 6 x 16 in vector extensions ================================= */
 #else
 
-/* 8 floats: one ymm with AVX, two xmm with SSE or NEON; the compiler splits
- * it. aligned(4) makes unaligned access legal. Loads and stores are macros
- * over memcpy: a function passing a 32-byte vector by value changes the ABI
- * on targets without AVX (-Wpsabi). */
-typedef float tsrt__v8 __attribute__((vector_size(32), aligned(4)));
-#define TSRT__V8_LOAD(v, p) memcpy(&(v), (p), sizeof(tsrt__v8))
-#define TSRT__V8_STORE(p, v) memcpy((p), &(v), sizeof(tsrt__v8))
-
+/* tsrt__v8 and its load/store macros are in tsrt_common.h. */
 static inline void tsrt__ukr_full(int64_t k, const float *restrict a, const float *restrict b,
                                   float *restrict c, ptrdiff_t rs, int beta)
 {
