@@ -169,28 +169,6 @@ static void tsrt__gemm_k0(const tsrt__gop *op, int64_t i0, int64_t i1, int64_t j
         }
 }
 
-/* Prefetches part `part` of `parts` of the source of a B micro-panel,
- * rows [p0, p0+kc) x columns [j, j+NR) of the strided B, into L2. The
- * micro-panel's packing would otherwise read kc lines at a stride of a row
- * of B straight from DRAM, bounded by how many misses the core keeps in
- * flight: with M = 128, N = 768, K = 3072 that was 13-18% of the time. */
-static void tsrt__prefetch_b(const tsrt__gop *op, int64_t p0, int64_t kc, int64_t j, int64_t part, int64_t parts)
-{
-    const float *b = op->b + p0 * op->b_rs + j * op->b_cs;
-    if (op->b_cs == 1) {
-        /* NR floats of each row: one line, or two when unaligned. */
-        for (int64_t p = kc * part / parts, e = kc * (part + 1) / parts; p < e; p++) {
-            __builtin_prefetch(b + p * op->b_rs, 0, 2);
-            __builtin_prefetch(b + p * op->b_rs + TSRT_NR - 1, 0, 2);
-        }
-    } else if (op->b_rs == 1) {
-        /* kc contiguous floats of each column. */
-        const int64_t lines = tsrt__cdiv(kc, 16) * TSRT_NR;
-        for (int64_t l = lines * part / parts, e = lines * (part + 1) / parts; l < e; l++)
-            __builtin_prefetch(b + (l / tsrt__cdiv(kc, 16)) * op->b_cs + (l % tsrt__cdiv(kc, 16)) * 16, 0, 2);
-    }
-}
-
 /* Rows [i0, i1) x columns [j0, j1) of one product; pa/pb are the packed-A
  * and packed-B buffers (aligned, sized by tsrt_sgemm_workspace). */
 static void tsrt__gemm_range(const tsrt__gop *op, int64_t i0, int64_t i1, int64_t j0, int64_t j1,
@@ -215,18 +193,17 @@ static void tsrt__gemm_range(const tsrt__gop *op, int64_t i0, int64_t i1, int64_
             const int beta = pc ? 1 : op->beta, last = pc + kc == K;
             for (int64_t ic = i0; ic < i1; ic += TSRT_MC) {
                 const int64_t mc = tsrt__min(TSRT_MC, i1 - ic);
-                const int64_t mt = tsrt__cdiv(mc, TSRT_MR), pfd = tsrt__cdiv(16, mt);
                 int64_t je = 0; /* first column not yet given to the epilogue */
                 for (int64_t jr = 0; jr < nc; jr += TSRT_NR) {
                     const int64_t nr = tsrt__min(TSRT_NR, nc - jr);
                     float *cj = op->c + ic * op->c_rs + (jc + jr) * op->c_cs;
                     /* Panels are packed on first use: B's micro-panel in the
-                     * first row block, A's in the first column strip. The
-                     * micro-kernel then reads what was just written from L1,
-                     * and the source loads overlap with the FMAs of the
-                     * tiles before: with M = 128, N = 768 packing the whole
-                     * 768 KiB B panel first (it spills L2) cost 13-17% of
-                     * the time, on the fly about a third of that. */
+                     * first row block, A's in the first column strip, so
+                     * the micro-kernel reads them back from L1. (Measured
+                     * against packing the whole B panel first, against
+                     * packing 4 or 16 micro-panels at a time and against
+                     * software prefetch of the next micro-panel's source:
+                     * all within the noise of this machine.) */
                     if (ic == i0) {
                         if (op->pack_b)
                             op->pack_b(op->pack_b_ctx, pc, kc, jc + jr, nr, pb + jr * kc);
@@ -234,14 +211,8 @@ static void tsrt__gemm_range(const tsrt__gop *op, int64_t i0, int64_t i1, int64_
                             tsrt__pack_b(op->b + pc * op->b_rs + (jc + jr) * op->b_cs, op->b_rs, op->b_cs, kc,
                                          nr, pb + jr * kc);
                     }
-                    /* While this strip is multiplied, bring in the source
-                     * of a later one, far enough ahead to cover about 16
-                     * micro-kernel calls. */
-                    const int64_t jp = jr + pfd * TSRT_NR;
-                    const int pf = ic == i0 && !op->pack_b && jp < nc;
                     for (int64_t ir = 0; ir < mc; ir += TSRT_MR) {
                         const int64_t mr = tsrt__min(TSRT_MR, mc - ir);
-                        if (pf) tsrt__prefetch_b(op, pc, kc, jc + jp, ir / TSRT_MR, mt);
                         if (jr == 0)
                             tsrt__pack_a(op->a + (ic + ir) * op->a_rs + pc * op->a_cs, op->a_rs, op->a_cs, mr, kc,
                                          pa + ir * kc);
