@@ -10,6 +10,9 @@
  * cross the GEMM blocks. tsrt_conv_choose's picks are checked too.
  * Tolerance: (K + 3) * FLT_EPSILON * sum |terms|, K = C/G*KH*KW. */
 #include "check.h"
+#ifdef TSRT_TEST_AVX512_EMU
+#include "avx512_emu.h" /* the AVX-512 kernel, emulated */
+#endif
 #include "codegen/cpu/rt/tsrt_conv.h"
 
 #include <float.h>

@@ -11,6 +11,9 @@
  * same for the bias and the old C): the classic bound for a k-term float
  * sum, tight enough that one missing or doubled term shows. */
 #include "check.h"
+#ifdef TSRT_TEST_AVX512_EMU
+#include "avx512_emu.h" /* the AVX-512 kernel, emulated */
+#endif
 #include "codegen/cpu/rt/tsrt_gemm.h"
 
 #include <float.h>
@@ -261,8 +264,9 @@ static void test_split(void)
                                       (long long)n, (long long)k);
             }
             CHECK(area == RU * CU);
-            if (m > 64) CHECK_MSG(maxa * nth <= RU * CU * 11 / 10, "imbalance %lld/%lld", (long long)maxa,
-                                  (long long)(RU * CU));
+            /* Within 10% of even for the large shapes (67 x 5 is a few tiles). */
+            if (s < 3) CHECK_MSG(maxa * nth <= RU * CU * 11 / 10, "imbalance %lld/%lld", (long long)maxa,
+                                 (long long)(RU * CU));
         }
 }
 

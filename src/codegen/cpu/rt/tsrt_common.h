@@ -46,15 +46,16 @@ typedef void (*tsrt_epilogue_fn)(void *ctx, float *c, ptrdiff_t rs, ptrdiff_t cs
 
 /* One micro-kernel is compiled per unit, picked by the target the unit is
  * compiled for (the emitter compiles with -march=native). TSRT_FORCE_GENERIC
- * selects the portable kernel on any target (tests use it to check that the
- * portable kernel agrees with the ISA-specific one). */
+ * selects the portable kernel on any target; TSRT_AVX512_EMULATED (set by
+ * tests/unit/avx512_emu.h, which supplies the intrinsics) the AVX-512 one
+ * on a machine without it, for testing. */
 #define TSRT_ISA_GENERIC 0
 #define TSRT_ISA_AVX2 1
 #define TSRT_ISA_AVX512 2
 
 #if defined(TSRT_FORCE_GENERIC)
 #define TSRT_ISA TSRT_ISA_GENERIC
-#elif defined(__AVX512F__)
+#elif defined(__AVX512F__) || defined(TSRT_AVX512_EMULATED)
 #define TSRT_ISA TSRT_ISA_AVX512
 #elif defined(__AVX2__) && defined(__FMA__)
 #define TSRT_ISA TSRT_ISA_AVX2

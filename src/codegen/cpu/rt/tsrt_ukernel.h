@@ -23,7 +23,7 @@
 #include "tsrt_common.h"
 #endif
 
-#if TSRT_ISA == TSRT_ISA_AVX2 || TSRT_ISA == TSRT_ISA_AVX512
+#if (TSRT_ISA == TSRT_ISA_AVX2 || TSRT_ISA == TSRT_ISA_AVX512) && !defined(TSRT_AVX512_EMULATED)
 #include <immintrin.h>
 #endif
 
@@ -140,11 +140,14 @@ static inline void tsrt__ukr_full(int64_t k, const float *restrict a, const floa
 
 /* ==== AVX-512: 14 x 32 ===================================================== */
 #elif TSRT_ISA == TSRT_ISA_AVX512
-/* UNTESTED: no machine with AVX-512 was available when this was written; it
- * is compile-checked with -mavx512f (gcc and clang) by the build. The
- * structure is that of the AVX2 kernel with one more level of the same
- * macros. Run tests/unit/test_rt_gemm built with -march=native on an
- * AVX-512 machine before trusting it. */
+/* NOT RUN ON AVX-512 HARDWARE: no such machine was available when this was
+ * written. It is compiled with -mavx512f (gcc and clang) by the build, and
+ * its logic runs in the *_avx512emu tests through tests/unit/avx512_emu.h
+ * (the intrinsics as vector extensions), so indexing, edges and blocking
+ * are tested, instruction selection and speed are not. Intrinsics, not asm:
+ * whether gcc allocates 28 accumulators well is unmeasured (it did not for
+ * AVX2, see above). Run test_rt_*_native and bench/gemm_micro on an
+ * AVX-512 machine before trusting its speed. */
 
 #define TSRT__Z_DECL(i) __m512 c##i##0 = _mm512_setzero_ps(), c##i##1 = c##i##0
 #define TSRT__Z_FMA(i, u)                                                     \
