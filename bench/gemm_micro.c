@@ -2,7 +2,8 @@
  * this machine's fp32 FMA peak.
  *
  *   cc -O3 -march=native -Isrc bench/gemm_micro.c -o gemm_micro -lpthread -lm
- *   ./gemm_micro [reps]          (or: cmake --build build --target gemm_micro)
+ *   ./gemm_micro [reps [filter]]  (or: cmake --build build --target gemm_micro)
+ * filter: run only the cases whose name contains it (the peak always runs).
  *
  * 1. Peak: a loop of independent FMA chains (enough to cover latency x
  *    pipes) per thread, on 1 and on 2 threads at once.
@@ -160,6 +161,7 @@ static volatile float peak_sink;
  * on Zen 3 / Skylake; 12 leaves slack and fits in 16 ymm registers. */
 static void job_peak(void *arg, int ith, int nth)
 {
+    (void)arg, (void)ith, (void)nth;
 #if defined(__AVX512F__)
     __m512 x = _mm512_set1_ps(0.999f), y = _mm512_set1_ps(1e-7f), a[24];
     for (int i = 0; i < 24; i++) a[i] = _mm512_set1_ps((float)i);
@@ -191,6 +193,10 @@ static double peak_flops(void)
 #endif
 }
 
+/* Whether the case named `name` runs: every case without a filter. */
+static const char *filter;
+static int selected(const char *name) { return !filter || strstr(name, filter); }
+
 /* ---- 2. sgemm ----------------------------------------------------------------- */
 
 typedef struct {
@@ -214,6 +220,9 @@ static float *rand_buf(size_t n)
 
 static void bench_gemm(int64_t m, int64_t n, int64_t k, int nth, int reps)
 {
+    char name[64];
+    snprintf(name, sizeof name, "sgemm %lldx%lldx%lld", (long long)m, (long long)n, (long long)k);
+    if (!selected(name)) return;
     float *a = rand_buf((size_t)(m * k)), *b = rand_buf((size_t)(k * n)), *c = rand_buf((size_t)(m * n));
     gemm_job j = {.g = {.m = m, .n = n, .k = k, .a = a, .a_rs = k, .a_cs = 1, .b = b, .b_rs = n, .b_cs = 1,
                         .c = c, .c_rs = n, .c_cs = 1}};
@@ -223,8 +232,6 @@ static void bench_gemm(int64_t m, int64_t n, int64_t k, int nth, int reps)
     team_init(&t, nth);
     stats s = measure(&t, job_gemm, &j, reps);
     team_free(&t);
-    char name[64];
-    snprintf(name, sizeof name, "sgemm %lldx%lldx%lld", (long long)m, (long long)n, (long long)k);
     report(name, nth, 2.0 * (double)m * (double)n * (double)k, s, "");
     for (int i = 0; i < nth; i++) free(j.ws[i]);
     free(a), free(b), free(c);
@@ -247,6 +254,7 @@ static void job_conv(void *arg, int ith, int nth)
 static void bench_conv(const char *name, int64_t c, int64_t h, int64_t o, int64_t kh, int64_t groups, int64_t stride,
                        int64_t pad, int nth, int reps)
 {
+    if (!selected(name)) return;
     tsrt_conv_args cv = {.n = 1, .c = c, .h = h, .w = h, .o = o, .kh = kh, .kw = kh, .groups = groups,
                          .stride_h = stride, .stride_w = stride, .pad_h = pad, .pad_w = pad};
     cv.oh = cv.ow = (h + 2 * pad - kh) / stride + 1;
@@ -270,6 +278,7 @@ static void bench_conv(const char *name, int64_t c, int64_t h, int64_t o, int64_
 int main(int argc, char **argv)
 {
     const int reps = argc > 1 ? atoi(argv[1]) : 21;
+    filter = argc > 2 ? argv[2] : NULL;
     printf("tsrt ISA %d (0 generic, 1 AVX2, 2 AVX-512)  MR=%d NR=%d KC=%d MC=%d NC=%d  reps=%d\n", TSRT_ISA,
            TSRT_MR, TSRT_NR, TSRT_KC, TSRT_MC, TSRT_NC, reps);
     for (int nth = 1; nth <= 2; nth++) {

@@ -1,18 +1,24 @@
 #!/usr/bin/env python3
-"""gemm_numpy.py - the peers of bench/gemm_micro.c, in the same run.
+"""gemm_numpy.py - the peers of bench/gemm_micro.c, interleaved with it.
 
     cmake --build build --target gemm_micro
-    .venv/bin/python bench/gemm_numpy.py --ours build/gemm_micro [reps]
+    .venv/bin/python bench/gemm_numpy.py --ours build/gemm_micro [--rounds R] [reps]
+    .venv/bin/python bench/gemm_numpy.py [reps]          # the peers alone
 
-Runs our benchmark (if --ours is given), then numpy's float32 matmul
-(OpenBLAS) on the same GEMM shapes and ONNX Runtime's Conv (MLAS) on the
-same convolutions, each on 1 and 2 threads (OPENBLAS_NUM_THREADS and ORT's
-intra_op_num_threads; a child process per thread count, since OpenBLAS
-reads its thread count once). Statistics as in gemm_micro.c: median of
-`reps` runs after two warm-ups; "wall" is elapsed time, "cpu" the process CPU
-time divided by the thread count (for 2 threads it includes the peers'
-spin-waiting, so their cpu figure is a lower bound). Ends with the ratios
-ours / peer for both measures.
+Peers: numpy's float32 matmul (OpenBLAS) on gemm_micro's GEMM shapes, ONNX
+Runtime's Conv (MLAS) on its convolutions, each on 1 and 2 threads
+(OPENBLAS_NUM_THREADS / intra_op_num_threads; one child process per thread
+count, since OpenBLAS reads its thread count once). Statistics as in
+gemm_micro.c: median of `reps` runs after two warm-ups; "wall" is elapsed
+time, "cpu" the process CPU time divided by the thread count (for 2 threads
+it includes the peers' spin-waiting, so their cpu figure is a lower bound).
+
+With --ours, each case runs as ours then the peers, case after case, for R
+rounds (default 3): on a machine shared with other jobs the load drifts
+within seconds, so only figures taken back to back are compared. Printed
+per case and thread count: the median over rounds of each side's GFLOP/s
+and of the per-round ratio ours / peer (> 1: ours faster), with the range
+of that ratio over the rounds.
 """
 import os
 import re
@@ -72,16 +78,20 @@ def conv_session(c, h, o, k, g, s, p, nth):
     return (lambda: sess.run(None, {"x": x})), 2.0 * o * oh * oh * (c // g) * k * k
 
 
-def child(nth, reps):
+def child(nth, reps, filt=None):
     import numpy as np
     rng = np.random.default_rng(0)
     for m, n, k in GEMMS:
+        if filt and filt not in f"sgemm {m}x{n}x{k}":
+            continue
         a = rng.standard_normal((m, k), dtype=np.float32)
         b = rng.standard_normal((k, n), dtype=np.float32)
         c = np.empty((m, n), dtype=np.float32)
         report(f"numpy sgemm {m}x{n}x{k}", nth, 2.0 * m * n * k, timed(lambda: np.matmul(a, b, out=c), reps, nth))
     try:
         for name, shape in CONVS.items():
+            if filt and filt not in name:
+                continue
             fn, flops = conv_session(*shape, nth)
             report("ort " + name, nth, flops, timed(fn, reps, nth))
     except ImportError as e:
@@ -97,35 +107,64 @@ def parse(text):
     return out
 
 
+def run_peers(reps, filt=None):
+    text = ""
+    for nth in (1, 2):
+        env = dict(os.environ, OPENBLAS_NUM_THREADS=str(nth), OMP_NUM_THREADS=str(nth))
+        cmd = [sys.executable, __file__, "--child", str(nth), str(reps)] + ([filt] if filt else [])
+        text += subprocess.run(cmd, env=env, check=True, capture_output=True, text=True).stdout
+    return text
+
+
+def median(v):
+    v = sorted(v)
+    return v[len(v) // 2] if len(v) % 2 else 0.5 * (v[len(v) // 2 - 1] + v[len(v) // 2])
+
+
 def main():
     args = sys.argv[1:]
     if args[:1] == ["--child"]:
-        child(int(args[1]), int(args[2]))
+        child(int(args[1]), int(args[2]), args[3] if len(args) > 3 else None)
         return
-    ours_bin = None
-    if args[:1] == ["--ours"]:
-        ours_bin, args = args[1], args[2:]
+    ours_bin, rounds = None, 3
+    while args[:1] in (["--ours"], ["--rounds"]):
+        if args[0] == "--ours":
+            ours_bin = args[1]
+        else:
+            rounds = int(args[1])
+        args = args[2:]
     reps = int(args[0]) if args else 21
-    ours_text = ""
-    if ours_bin:
-        ours_text = subprocess.run([ours_bin, str(reps)], check=True, capture_output=True, text=True).stdout
-        print(ours_text, end="", flush=True)
-    peer_text = ""
-    for nth in (1, 2):
-        env = dict(os.environ, OPENBLAS_NUM_THREADS=str(nth), OMP_NUM_THREADS=str(nth))
-        r = subprocess.run([sys.executable, __file__, "--child", str(nth), str(reps)], env=env, check=True,
-                           capture_output=True, text=True)
-        print(r.stdout, end="", flush=True)
-        peer_text += r.stdout
     if not ours_bin:
+        print(run_peers(reps), end="")
         return
-    ours, peers = parse(ours_text), parse(peer_text)
-    print("\nratio ours / peer (>1: ours faster)")
-    for (name, nth), (w, c) in peers.items():
-        key = (name.split(" ", 1)[1], nth)
-        if key in ours:
-            ow, oc = ours[key]
-            print(f"  {key[0]:<34} {nth} thr  wall {ow / w:5.2f}  cpu {oc / c:5.2f}   ({name.split()[0]})")
+    cases = [f"sgemm {m}x{n}x{k}" for m, n, k in GEMMS] + list(CONVS)
+    rows = {}  # (case, nth) -> lists of (ours wall, ours cpu, peer wall, peer cpu)
+    peak = []
+    for r in range(rounds):
+        for case in cases:
+            ours_text = subprocess.run([ours_bin, str(reps), case], check=True, capture_output=True,
+                                       text=True).stdout
+            if r == 0 and case == cases[0]:
+                print(ours_text.splitlines()[0])
+            peer = parse(run_peers(reps, case))
+            ours = parse(ours_text)
+            peak.append(ours.get(("peak (FMA loop)", 1), (0, 0))[1])
+            for (name, nth), (w, c) in peer.items():
+                key = (name.split(" ", 1)[1], nth)
+                if key in ours:
+                    rows.setdefault(key, []).append(ours[key] + (w, c, name.split()[0]))
+    print(f"FMA peak of one thread (cpu time), median over {len(peak)} runs: {median(peak):.1f} GFLOP/s "
+          f"(range {min(peak):.1f}-{max(peak):.1f})")
+    print(f"{rounds} rounds, each: ours then the peer, per case; medians over rounds (GFLOP/s)")
+    print(f"{'case':<34} thr  {'ours wall':>9} {'cpu':>6}   {'peer wall':>9} {'cpu':>6}   "
+          f"ratio wall (range)     cpu (range)       ours cpu % of peak")
+    for (case, nth), v in sorted(rows.items(), key=lambda kv: (kv[0][1], cases.index(kv[0][0]))):
+        rw = [x[0] / x[2] for x in v]
+        rc = [x[1] / x[3] for x in v]
+        print(f"{case:<34} {nth}    {median([x[0] for x in v]):9.1f} {median([x[1] for x in v]):6.1f}   "
+              f"{median([x[2] for x in v]):9.1f} {median([x[3] for x in v]):6.1f}   "
+              f"{median(rw):5.2f} ({min(rw):.2f}-{max(rw):.2f})    {median(rc):5.2f} ({min(rc):.2f}-{max(rc):.2f})"
+              f"  {100 * median([x[1] for x in v]) / (median(peak) * nth):5.1f}%  vs {v[0][4]}")
 
 
 if __name__ == "__main__":

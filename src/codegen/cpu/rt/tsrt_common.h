@@ -24,8 +24,12 @@
 
 /* API functions are `static` so that every generated unit has its own copy
  * and nothing clashes at dlopen time; `unused` keeps -Wall quiet in units
- * that call only some of them. */
+ * that call only some of them. A unit may define TSRT_FN before the headers
+ * (e.g. as `__attribute__((visibility("hidden")))`) to compile the API once
+ * with external linkage for other units of the same .so to call. */
+#ifndef TSRT_FN
 #define TSRT_FN static __attribute__((unused))
+#endif
 
 /* ---- the epilogue callback ----------------------------------------------- */
 
