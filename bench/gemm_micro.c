@@ -8,7 +8,9 @@
  * 1. Peak: a loop of independent FMA chains (enough to cover latency x
  *    pipes) per thread, on 1 and on 2 threads at once.
  * 2. sgemm 1024^3, 4096x4096x256, 256^3 (and the transformer shape
- *    128x768x3072), on 1 and 2 threads: GFLOP/s and fraction of peak.
+ *    128x768x3072), on 1 and 2 threads: GFLOP/s and fraction of peak;
+ *    and the cost of the 2-thread split itself (both shares run on one
+ *    thread, against the 1-thread time).
  * 3. conv: ResNet-50 3x3 64->64 at 56x56, 1x1 256->64 at 56x56, depthwise
  *    3x3 on 32 channels at 112x112.
  * Every figure is the median of `reps` (default 21) timed runs after two
@@ -152,6 +154,24 @@ static void report(const char *what, int nth, double flops, stats s, const char 
            s.hi * 1e3, extra);
 }
 
+/* Two jobs alternated run by run, so that both see the same load; the
+ * median of the per-run ratios of CPU time (b / a). */
+static double measure_ratio(team *t, job_fn a, job_fn b, void *arg, int reps)
+{
+    double *r = malloc(sizeof(double) * (size_t)reps), ca, cb;
+    team_run(t, a, arg, &ca);
+    team_run(t, b, arg, &cb);
+    for (int i = 0; i < reps; i++) {
+        team_run(t, a, arg, &ca);
+        team_run(t, b, arg, &cb);
+        r[i] = cb / ca;
+    }
+    qsort(r, (size_t)reps, sizeof(double), cmp_double);
+    const double med = r[reps / 2];
+    free(r);
+    return med;
+}
+
 /* ---- 1. FMA peak ------------------------------------------------------------ */
 
 #define PEAK_ITERS 4000000L
@@ -210,6 +230,17 @@ static void job_gemm(void *arg, int ith, int nth)
     tsrt_sgemm(&j->g, ith, nth, j->ws[ith]);
 }
 
+/* Both shares of a 2-thread split, one after the other on this thread:
+ * the split's own cost (duplicate packing, smaller blocks) without the
+ * other core, whose availability on a shared machine is not ours. */
+static void job_gemm_shares2(void *arg, int ith, int nth)
+{
+    gemm_job *j = arg;
+    (void)ith, (void)nth;
+    tsrt_sgemm(&j->g, 0, 2, j->ws[0]);
+    tsrt_sgemm(&j->g, 1, 2, j->ws[0]);
+}
+
 static float *rand_buf(size_t n)
 {
     float *p = aligned_alloc(64, (n * sizeof(float) + 63) / 64 * 64);
@@ -233,6 +264,13 @@ static void bench_gemm(int64_t m, int64_t n, int64_t k, int nth, int reps)
     stats s = measure(&t, job_gemm, &j, reps);
     team_free(&t);
     report(name, nth, 2.0 * (double)m * (double)n * (double)k, s, "");
+    if (nth == 1) {
+        team_init(&t, 1);
+        const double r = measure_ratio(&t, job_gemm, job_gemm_shares2, &j, reps);
+        team_free(&t);
+        printf("%-34s        both 2-thread shares on 1 thread: cpu %+.1f%% vs 1 thread (median of alternated runs)\n",
+               name, 100.0 * (r - 1.0));
+    }
     for (int i = 0; i < nth; i++) free(j.ws[i]);
     free(a), free(b), free(c);
 }
