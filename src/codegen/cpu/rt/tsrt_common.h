@@ -89,13 +89,16 @@ typedef void (*tsrt_epilogue_fn)(void *ctx, float *c, ptrdiff_t rs, ptrdiff_t cs
  * of the B panel in flight and C strips fit beside it without evicting it.
  * NC = 3072: the B panel is 3 MiB per thread; two threads' panels stay in
  * the L3 slice. NC is large so that A is packed once per 3072 columns.
- * bench/gemm_micro.c sweeps these (TSRT_KC/MC/NC can be overridden).
+ * A sweep of KC 192-512 x MC 72-240 (TSRT_KC/MC/NC can be overridden)
+ * stayed within the machine's noise for 1024^3 and 256^3.
  *
- * AVX-512 (untested: no machine with AVX-512 was available; compile-checked
- * only): 14x32 uses 28 zmm accumulators, 2 for B and 1 broadcast = 31 of
- * 32 registers; 28 FMAs per 16 loads. KC = 384 (B micro-panel 48 KiB: fits
- * the 48 KiB L1 of Ice Lake / Sapphire Rapids only in part, the usual
- * choice of oneDNN/BLIS skx-class configs), MC = 168, NC = 3072.
+ * AVX-512 (not run on AVX-512 hardware: none was available; compiled, and
+ * its logic run through tests/unit/avx512_emu.h; untuned): 14x32 uses 28
+ * zmm accumulators, 2 for B and 1 broadcast = 31 of 32 registers; 28 FMAs
+ * per 16 loads. KC = 384 as in BLIS's Skylake-X sgemm blocking: the 48 KiB
+ * B micro-panel fills the L1 of Ice Lake / Sapphire Rapids, so part of it
+ * streams from L2 (128 bytes per 14-cycle k step, well within L2
+ * bandwidth); MC = 168, NC = 3072. Measure before trusting.
  *
  * Generic: 6x16 in GCC/Clang vector extensions (8-wide vectors, which the
  * compiler maps to the target's registers); the AVX2 sizes. */
@@ -125,7 +128,7 @@ typedef void (*tsrt_epilogue_fn)(void *ctx, float *c, ptrdiff_t rs, ptrdiff_t cs
 #define TSRT_NC_DEFAULT TSRT_AVX2_NC
 #endif
 
-/* Overrides exist for tuning runs (bench/gemm_micro.c). Workspace sizes
+/* Overrides exist for tuning runs. Workspace sizes
  * (tsrt_sgemm_workspace) are computed from the largest constants of all
  * instruction sets, so the host planner and the generated code agree
  * whatever flags each was compiled with; an override larger than those
