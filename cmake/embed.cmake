@@ -1,7 +1,8 @@
 # embed.cmake — write OUT, a C file holding the text of each header in
-# FILES (a ;-list), so the code generator can paste its runtime headers
+# FILES (a |-separated list), so the code generator can paste its runtime headers
 # into generated sources without finding them on disk at run time.
-#   cmake -DOUT=... -DFILES=a.h;b.h -P embed.cmake
+#   cmake -DOUT=... -DFILES=a.h|b.h -P embed.cmake
+string(REPLACE "|" ";" FILES "${FILES}")   # CMakeLists.txt joins the list with |
 set(names "")
 set(texts "")
 foreach(f IN LISTS FILES)

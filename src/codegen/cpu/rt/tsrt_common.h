@@ -1,0 +1,190 @@
+/* tsrt_common.h — shared definitions of the tessera CPU runtime kernels
+ * (tsrt_*): the epilogue callback type, the instruction-set selection and
+ * the blocking constants of each instruction set.
+ *
+ * The tsrt headers are pasted, in the order tsrt_common.h, tsrt_ukernel.h,
+ * tsrt_gemm.h, tsrt_conv.h, into every C translation unit the CPU emitter
+ * generates (docs/kernels.md; the design is D19 in docs/decisions.md), and
+ * unit tests #include them. Hence the rules every tsrt header keeps:
+ *   - C11 plus GNU attributes/vector extensions (gcc and clang); only the
+ *     standard headers <stdint.h> <stddef.h> <string.h> <math.h>, and the
+ *     compiler's own <immintrin.h> under an x86 feature macro;
+ *   - every function `static` (unused ones must not warn), names `tsrt_`
+ *     (API) or `tsrt__` (internal); no global state, no malloc: callers
+ *     pass workspace;
+ *   - include guards, and a dependency is #included only when its guard is
+ *     not yet defined, so the pasted concatenation needs no include path. */
+#ifndef TSRT_COMMON_H
+#define TSRT_COMMON_H
+
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+/* API functions are `static` so that every generated unit has its own copy
+ * and nothing clashes at dlopen time; `unused` keeps -Wall quiet in units
+ * that call only some of them. A unit may define TSRT_FN before the headers
+ * (e.g. as `__attribute__((visibility("hidden")))`) to compile the API once
+ * with external linkage for other units of the same .so to call. */
+#ifndef TSRT_FN
+#define TSRT_FN static __attribute__((unused))
+#endif
+
+/* ---- the epilogue callback ----------------------------------------------- */
+
+/* Called once for every block of C whose final value (A·B, plus the old C
+ * when accumulating) has just been stored, while the block is still in L1/L2.
+ * `c` points at element (m0, n0) of the block; element (i, j) of the block,
+ * 0 <= i < mb, 0 <= j < nb, is c[i*rs + j*cs]. The blocks of one call (all
+ * threads together) are disjoint and cover C exactly once. The callback may
+ * rewrite the block in place (bias, activation, residual add, scale, cast
+ * into another buffer...) but must not touch C outside it, since other
+ * threads may be writing there. m0/n0 are logical coordinates: for batched
+ * GEMM, m0 = batch * M + row (a block never straddles two batches); for
+ * convolution, m0 = image * O + output channel and n0 = oh * OW + ow. */
+typedef void (*tsrt_epilogue_fn)(void *ctx, float *c, ptrdiff_t rs, ptrdiff_t cs,
+                                 int64_t m0, int64_t n0, int64_t mb, int64_t nb);
+
+/* ---- instruction-set selection ------------------------------------------- */
+
+/* One micro-kernel is compiled per unit, picked by the target the unit is
+ * compiled for (the emitter compiles with -march=native). TSRT_FORCE_GENERIC
+ * selects the portable kernel on any target; TSRT_AVX512_EMULATED (set by
+ * tests/unit/avx512_emu.h, which supplies the intrinsics) the AVX-512 one
+ * on a machine without it, for testing. */
+#define TSRT_ISA_GENERIC 0
+#define TSRT_ISA_AVX2 1
+#define TSRT_ISA_AVX512 2
+
+#if defined(TSRT_FORCE_GENERIC)
+#define TSRT_ISA TSRT_ISA_GENERIC
+#elif defined(__AVX512F__) || defined(TSRT_AVX512_EMULATED)
+#define TSRT_ISA TSRT_ISA_AVX512
+#elif defined(__AVX2__) && defined(__FMA__)
+#define TSRT_ISA TSRT_ISA_AVX2
+#else
+#define TSRT_ISA TSRT_ISA_GENERIC
+#endif
+
+/* ---- blocking constants ---------------------------------------------------
+ *
+ * MR x NR is the register tile of the micro-kernel; KC, MC, NC the cache
+ * blocks of the BLIS loop nest (tsrt_gemm.h):
+ *   - a KC x NR micro-panel of packed B stays in L1 while the micro-kernel
+ *     sweeps the MC rows of packed A past it;
+ *   - the MC x KC block of packed A stays in L2 (it is re-read once per NR
+ *     columns);
+ *   - the KC x NC panel of packed B stays in L3 (re-read once per MC rows).
+ *
+ * AVX2+FMA, tuned on AMD Zen 3 (32 KiB L1d 8-way, 512 KiB L2 per core, L3
+ * shared; 2 FMA pipes of 8 floats, latency 4, so >= 8 independent
+ * accumulators are needed and 12 are used): 6x16 uses 12 ymm accumulators,
+ * 2 for B and 2 for broadcasts of A = all 16 registers. Per k step: 12 FMAs
+ * (6 cycles at 2/cycle) against 2 vector loads + 6 broadcasts (8 loads,
+ * within the 2-3 loads/cycle of Zen 3 and Intel cores).
+ * KC = 256: the B micro-panel is 256*16*4 = 16 KiB, half of L1, leaving the
+ * other half for the A micro-panel (6 KiB) streaming in and the C tile.
+ * MC = 144: the A block is 144 KiB, a bit over a quarter of L2, so the part
+ * of the B panel in flight and C strips fit beside it without evicting it.
+ * NC = 3072: the B panel is 3 MiB per thread; two threads' panels stay in
+ * the L3 slice. NC is large so that A is packed once per 3072 columns.
+ * A sweep of KC 192-512 x MC 72-240 (TSRT_KC/MC/NC can be overridden)
+ * stayed within the machine's noise for 1024^3 and 256^3.
+ *
+ * AVX-512 (not run on AVX-512 hardware: none was available; compiled, and
+ * its logic run through tests/unit/avx512_emu.h; untuned): 14x32 uses 28
+ * zmm accumulators, 2 for B and 1 broadcast = 31 of 32 registers; 28 FMAs
+ * per 16 loads. KC = 384 as in BLIS's Skylake-X sgemm blocking: the 48 KiB
+ * B micro-panel fills the L1 of Ice Lake / Sapphire Rapids, so part of it
+ * streams from L2 (128 bytes per 14-cycle k step, well within L2
+ * bandwidth); MC = 168, NC = 3072. Measure before trusting.
+ *
+ * Generic: 6x16 in GCC/Clang vector extensions (8-wide vectors, which the
+ * compiler maps to the target's registers); the AVX2 sizes. */
+#define TSRT_AVX2_MR 6
+#define TSRT_AVX2_NR 16
+#define TSRT_AVX2_KC 256
+#define TSRT_AVX2_MC 144
+#define TSRT_AVX2_NC 3072
+
+#define TSRT_AVX512_MR 14
+#define TSRT_AVX512_NR 32
+#define TSRT_AVX512_KC 384
+#define TSRT_AVX512_MC 168
+#define TSRT_AVX512_NC 3072
+
+#if TSRT_ISA == TSRT_ISA_AVX512
+#define TSRT_MR TSRT_AVX512_MR
+#define TSRT_NR TSRT_AVX512_NR
+#define TSRT_KC_DEFAULT TSRT_AVX512_KC
+#define TSRT_MC_DEFAULT TSRT_AVX512_MC
+#define TSRT_NC_DEFAULT TSRT_AVX512_NC
+#else
+#define TSRT_MR TSRT_AVX2_MR
+#define TSRT_NR TSRT_AVX2_NR
+#define TSRT_KC_DEFAULT TSRT_AVX2_KC
+#define TSRT_MC_DEFAULT TSRT_AVX2_MC
+#define TSRT_NC_DEFAULT TSRT_AVX2_NC
+#endif
+
+/* Overrides exist for tuning runs. Workspace sizes
+ * (tsrt_sgemm_workspace) are computed from the largest constants of all
+ * instruction sets, so the host planner and the generated code agree
+ * whatever flags each was compiled with; an override larger than those
+ * needs TSRT_WS_* raised too. */
+#ifndef TSRT_KC
+#define TSRT_KC TSRT_KC_DEFAULT
+#endif
+#ifndef TSRT_MC
+#define TSRT_MC TSRT_MC_DEFAULT
+#endif
+#ifndef TSRT_NC
+#define TSRT_NC TSRT_NC_DEFAULT
+#endif
+#if TSRT_MC % TSRT_MR != 0 || TSRT_NC % TSRT_NR != 0
+#error "tsrt: MC must be a multiple of MR and NC a multiple of NR"
+#endif
+
+/* Upper bounds over every ISA's constants, for workspace sizing. */
+#define TSRT_WS_MR 14
+#define TSRT_WS_NR 32
+#define TSRT_WS_KC 384
+#define TSRT_WS_MC 168
+#define TSRT_WS_NC 3072
+#if TSRT_KC > TSRT_WS_KC || TSRT_MC > TSRT_WS_MC || TSRT_NC > TSRT_WS_NC
+#error "tsrt: a blocking override exceeds the TSRT_WS_* bounds; raise them too"
+#endif
+
+/* Packed panels start on a cache line (and a zmm) boundary. */
+#define TSRT_ALIGN 64
+
+/* ---- portable vectors -------------------------------------------------------
+ *
+ * 8 floats in GCC/Clang vector extensions: one ymm with AVX, two xmm with
+ * SSE or NEON (the compiler splits it). Variables have the natural type;
+ * memory is accessed through the unaligned, may_alias type. (memcpy into a
+ * variable declared aligned(4) made gcc 12 bounce every load through the
+ * stack as two 16-byte stores and a 32-byte reload: 10x slower.) Macros, not
+ * functions: passing a 32-byte vector by value changes the ABI on targets
+ * without AVX (-Wpsabi). */
+typedef float tsrt__v8 __attribute__((vector_size(32)));
+typedef float tsrt__v8u __attribute__((vector_size(32), aligned(4), may_alias));
+#define TSRT__V8_LOAD(v, p) ((v) = *(const tsrt__v8u *)(const void *)(p))
+#define TSRT__V8_STORE(p, v) (*(tsrt__v8u *)(void *)(p) = (v))
+
+/* ---- small helpers -------------------------------------------------------- */
+
+static inline int64_t tsrt__min(int64_t a, int64_t b) { return a < b ? a : b; }
+static inline int64_t tsrt__max(int64_t a, int64_t b) { return a > b ? a : b; }
+static inline int64_t tsrt__cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+static inline int64_t tsrt__rup(int64_t a, int64_t b) { return tsrt__cdiv(a, b) * b; }
+
+/* The first TSRT_ALIGN-aligned address at or after p. */
+static inline float *tsrt__align(void *p)
+{
+    uintptr_t u = (uintptr_t)p;
+    return (float *)((u + (TSRT_ALIGN - 1)) & ~(uintptr_t)(TSRT_ALIGN - 1));
+}
+
+#endif /* TSRT_COMMON_H */

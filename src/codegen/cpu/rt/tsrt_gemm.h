@@ -1,0 +1,376 @@
+/* tsrt_gemm.h — fp32 GEMM, C = A·B (+ C), BLIS-style, with a fused
+ * epilogue callback and (ith, nth) threading.
+ *
+ *   tsrt_sgemm_args g = { .m = M, .n = N, .k = K,
+ *                         .a = A, .a_rs = K, .a_cs = 1,     // A[i][p] = a[i*a_rs + p*a_cs]
+ *                         .b = B, .b_rs = N, .b_cs = 1,     // B[p][j] = b[p*b_rs + j*b_cs]
+ *                         .c = C, .c_rs = N, .c_cs = 1,     // C[i][j] = c[i*c_rs + j*c_cs]
+ *                         .epi = my_bias_relu, .epi_ctx = &bias };
+ *   size_t per_thread = tsrt_sgemm_workspace(M, N, K);
+ *   // on each of nth threads, with its own per_thread bytes of workspace:
+ *   tsrt_sgemm(&g, ith, nth, ws[ith]);
+ *
+ * Strides are in elements and may be anything (a transposed operand is just
+ * swapped strides; no copy is made by the caller). Threads need no barrier:
+ * each computes a disjoint rectangle of C, packing its own panels.
+ *
+ * Loop nest (Goto / BLIS), per thread rectangle:
+ *   for jc in N step NC:            B panel KC x NC  -> L3
+ *     for pc in K step KC:
+ *       for ic in M step MC:        A block MC x KC -> L2
+ *         for jr in NC step NR:     B micro-panel KC x NR -> L1 (packed when ic is the first)
+ *           for ir in MC step MR:   (A micro-panel packed when jr is the first)
+ *             micro-kernel: MR x NR tile of C in registers
+ *           (last pc: epilogue on finished strips of <= MC x TSRT_EPI_COLS)
+ */
+#ifndef TSRT_GEMM_H
+#define TSRT_GEMM_H
+
+#ifndef TSRT_COMMON_H
+#include "tsrt_common.h"
+#endif
+#ifndef TSRT_UKERNEL_H
+#include "tsrt_ukernel.h"
+#endif
+
+/* Columns of C handed to one epilogue call: 4 micro-panels. The strip
+ * (<= MC x 64 floats = 36 KiB) is still in L1/L2 when the callback runs,
+ * and a call per 64 columns keeps the callback's own loop overhead small. */
+#ifndef TSRT_EPI_COLS
+#define TSRT_EPI_COLS (4 * TSRT_NR)
+#endif
+
+/* ---- public arguments ------------------------------------------------------ */
+
+typedef struct tsrt_sgemm_args {
+    int64_t m, n, k;
+    const float *a;
+    ptrdiff_t a_rs, a_cs; /* A[i][p] = a[i*a_rs + p*a_cs] */
+    const float *b;
+    ptrdiff_t b_rs, b_cs; /* B[p][j] = b[p*b_rs + j*b_cs] */
+    float *c;
+    ptrdiff_t c_rs, c_cs; /* C[i][j] = c[i*c_rs + j*c_cs] */
+    int beta;             /* 0: C = A·B (C not read); 1: C += A·B */
+    tsrt_epilogue_fn epi; /* NULL: none */
+    void *epi_ctx;
+    /* Batched product: batch > 1 computes C_b = A_b·B_b for b < batch, with
+     * X_b = x + b*x_bs. 0 or 1: one product (the strides are ignored). The
+     * epilogue sees m0 = b*m + row. */
+    int64_t batch;
+    ptrdiff_t a_bs, b_bs, c_bs;
+} tsrt_sgemm_args;
+
+/* ---- internal operation ------------------------------------------------------ */
+
+/* Packs B[p0 .. p0+kc)[j0 .. j0+nc) into NR-wide micro-panels at dst
+ * (dst[(j/NR)*kc*NR + p*NR + j%NR]), zero-filling columns past nc up to a
+ * multiple of NR. Used by convolution to build im2col panels on the fly. */
+typedef void (*tsrt__pack_b_fn)(const void *ctx, int64_t p0, int64_t kc, int64_t j0, int64_t nc,
+                                float *dst);
+
+/* One product C = A·B as the driver sees it (after the optional transpose
+ * of the whole problem). epi_m0/epi_n0 are added to the epilogue's
+ * coordinates; `swapped` says the driver computes C^T = B^T·A^T and the
+ * epilogue must be told the original orientation. */
+typedef struct tsrt__gop {
+    int64_t m, n, k;
+    const float *a;
+    ptrdiff_t a_rs, a_cs;
+    const float *b;
+    ptrdiff_t b_rs, b_cs;
+    tsrt__pack_b_fn pack_b; /* NULL: B is the strided matrix b */
+    const void *pack_b_ctx;
+    float *c;
+    ptrdiff_t c_rs, c_cs;
+    int beta, swapped;
+    tsrt_epilogue_fn epi;
+    void *epi_ctx;
+    int64_t epi_m0, epi_n0;
+} tsrt__gop;
+
+/* ---- packing ------------------------------------------------------------------ */
+
+/* A[0..mc)[0..kc) (a points at the block's first element) into MR-tall
+ * micro-panels: dst[(i/MR)*kc*MR + p*MR + i%MR], rows past mc zeroed. */
+static void tsrt__pack_a(const float *restrict a, ptrdiff_t rs, ptrdiff_t cs, int64_t mc,
+                         int64_t kc, float *restrict dst)
+{
+    for (int64_t ir = 0; ir < mc; ir += TSRT_MR, dst += TSRT_MR * kc) {
+        const int64_t mr = tsrt__min(TSRT_MR, mc - ir);
+        const float *s = a + ir * rs;
+        if (mr == TSRT_MR && cs == 1) {
+            /* Row-major A: MR read streams, one contiguous write stream;
+             * the fixed inner trip count is unrolled. (Rows outer, p inner
+             * was 5 cycles per float on Zen 3: stride-MR stores.) */
+            for (int64_t p = 0; p < kc; p++)
+                for (int64_t i = 0; i < TSRT_MR; i++) dst[p * TSRT_MR + i] = s[i * rs + p];
+        } else if (mr == TSRT_MR && rs == 1) {
+            /* Column-major A (a transposed operand): MR contiguous floats per p. */
+            for (int64_t p = 0; p < kc; p++) memcpy(dst + p * TSRT_MR, s + p * cs, sizeof(float) * TSRT_MR);
+        } else {
+            for (int64_t p = 0; p < kc; p++) {
+                int64_t i = 0;
+                for (; i < mr; i++) dst[p * TSRT_MR + i] = s[i * rs + p * cs];
+                for (; i < TSRT_MR; i++) dst[p * TSRT_MR + i] = 0.0f;
+            }
+        }
+    }
+}
+
+/* B[0..kc)[0..nc) (b points at the block's first element) into NR-wide
+ * micro-panels, columns past nc zeroed (the tsrt__pack_b_fn contract). */
+static void tsrt__pack_b(const float *restrict b, ptrdiff_t rs, ptrdiff_t cs, int64_t kc,
+                         int64_t nc, float *restrict dst)
+{
+    for (int64_t jr = 0; jr < nc; jr += TSRT_NR, dst += TSRT_NR * kc) {
+        const int64_t nr = tsrt__min(TSRT_NR, nc - jr);
+        const float *s = b + jr * cs;
+        if (nr == TSRT_NR && cs == 1) {
+            /* Row-major B: one NR-float row per p (two ymm moves on AVX2). */
+            for (int64_t p = 0; p < kc; p++) memcpy(dst + p * TSRT_NR, s + p * rs, sizeof(float) * TSRT_NR);
+        } else if (nr == TSRT_NR && rs == 1) {
+            /* Column-major B: NR contiguous read streams. */
+            for (int64_t j = 0; j < TSRT_NR; j++) {
+                const float *sj = s + j * cs;
+                for (int64_t p = 0; p < kc; p++) dst[p * TSRT_NR + j] = sj[p];
+            }
+        } else {
+            for (int64_t p = 0; p < kc; p++) {
+                int64_t j = 0;
+                for (; j < nr; j++) dst[p * TSRT_NR + j] = s[p * rs + j * cs];
+                for (; j < TSRT_NR; j++) dst[p * TSRT_NR + j] = 0.0f;
+            }
+        }
+    }
+}
+
+/* ---- the driver ------------------------------------------------------------------ */
+
+/* The epilogue on C[i0.., j0..] (mb x nb), in the caller's orientation. */
+static inline void tsrt__epi(const tsrt__gop *op, int64_t i0, int64_t j0, int64_t mb, int64_t nb)
+{
+    float *c = op->c + i0 * op->c_rs + j0 * op->c_cs;
+    if (!op->swapped)
+        op->epi(op->epi_ctx, c, op->c_rs, op->c_cs, op->epi_m0 + i0, op->epi_n0 + j0, mb, nb);
+    else
+        op->epi(op->epi_ctx, c, op->c_cs, op->c_rs, op->epi_m0 + j0, op->epi_n0 + i0, nb, mb);
+}
+
+/* K == 0: C = beta ? C : 0, then the epilogue, block by block. */
+static void tsrt__gemm_k0(const tsrt__gop *op, int64_t i0, int64_t i1, int64_t j0, int64_t j1)
+{
+    for (int64_t ic = i0; ic < i1; ic += TSRT_MC)
+        for (int64_t jc = j0; jc < j1; jc += TSRT_EPI_COLS) {
+            const int64_t mb = tsrt__min(TSRT_MC, i1 - ic), nb = tsrt__min(TSRT_EPI_COLS, j1 - jc);
+            if (!op->beta)
+                for (int64_t i = 0; i < mb; i++)
+                    for (int64_t j = 0; j < nb; j++) op->c[(ic + i) * op->c_rs + (jc + j) * op->c_cs] = 0.0f;
+            if (op->epi) tsrt__epi(op, ic, jc, mb, nb);
+        }
+}
+
+/* Rows [i0, i1) x columns [j0, j1) of one product; pa/pb are the packed-A
+ * and packed-B buffers (aligned, sized by tsrt_sgemm_workspace). */
+static void tsrt__gemm_range(const tsrt__gop *op, int64_t i0, int64_t i1, int64_t j0, int64_t j1,
+                             float *restrict pa, float *restrict pb)
+{
+    const int64_t K = op->k;
+    if (i0 >= i1 || j0 >= j1) return;
+    if (K <= 0) {
+        tsrt__gemm_k0(op, i0, i1, j0, j1);
+        return;
+    }
+    /* Equal blocks rather than full ones and a remainder: K = 576 runs as
+     * 3 x 192, not 256 + 256 + 64 (a short block pays the C tile's load and
+     * store for few FMAs), N = 3136 as 2 x 1568, not 3072 + 64. Never
+     * larger than KC/NC, so the workspace bound holds. */
+    const int64_t KB = tsrt__min(TSRT_KC, tsrt__rup(tsrt__cdiv(K, tsrt__cdiv(K, TSRT_KC)), 8));
+    const int64_t NB = tsrt__min(TSRT_NC, tsrt__rup(tsrt__cdiv(j1 - j0, tsrt__cdiv(j1 - j0, TSRT_NC)), TSRT_NR));
+    for (int64_t jc = j0; jc < j1; jc += NB) {
+        const int64_t nc = tsrt__min(NB, j1 - jc);
+        for (int64_t pc = 0; pc < K; pc += KB) {
+            const int64_t kc = tsrt__min(KB, K - pc);
+            const int beta = pc ? 1 : op->beta, last = pc + kc == K;
+            for (int64_t ic = i0; ic < i1; ic += TSRT_MC) {
+                const int64_t mc = tsrt__min(TSRT_MC, i1 - ic);
+                int64_t je = 0; /* first column not yet given to the epilogue */
+                for (int64_t jr = 0; jr < nc; jr += TSRT_NR) {
+                    const int64_t nr = tsrt__min(TSRT_NR, nc - jr);
+                    float *cj = op->c + ic * op->c_rs + (jc + jr) * op->c_cs;
+                    /* Panels are packed on first use: B's micro-panel in the
+                     * first row block, A's in the first column strip, so
+                     * the micro-kernel reads them back from L1. (Measured
+                     * against packing the whole B panel first, against
+                     * packing 4 or 16 micro-panels at a time and against
+                     * software prefetch of the next micro-panel's source:
+                     * all within the noise of this machine.) */
+                    if (ic == i0) {
+                        if (op->pack_b)
+                            op->pack_b(op->pack_b_ctx, pc, kc, jc + jr, nr, pb + jr * kc);
+                        else
+                            tsrt__pack_b(op->b + pc * op->b_rs + (jc + jr) * op->b_cs, op->b_rs, op->b_cs, kc,
+                                         nr, pb + jr * kc);
+                    }
+                    for (int64_t ir = 0; ir < mc; ir += TSRT_MR) {
+                        const int64_t mr = tsrt__min(TSRT_MR, mc - ir);
+                        if (jr == 0)
+                            tsrt__pack_a(op->a + (ic + ir) * op->a_rs + pc * op->a_cs, op->a_rs, op->a_cs, mr, kc,
+                                         pa + ir * kc);
+                        tsrt__ukr(kc, pa + ir * kc, pb + jr * kc, cj + ir * op->c_rs, op->c_rs, op->c_cs, beta, mr,
+                                  nr);
+                    }
+                    if (last && op->epi && (jr + nr == nc || jr + nr - je >= TSRT_EPI_COLS)) {
+                        tsrt__epi(op, ic, jc + je, mc, jr + nr - je);
+                        je = jr + nr;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* ---- threading ------------------------------------------------------------------- */
+
+/* A thread's share: row units [r0, r1) out of batch*cdiv(m, MR) (units
+ * never straddle two products) and column units [c0, c1) out of
+ * cdiv(n, NR). Every thread computes the same grid tm x tn = nth from the
+ * shape alone, so no communication is needed.
+ *
+ * The grid minimises a per-thread cost: the multiply-adds of the rectangle
+ * (rounded up to whole tiles) plus the packing it causes, a packed float
+ * counted as `wa` (A) or `wb` (B) multiply-adds (packing moves ~1 float per
+ * cycle, the micro-kernel does 16 multiply-adds per cycle). A is packed once
+ * per NC columns of the rectangle, B once per product the rectangle
+ * touches. For 1024^3 and 128x768x3072 on 2 threads this picks 1x2 (split
+ * N: each thread packs half of B and all of A); with many small batched
+ * products it splits the batch. */
+typedef struct tsrt__share {
+    int64_t r0, r1, c0, c1;
+} tsrt__share;
+
+static tsrt__share tsrt__split(int64_t batch, int64_t m, int64_t n, int64_t k, int64_t wa, int64_t wb,
+                               int ith, int nth)
+{
+    const int64_t U = tsrt__cdiv(m, TSRT_MR), RU = batch * U, CU = tsrt__cdiv(n, TSRT_NR);
+    const int64_t kk = tsrt__max(k, 1);
+    int64_t best_tm = 1;
+    double best = -1.0;
+    for (int tm = 1; tm <= nth; tm++) {
+        if (nth % tm) continue;
+        const int tn = nth / tm;
+        const int64_t ru = tsrt__cdiv(RU, tm), cu = tsrt__cdiv(CU, tn);
+        const double rows = (double)ru * TSRT_MR, cols = (double)cu * TSRT_NR;
+        const double products = (double)tsrt__min(batch, tsrt__cdiv(ru, U) + 1);
+        const double cost = rows * cols * (double)kk +
+                            (double)wa * rows * (double)kk * (double)tsrt__cdiv(cu * TSRT_NR, TSRT_NC) +
+                            (double)wb * cols * (double)kk * products;
+        if (best < 0 || cost < best) best = cost, best_tm = tm;
+    }
+    const int64_t tm = best_tm, tn = nth / best_tm, ti = ith / tn, tj = ith % tn;
+    tsrt__share s = {RU * ti / tm, RU * (ti + 1) / tm, CU * tj / tn, CU * (tj + 1) / tn};
+    return s;
+}
+
+/* ---- public entry points ----------------------------------------------------------- */
+
+static size_t tsrt__ws_bytes(int64_t rows, int64_t cols, int64_t k, int64_t mr, int64_t nr, int64_t kc,
+                             int64_t mcb, int64_t ncb)
+{
+    const int64_t kk = tsrt__max(1, tsrt__min(kc, k));
+    const int64_t mc = tsrt__min(mcb, tsrt__rup(tsrt__max(rows, 1), mr));
+    const int64_t nc = tsrt__min(ncb, tsrt__rup(tsrt__max(cols, 1), nr));
+    /* Both panels start aligned: one TSRT_ALIGN of slack for the base and
+     * one between them. */
+    return (size_t)(mc * kk + nc * kk) * sizeof(float) + 2 * TSRT_ALIGN;
+}
+
+/* Bytes of workspace each thread needs for an m x n x k product (any
+ * strides, any batch, any nth). The bound holds for every instruction set
+ * the headers support, so it may be computed by code compiled with other
+ * flags than the kernels' (the host's memory planner). At most about
+ * 4.6 MiB; small products need little. */
+TSRT_FN size_t tsrt_sgemm_workspace(int64_t m, int64_t n, int64_t k)
+{
+    /* The driver may transpose the problem (column-major C), so rows and
+     * columns are bounded by the larger of m and n. */
+    const int64_t d = tsrt__max(m, n);
+    size_t s1 = tsrt__ws_bytes(d, d, k, TSRT_AVX2_MR, TSRT_AVX2_NR, TSRT_WS_KC, TSRT_WS_MC, TSRT_WS_NC);
+    size_t s2 = tsrt__ws_bytes(d, d, k, TSRT_WS_MR, TSRT_WS_NR, TSRT_WS_KC, TSRT_WS_MC, TSRT_WS_NC);
+    return s1 > s2 ? s1 : s2;
+}
+
+/* Splits the aligned workspace into the packed-A and packed-B buffers for
+ * products of at most rows x cols x k (the layout tsrt__ws_bytes sized). */
+static void tsrt__ws_split(void *ws, int64_t rows, int64_t k, float **pa, float **pb)
+{
+    const int64_t kk = tsrt__max(1, tsrt__min(TSRT_KC, k));
+    const int64_t mc = tsrt__min(TSRT_MC, tsrt__rup(tsrt__max(rows, 1), TSRT_MR));
+    *pa = tsrt__align(ws);
+    *pb = tsrt__align(*pa + mc * kk);
+}
+
+/* Sets the operands of product `bi` (a, b or pack_b_ctx, c, epi_m0...) in
+ * op; everything else in op is the same for every product. */
+typedef void (*tsrt__bind_fn)(const void *ctx, int64_t bi, tsrt__gop *op);
+
+/* Thread ith's share of `batch` products of op's shape (m x n x k, the
+ * same for all): splits, then runs each product its share touches. wa/wb
+ * weigh packing in the split (tsrt__split). ws: tsrt_sgemm_workspace. */
+static void tsrt__gemm_batched(tsrt__gop *op, int64_t batch, tsrt__bind_fn bind, const void *ctx, int64_t wa,
+                               int64_t wb, int ith, int nth, void *ws)
+{
+    if (op->m <= 0 || op->n <= 0 || batch <= 0) return;
+    float *pa, *pb;
+    tsrt__ws_split(ws, op->m, op->k, &pa, &pb);
+    const tsrt__share s = tsrt__split(batch, op->m, op->n, op->k, wa, wb, ith, nth);
+    const int64_t U = tsrt__cdiv(op->m, TSRT_MR);
+    const int64_t j0 = s.c0 * TSRT_NR, j1 = tsrt__min(s.c1 * TSRT_NR, op->n);
+    for (int64_t bi = s.r0 / U; bi < batch && bi * U < s.r1; bi++) {
+        /* Rows of this product in the share: units [lo, hi) of MR rows. */
+        const int64_t lo = tsrt__max(s.r0, bi * U) - bi * U, hi = tsrt__min(s.r1, (bi + 1) * U) - bi * U;
+        bind(ctx, bi, op);
+        tsrt__gemm_range(op, lo * TSRT_MR, tsrt__min(hi * TSRT_MR, op->m), j0, j1, pa, pb);
+    }
+}
+
+/* tsrt_sgemm's binding: product bi of the batch, maybe transposed. */
+static void tsrt__sgemm_bind(const void *ctx, int64_t bi, tsrt__gop *op)
+{
+    const tsrt_sgemm_args *g = ctx;
+    const int batched = g->batch > 1;
+    const float *a = g->a + (batched ? bi * g->a_bs : 0), *b = g->b + (batched ? bi * g->b_bs : 0);
+    op->a = op->swapped ? b : a;
+    op->b = op->swapped ? a : b;
+    op->c = g->c + (batched ? bi * g->c_bs : 0);
+    op->epi_m0 = bi * g->m;
+}
+
+/* C = A·B (+ C) as described by g, the part of thread ith of nth
+ * (0 <= ith < nth). All nth calls together compute all of C and run the
+ * epilogue exactly once on every element; they may run concurrently or one
+ * after another. ws: tsrt_sgemm_workspace(m, n, k) bytes, private to the
+ * call, any alignment. */
+TSRT_FN void tsrt_sgemm(const tsrt_sgemm_args *g, int ith, int nth, void *ws)
+{
+    /* Column-major C: compute C^T = B^T A^T instead, so the micro-kernel
+     * always stores rows of unit stride. */
+    const int swap = g->c_cs != 1 && g->c_rs == 1;
+    tsrt__gop op = {0};
+    op.k = g->k;
+    op.beta = g->beta;
+    op.swapped = swap;
+    op.epi = g->epi;
+    op.epi_ctx = g->epi_ctx;
+    if (!swap) {
+        op.m = g->m, op.n = g->n;
+        op.a_rs = g->a_rs, op.a_cs = g->a_cs, op.b_rs = g->b_rs, op.b_cs = g->b_cs;
+        op.c_rs = g->c_rs, op.c_cs = g->c_cs;
+    } else {
+        op.m = g->n, op.n = g->m;
+        op.a_rs = g->b_cs, op.a_cs = g->b_rs, op.b_rs = g->a_cs, op.b_cs = g->a_rs;
+        op.c_rs = g->c_cs, op.c_cs = g->c_rs;
+    }
+    tsrt__gemm_batched(&op, g->batch > 1 ? g->batch : 1, tsrt__sgemm_bind, g, 16, 16, ith, nth, ws);
+}
+
+#endif /* TSRT_GEMM_H */

@@ -1,0 +1,279 @@
+/* tsrt_ukernel.h — the register-blocked SGEMM micro-kernels.
+ *
+ * One kernel per instruction set, selected by TSRT_ISA (tsrt_common.h):
+ *
+ *   tsrt__ukr_full(k, a, b, c, rs, beta)
+ *     C[i][j] = (beta ? C[i][j] : 0) + sum_p A[p][i] * B[p][j]
+ *     for the full MR x NR tile, C[i][j] = c[i*rs + j] (unit column stride);
+ *     a is a packed A micro-panel (a[p*MR + i]), b a packed B micro-panel
+ *     (b[p*NR + j], 64-byte aligned). With beta == 0, C is not read (NaN or
+ *     garbage there is overwritten, as BLAS does for beta = 0).
+ *
+ *   tsrt__ukr(k, a, b, c, rs, cs, beta, mr, nr)
+ *     the same for an mr x nr corner (mr <= MR, nr <= NR) and any strides:
+ *     edge tiles go through a tile on the stack.
+ *
+ * All kernels add the products of one tile in the same order (p ascending,
+ * one running sum per element) so they differ only by FMA vs. separate
+ * multiply/add rounding. */
+#ifndef TSRT_UKERNEL_H
+#define TSRT_UKERNEL_H
+
+#ifndef TSRT_COMMON_H
+#include "tsrt_common.h"
+#endif
+
+/* Only the AVX-512 kernel includes <immintrin.h>: parsing it costs gcc 12
+ * about 0.4 s per translation unit (measured, -O3 -march=native), more
+ * than compiling the whole GEMM. The AVX2 kernel is asm plus vector
+ * extensions and needs none of it. */
+#if TSRT_ISA == TSRT_ISA_AVX512 && !defined(TSRT_AVX512_EMULATED)
+#include <immintrin.h>
+#endif
+
+/* ==== AVX2 + FMA: 6 x 16 ================================================== */
+#if TSRT_ISA == TSRT_ISA_AVX2
+
+/* The k loop is GNU inline asm (gcc and clang both take it): from
+ * intrinsics gcc 12 folds B loads into FMA memory operands, reloading each B
+ * vector up to six times, and rotates accumulators through extra moves —
+ * 76 GFLOP/s against clang's 95 on the same source (Zen 3, panels in L1).
+ * The asm pins the schedule; the compiler still picks the registers (the
+ * 12 accumulators are "=x" operands, so loads and stores of C stay C).
+ *
+ * One k step: two B vectors, six broadcasts of A, twelve FMAs. Two
+ * broadcast registers alternate so a broadcast never waits for the FMAs of
+ * the previous row. Offsets are bytes: A advances 24 per step, B 64. */
+#define TSRT__AVX2_ASM_STEP(a0, a1, a2, a3, a4, a5, b0, b1)                   \
+    "vmovaps " b0 "(%[b]), %[v0]\n\t"                                        \
+    "vmovaps " b1 "(%[b]), %[v1]\n\t"                                        \
+    "vbroadcastss " a0 "(%[a]), %[x]\n\t"                                    \
+    "vbroadcastss " a1 "(%[a]), %[y]\n\t"                                    \
+    "vfmadd231ps %[v0], %[x], %[c00]\n\t"                                    \
+    "vfmadd231ps %[v1], %[x], %[c01]\n\t"                                    \
+    "vbroadcastss " a2 "(%[a]), %[x]\n\t"                                    \
+    "vfmadd231ps %[v0], %[y], %[c10]\n\t"                                    \
+    "vfmadd231ps %[v1], %[y], %[c11]\n\t"                                    \
+    "vbroadcastss " a3 "(%[a]), %[y]\n\t"                                    \
+    "vfmadd231ps %[v0], %[x], %[c20]\n\t"                                    \
+    "vfmadd231ps %[v1], %[x], %[c21]\n\t"                                    \
+    "vbroadcastss " a4 "(%[a]), %[x]\n\t"                                    \
+    "vfmadd231ps %[v0], %[y], %[c30]\n\t"                                    \
+    "vfmadd231ps %[v1], %[y], %[c31]\n\t"                                    \
+    "vbroadcastss " a5 "(%[a]), %[y]\n\t"                                    \
+    "vfmadd231ps %[v0], %[x], %[c40]\n\t"                                    \
+    "vfmadd231ps %[v1], %[x], %[c41]\n\t"                                    \
+    "vfmadd231ps %[v0], %[y], %[c50]\n\t"                                    \
+    "vfmadd231ps %[v1], %[y], %[c51]\n\t"
+
+#define TSRT__AVX2_ROW(i, r0, r1)                                             \
+    do {                                                                      \
+        float *ci_ = c + (i) * rs;                                            \
+        if (beta) {                                                           \
+            tsrt__v8 o0_, o1_;                                                \
+            TSRT__V8_LOAD(o0_, ci_);                                          \
+            TSRT__V8_LOAD(o1_, ci_ + 8);                                      \
+            r0 += o0_;                                                        \
+            r1 += o1_;                                                        \
+        }                                                                     \
+        TSRT__V8_STORE(ci_, r0);                                              \
+        TSRT__V8_STORE(ci_ + 8, r1);                                          \
+    } while (0)
+
+static inline void tsrt__ukr_full(int64_t k, const float *restrict a, const float *restrict b,
+                                  float *restrict c, ptrdiff_t rs, int beta)
+{
+    /* tsrt__v8 is 32 bytes: with AVX the "x" constraint gives it a ymm. */
+    tsrt__v8 c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51;
+    /* C is touched only after the k loop: start bringing its rows in now so
+     * the final loads/stores do not miss (the rows are 64 bytes: one or two
+     * lines each). */
+    for (int i = 0; i < 6; i++) {
+        __builtin_prefetch(c + i * rs, 1, 3);
+        __builtin_prefetch(c + i * rs + 15, 1, 3);
+    }
+    int64_t k4 = k / 4, k1 = k % 4;
+    tsrt__v8 v0, v1, x, y; /* scratch registers of the asm */
+    /* The accumulators are zeroed inside the asm: as "=x" outputs they
+     * count once against gcc's limit of 30 operands, as "+x" twice. */
+    __asm__ volatile(
+        "vxorps %[c00], %[c00], %[c00]\n\t"
+        "vxorps %[c01], %[c01], %[c01]\n\t"
+        "vxorps %[c10], %[c10], %[c10]\n\t"
+        "vxorps %[c11], %[c11], %[c11]\n\t"
+        "vxorps %[c20], %[c20], %[c20]\n\t"
+        "vxorps %[c21], %[c21], %[c21]\n\t"
+        "vxorps %[c30], %[c30], %[c30]\n\t"
+        "vxorps %[c31], %[c31], %[c31]\n\t"
+        "vxorps %[c40], %[c40], %[c40]\n\t"
+        "vxorps %[c41], %[c41], %[c41]\n\t"
+        "vxorps %[c50], %[c50], %[c50]\n\t"
+        "vxorps %[c51], %[c51], %[c51]\n\t"
+        "test %[k4], %[k4]\n\t"
+        "je 2f\n\t"
+        ".p2align 5\n"
+        "1:\n\t" /* unrolled by 4: one branch per 48 FMAs */
+        TSRT__AVX2_ASM_STEP("0", "4", "8", "12", "16", "20", "0", "32")
+        TSRT__AVX2_ASM_STEP("24", "28", "32", "36", "40", "44", "64", "96")
+        TSRT__AVX2_ASM_STEP("48", "52", "56", "60", "64", "68", "128", "160")
+        TSRT__AVX2_ASM_STEP("72", "76", "80", "84", "88", "92", "192", "224")
+        "add $96, %[a]\n\t"
+        "add $256, %[b]\n\t"
+        "dec %[k4]\n\t"
+        "jne 1b\n"
+        "2:\n\t"
+        "test %[k1], %[k1]\n\t"
+        "je 4f\n"
+        "3:\n\t"
+        TSRT__AVX2_ASM_STEP("0", "4", "8", "12", "16", "20", "0", "32")
+        "add $24, %[a]\n\t"
+        "add $64, %[b]\n\t"
+        "dec %[k1]\n\t"
+        "jne 3b\n"
+        "4:\n\t"
+        : [a] "+r"(a), [b] "+r"(b), [k4] "+r"(k4), [k1] "+r"(k1),
+          [c00] "=&x"(c00), [c01] "=&x"(c01), [c10] "=&x"(c10), [c11] "=&x"(c11),
+          [c20] "=&x"(c20), [c21] "=&x"(c21), [c30] "=&x"(c30), [c31] "=&x"(c31),
+          [c40] "=&x"(c40), [c41] "=&x"(c41), [c50] "=&x"(c50), [c51] "=&x"(c51),
+          [v0] "=&x"(v0), [v1] "=&x"(v1), [x] "=&x"(x), [y] "=&x"(y)
+        :
+        : "cc", "memory");
+    TSRT__AVX2_ROW(0, c00, c01);
+    TSRT__AVX2_ROW(1, c10, c11);
+    TSRT__AVX2_ROW(2, c20, c21);
+    TSRT__AVX2_ROW(3, c30, c31);
+    TSRT__AVX2_ROW(4, c40, c41);
+    TSRT__AVX2_ROW(5, c50, c51);
+}
+
+/* ==== AVX-512: 14 x 32 ===================================================== */
+#elif TSRT_ISA == TSRT_ISA_AVX512
+/* NOT RUN ON AVX-512 HARDWARE: no such machine was available when this was
+ * written. It is compiled with -mavx512f (gcc and clang) by the build, and
+ * its logic runs in the *_avx512emu tests through tests/unit/avx512_emu.h
+ * (the intrinsics as vector extensions), so indexing, edges and blocking
+ * are tested, instruction selection and speed are not. Intrinsics, not asm:
+ * whether gcc allocates 28 accumulators well is unmeasured (it did not for
+ * AVX2, see above). Run test_rt_*_native and bench/gemm_micro on an
+ * AVX-512 machine before trusting its speed. */
+
+#define TSRT__Z_DECL(i) __m512 c##i##0 = _mm512_setzero_ps(), c##i##1 = c##i##0
+#define TSRT__Z_FMA(i, u)                                                     \
+    do {                                                                      \
+        __m512 x_ = _mm512_set1_ps(a[14 * (u) + (i)]);                        \
+        c##i##0 = _mm512_fmadd_ps(x_, b0_, c##i##0);                          \
+        c##i##1 = _mm512_fmadd_ps(x_, b1_, c##i##1);                          \
+    } while (0)
+#define TSRT__Z_STEP(u)                                                       \
+    do {                                                                      \
+        __m512 b0_ = _mm512_load_ps(b + 32 * (u));                            \
+        __m512 b1_ = _mm512_load_ps(b + 32 * (u) + 16);                       \
+        TSRT__Z_FMA(0, u); TSRT__Z_FMA(1, u); TSRT__Z_FMA(2, u);              \
+        TSRT__Z_FMA(3, u); TSRT__Z_FMA(4, u); TSRT__Z_FMA(5, u);              \
+        TSRT__Z_FMA(6, u); TSRT__Z_FMA(7, u); TSRT__Z_FMA(8, u);              \
+        TSRT__Z_FMA(9, u); TSRT__Z_FMA(10, u); TSRT__Z_FMA(11, u);            \
+        TSRT__Z_FMA(12, u); TSRT__Z_FMA(13, u);                               \
+    } while (0)
+#define TSRT__Z_ROW(i)                                                        \
+    do {                                                                      \
+        float *ci_ = c + (i) * rs;                                            \
+        if (beta) {                                                           \
+            c##i##0 = _mm512_add_ps(c##i##0, _mm512_loadu_ps(ci_));           \
+            c##i##1 = _mm512_add_ps(c##i##1, _mm512_loadu_ps(ci_ + 16));      \
+        }                                                                     \
+        _mm512_storeu_ps(ci_, c##i##0);                                       \
+        _mm512_storeu_ps(ci_ + 16, c##i##1);                                  \
+    } while (0)
+
+static inline void tsrt__ukr_full(int64_t k, const float *restrict a, const float *restrict b,
+                                  float *restrict c, ptrdiff_t rs, int beta)
+{
+    TSRT__Z_DECL(0); TSRT__Z_DECL(1); TSRT__Z_DECL(2); TSRT__Z_DECL(3);
+    TSRT__Z_DECL(4); TSRT__Z_DECL(5); TSRT__Z_DECL(6); TSRT__Z_DECL(7);
+    TSRT__Z_DECL(8); TSRT__Z_DECL(9); TSRT__Z_DECL(10); TSRT__Z_DECL(11);
+    TSRT__Z_DECL(12); TSRT__Z_DECL(13);
+    for (int i = 0; i < 14; i++) {
+        _mm_prefetch((const char *)(c + i * rs), _MM_HINT_T0);
+        _mm_prefetch((const char *)(c + i * rs + 31), _MM_HINT_T0);
+    }
+    int64_t p = 0;
+    for (; p + 2 <= k; p += 2) {
+        TSRT__Z_STEP(0);
+        TSRT__Z_STEP(1);
+        a += 28;
+        b += 64;
+    }
+    for (; p < k; p++) {
+        TSRT__Z_STEP(0);
+        a += 14;
+        b += 32;
+    }
+    TSRT__Z_ROW(0); TSRT__Z_ROW(1); TSRT__Z_ROW(2); TSRT__Z_ROW(3);
+    TSRT__Z_ROW(4); TSRT__Z_ROW(5); TSRT__Z_ROW(6); TSRT__Z_ROW(7);
+    TSRT__Z_ROW(8); TSRT__Z_ROW(9); TSRT__Z_ROW(10); TSRT__Z_ROW(11);
+    TSRT__Z_ROW(12); TSRT__Z_ROW(13);
+}
+
+/* ==== portable: 6 x 16 in vector extensions ================================= */
+#else
+
+/* tsrt__v8 and its load/store macros are in tsrt_common.h. */
+static inline void tsrt__ukr_full(int64_t k, const float *restrict a, const float *restrict b,
+                                  float *restrict c, ptrdiff_t rs, int beta)
+{
+    tsrt__v8 acc[6][2];
+    for (int i = 0; i < 6; i++) acc[i][0] = acc[i][1] = (tsrt__v8){0};
+    for (int64_t p = 0; p < k; p++) {
+        tsrt__v8 b0, b1;
+        TSRT__V8_LOAD(b0, b);
+        TSRT__V8_LOAD(b1, b + 8);
+        for (int i = 0; i < 6; i++) {
+            /* Mixed scalar/vector arithmetic broadcasts the scalar (GCC and
+             * Clang). Not fused: the result is the FMA kernels' up to
+             * rounding. */
+            acc[i][0] += a[i] * b0;
+            acc[i][1] += a[i] * b1;
+        }
+        a += 6;
+        b += 16;
+    }
+    for (int i = 0; i < 6; i++) {
+        float *ci = c + i * rs;
+        if (beta) {
+            tsrt__v8 o0, o1;
+            TSRT__V8_LOAD(o0, ci);
+            TSRT__V8_LOAD(o1, ci + 8);
+            acc[i][0] += o0;
+            acc[i][1] += o1;
+        }
+        TSRT__V8_STORE(ci, acc[i][0]);
+        TSRT__V8_STORE(ci + 8, acc[i][1]);
+    }
+}
+
+#endif /* TSRT_ISA */
+
+/* ==== edge tiles and general strides ======================================== */
+
+/* An mr x nr tile (mr <= MR, nr <= NR) of C with any strides. The packed
+ * panels are zero-padded to MR x NR, so the full kernel runs into an aligned
+ * stack tile and the wanted corner is copied out: at most one row and one
+ * column of tiles per matrix take this path, so its cost does not matter. */
+static inline void tsrt__ukr(int64_t k, const float *restrict a, const float *restrict b,
+                             float *restrict c, ptrdiff_t rs, ptrdiff_t cs, int beta,
+                             int64_t mr, int64_t nr)
+{
+    if (mr == TSRT_MR && nr == TSRT_NR && cs == 1) {
+        tsrt__ukr_full(k, a, b, c, rs, beta);
+        return;
+    }
+    float t[TSRT_MR * TSRT_NR] __attribute__((aligned(TSRT_ALIGN)));
+    tsrt__ukr_full(k, a, b, t, TSRT_NR, 0);
+    for (int64_t i = 0; i < mr; i++)
+        for (int64_t j = 0; j < nr; j++) {
+            float *e = c + i * rs + j * cs;
+            *e = beta ? *e + t[i * TSRT_NR + j] : t[i * TSRT_NR + j];
+        }
+}
+
+#endif /* TSRT_UKERNEL_H */

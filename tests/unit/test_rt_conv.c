@@ -1,0 +1,261 @@
+/* test_rt_conv.c — tsrt_conv (src/codegen/cpu/rt) against a naive loop
+ * accumulating in double: every combination of padding (0, 1, 2, negative,
+ * asymmetric), stride, kernel dilation, input dilation and groups (1, 2,
+ * depthwise with channel multiplier 1 and 2) on small images with several
+ * kernel shapes, each with every algorithm that applies (im2col always,
+ * 1x1 and depthwise where their shape rules hold) and nth = 1..3 run one ith
+ * after another; an epilogue adding bias and a residual and applying relu
+ * that must see each output element exactly once; accumulation (beta = 1);
+ * image strides wider than dense (outputs into a concat buffer); sizes that
+ * cross the GEMM blocks. tsrt_conv_choose's picks are checked too.
+ * Tolerance: (K + 3) * FLT_EPSILON * sum |terms|, K = C/G*KH*KW. */
+#include "check.h"
+#ifdef TSRT_TEST_AVX512_EMU
+#include "avx512_emu.h" /* the AVX-512 kernel, emulated */
+#endif
+#include "codegen/cpu/rt/tsrt_conv.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
+
+static float frand(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (float)((double)(rng_state >> 40) / (double)(1ull << 24) * 2.0 - 1.0);
+}
+
+/* The epilogue: y = relu(y + bias[o] + residual[same index]), counting. */
+typedef struct {
+    const float *bias, *res;
+    const float *y0;
+    int64_t o, plane; /* O and OH*OW */
+    ptrdiff_t y_bs;   /* image stride of y and of res */
+    int *count;       /* per (image*O + o)*plane + position */
+    int bad;
+} epi_ctx;
+
+static void epi_conv(void *vctx, float *c, ptrdiff_t rs, ptrdiff_t cs, int64_t m0, int64_t n0, int64_t mb,
+                     int64_t nb)
+{
+    epi_ctx *e = vctx;
+    const int64_t img = m0 / e->o, oc = m0 % e->o;
+    const ptrdiff_t off = img * e->y_bs + oc * e->plane + n0;
+    if (rs != e->plane || cs != 1 || c != e->y0 + off || oc + mb > e->o || n0 + nb > e->plane || mb < 1 || nb < 1) {
+        e->bad++;
+        return;
+    }
+    for (int64_t i = 0; i < mb; i++)
+        for (int64_t j = 0; j < nb; j++) {
+            float *x = c + i * rs + j * cs;
+            *x += e->bias[oc + i] + e->res[off + i * rs + j];
+            if (*x < 0) *x = 0;
+            e->count[m0 * e->plane + i * e->plane + n0 + j]++;
+        }
+}
+
+typedef struct {
+    int64_t n, c, h, w, o, kh, kw, groups;
+    int64_t sh, sw, ph, pw, ph_hi, pw_hi, dh, dw, lh, lw;
+    int beta, epi, pad_bs; /* pad_bs: image strides wider than dense */
+} ccase;
+
+/* Output size of one axis; <= 0 when the kernel does not fit. */
+static int64_t out_size(int64_t n, int64_t k, int64_t s, int64_t lo, int64_t hi, int64_t d, int64_t ld)
+{
+    const int64_t in = n > 0 ? (n - 1) * ld + 1 : 0, span = (k - 1) * d + 1;
+    const int64_t t = in + lo + hi - span;
+    return t < 0 ? 0 : t / s + 1;
+}
+
+/* Runs case t with algorithm `algo` on nth threads; 1 when right.
+ * perturb: damage one output before checking (the checker's own test). */
+static int run_conv(const ccase *t, int algo, int nth, int perturb)
+{
+    const int64_t OH = out_size(t->h, t->kh, t->sh, t->ph, t->ph_hi, t->dh, t->lh);
+    const int64_t OW = out_size(t->w, t->kw, t->sw, t->pw, t->pw_hi, t->dw, t->lw);
+    const int64_t N = t->n, C = t->c, O = t->o, G = t->groups, CG = C / G, K = CG * t->kh * t->kw;
+    const ptrdiff_t x_bs = C * t->h * t->w + (t->pad_bs ? 7 : 0), y_bs = O * OH * OW + (t->pad_bs ? 5 : 0);
+    const size_t nx = (size_t)(N * x_bs + 1), ny = (size_t)(N * y_bs + 1), nw = (size_t)(O * K + 1);
+    float *x = malloc(nx * sizeof(float)), *w = malloc(nw * sizeof(float)), *y = malloc(ny * sizeof(float));
+    float *y_old = malloc(ny * sizeof(float)), *res = malloc(ny * sizeof(float));
+    float *bias = malloc((size_t)(O + 1) * sizeof(float));
+    int *count = calloc((size_t)(N * O * OH * OW + 1), sizeof(int));
+    for (size_t i = 0; i < nx; i++) x[i] = frand();
+    for (size_t i = 0; i < nw; i++) w[i] = frand();
+    for (size_t i = 0; i < ny; i++) y[i] = t->beta ? frand() : NAN, res[i] = frand();
+    for (int64_t i = 0; i < O; i++) bias[i] = frand();
+    memcpy(y_old, y, ny * sizeof(float));
+
+    epi_ctx e = {bias, res, y, O, OH * OW, y_bs, count, 0};
+    tsrt_conv_args cv = {.n = N, .c = C, .h = t->h, .w = t->w, .o = O, .kh = t->kh, .kw = t->kw, .oh = OH, .ow = OW,
+                         .groups = G, .stride_h = t->sh, .stride_w = t->sw, .pad_h = t->ph, .pad_w = t->pw,
+                         .dil_h = t->dh, .dil_w = t->dw, .ldil_h = t->lh, .ldil_w = t->lw, .x = x, .wt = w, .y = y,
+                         .x_bs = t->pad_bs ? x_bs : 0, .y_bs = t->pad_bs ? y_bs : 0, .beta = t->beta,
+                         .epi = t->epi ? epi_conv : NULL, .epi_ctx = &e};
+    const size_t wsz = tsrt_conv_workspace(&cv);
+    unsigned char *wbuf = malloc(wsz + 3 + 64);
+    memset(wbuf + 3 + wsz, 0x5A, 64);
+    int ok = 1;
+    for (int ith = 0; ith < nth; ith++) ok &= tsrt_conv(&cv, algo, ith, nth, wbuf + 3) == 0;
+    for (int i = 0; i < 64; i++) ok &= wbuf[3 + wsz + i] == 0x5A;
+    if (perturb) y[(N - 1) * y_bs + O * OH * OW - 1] += 0.01f;
+
+    int printed = 0;
+    for (int64_t img = 0; img < N; img++)
+        for (int64_t oc = 0; oc < O; oc++)
+            for (int64_t i = 0; i < OH; i++)
+                for (int64_t j = 0; j < OW; j++) {
+                    const int64_t g = oc / (O / G);
+                    double s = 0, abs_s = 0;
+                    for (int64_t c = 0; c < CG; c++)
+                        for (int64_t u = 0; u < t->kh; u++)
+                            for (int64_t v = 0; v < t->kw; v++) {
+                                int64_t iy = i * t->sh - t->ph + u * t->dh, ix = j * t->sw - t->pw + v * t->dw;
+                                if (iy < 0 || ix < 0 || iy % t->lh || ix % t->lw) continue;
+                                iy /= t->lh, ix /= t->lw;
+                                if (iy >= t->h || ix >= t->w) continue;
+                                const double p = (double)w[(oc * CG + c) * t->kh * t->kw + u * t->kw + v] *
+                                                 (double)x[img * x_bs + ((g * CG + c) * t->h + iy) * t->w + ix];
+                                s += p, abs_s += fabs(p);
+                            }
+                    const ptrdiff_t yi = img * y_bs + (oc * OH + i) * OW + j;
+                    if (t->beta) s += y_old[yi], abs_s += fabs(y_old[yi]);
+                    if (t->epi) {
+                        s += bias[oc] + res[yi], abs_s += fabs(bias[oc]) + fabs(res[yi]);
+                        if (s < 0) s = 0;
+                        if (count[((img * O + oc) * OH + i) * OW + j] != 1) ok = 0;
+                    }
+                    const double err = fabs((double)y[yi] - s), tol = (double)(K + 3) * FLT_EPSILON * abs_s;
+                    if (!(err <= tol)) {
+                        ok = 0;
+                        if (!perturb && !printed++)
+                            fprintf(stderr, "  img %lld oc %lld (%lld,%lld): got %g want %g\n", (long long)img,
+                                    (long long)oc, (long long)i, (long long)j, y[yi], s);
+                    }
+                }
+    /* Between images (pad_bs), nothing may be written. */
+    for (int64_t img = 0; t->pad_bs && img < N; img++)
+        for (ptrdiff_t k = O * OH * OW; k < y_bs; k++) {
+            const float a = y[img * y_bs + k], b = y_old[img * y_bs + k];
+            if (!(a == b || (isnan(a) && isnan(b)))) ok = 0;
+        }
+    if (e.bad) ok = 0;
+    free(x), free(w), free(y), free(y_old), free(res), free(bias), free(count), free(wbuf);
+    return ok;
+}
+
+/* The case with every algorithm that applies and nth = 1..3. */
+static void check_conv(const ccase *t)
+{
+    tsrt_conv_args cv = {.n = t->n, .c = t->c, .h = t->h, .w = t->w, .o = t->o, .kh = t->kh, .kw = t->kw,
+                         .oh = out_size(t->h, t->kh, t->sh, t->ph, t->ph_hi, t->dh, t->lh),
+                         .ow = out_size(t->w, t->kw, t->sw, t->pw, t->pw_hi, t->dw, t->lw), .groups = t->groups,
+                         .stride_h = t->sh, .stride_w = t->sw, .pad_h = t->ph, .pad_w = t->pw, .dil_h = t->dh,
+                         .dil_w = t->dw, .ldil_h = t->lh, .ldil_w = t->lw};
+    const int dw = t->c == t->groups, one = tsrt__conv_is_1x1(&cv);
+    for (int algo = TSRT_CONV_IM2COL; algo <= TSRT_CONV_DEPTHWISE; algo++) {
+        if ((algo == TSRT_CONV_GEMM_1X1 && !one) || (algo == TSRT_CONV_DEPTHWISE && !dw)) continue;
+        for (int nth = 1; nth <= 3; nth++) {
+            int ok = run_conv(t, algo, nth, 0);
+            CHECK_MSG(ok, "%s nth=%d: n%lld c%lld %lldx%lld o%lld k%lldx%lld g%lld s%lld,%lld p%lld,%lld/%lld,%lld "
+                          "d%lld,%lld ld%lld,%lld beta%d epi%d bs%d",
+                      tsrt_conv_algo_name(algo), nth, (long long)t->n, (long long)t->c, (long long)t->h,
+                      (long long)t->w, (long long)t->o, (long long)t->kh, (long long)t->kw, (long long)t->groups,
+                      (long long)t->sh, (long long)t->sw, (long long)t->ph, (long long)t->pw, (long long)t->ph_hi,
+                      (long long)t->pw_hi, (long long)t->dh, (long long)t->dw, (long long)t->lh, (long long)t->lw,
+                      t->beta, t->epi, t->pad_bs);
+        }
+    }
+}
+
+/* Every pad x stride x dilation x input dilation x groups combination. */
+static void test_combinations(void)
+{
+    static const int64_t pads[] = {0, 1, 2, -1}, strides[] = {1, 2, 3}, dils[] = {1, 2}, ldils[] = {1, 2};
+    static const int64_t kshape[][2] = {{3, 3}, {1, 1}, {2, 3}, {3, 1}, {5, 5}};
+    int v = 0, ran = 0;
+    for (int pi = 0; pi < 4; pi++)
+        for (int si = 0; si < 3; si++)
+            for (int di = 0; di < 2; di++)
+                for (int li = 0; li < 2; li++)
+                    for (int gi = 0; gi < 4; gi++, v++) {
+                        /* groups: 1, 2, depthwise (C), depthwise x2 (O = 2C) */
+                        const int64_t C = 4, G = gi == 0 ? 1 : gi == 1 ? 2 : C, O = gi == 3 ? 2 * C : gi == 1 ? 6 : C;
+                        const int64_t *ks = kshape[v % 5];
+                        const int64_t p = pads[pi], hi = p + (v % 3 == 0); /* some asymmetric pads */
+                        ccase t = {1 + v % 2, C, 7 + v % 3, 9 - v % 4, O, ks[0], ks[1], G,
+                                   strides[si], strides[(si + v) % 3], p, p, hi, p, dils[di], dils[(di + v) % 2],
+                                   ldils[li], ldils[(li + v / 3) % 2], v % 5 == 1, v % 2 == 0, v % 7 == 3};
+                        if (out_size(t.h, t.kh, t.sh, t.ph, t.ph_hi, t.dh, t.lh) <= 0 ||
+                            out_size(t.w, t.kw, t.sw, t.pw, t.pw_hi, t.dw, t.lw) <= 0)
+                            continue;
+                        check_conv(&t);
+                        ran++;
+                    }
+    CHECK_MSG(ran > 150, "only %d combinations had an output", ran);
+}
+
+/* Shapes of real networks, shrunk, and sizes crossing the GEMM blocks
+ * (K = C/G*KH*KW > KC, O > MC, OH*OW not a multiple of NR). */
+static void test_shapes(void)
+{
+    const ccase cases[] = {
+        /* n  c    h   w   o    kh kw g   sh sw ph pw phh pwh dh dw lh lw beta epi bs */
+        {1, 64, 10, 10, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0},   /* ResNet 3x3, K = 576 */
+        {2, 300, 6, 5, 20, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1},    /* 1x1, K > KC */
+        {1, 3, 23, 23, 170, 7, 7, 1, 2, 2, 3, 3, 3, 3, 1, 1, 1, 1, 0, 1, 0},   /* stem 7x7/2, O > MC */
+        {1, 16, 17, 17, 32, 1, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 1, 1, 0, 1, 0},   /* 1x1 stride 2 */
+        {1, 32, 19, 21, 32, 3, 3, 32, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0},  /* depthwise 3x3 */
+        {1, 32, 20, 20, 32, 3, 3, 32, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0},  /* depthwise 3x3/2 */
+        {1, 8, 30, 40, 8, 3, 3, 8, 1, 1, 2, 2, 2, 2, 2, 2, 1, 1, 0, 1, 1},     /* depthwise dilated */
+        {1, 8, 9, 9, 8, 5, 5, 8, 1, 1, 2, 2, 2, 2, 1, 1, 1, 1, 0, 1, 0},       /* depthwise 5x5 */
+        {2, 12, 9, 9, 24, 3, 3, 4, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0},     /* grouped (ResNeXt) */
+        {1, 4, 1, 50, 6, 1, 5, 1, 1, 2, 0, 2, 0, 1, 1, 1, 1, 1, 0, 1, 0},      /* 1-D */
+        {1, 6, 5, 5, 4, 3, 3, 1, 1, 1, 2, 2, 2, 2, 1, 1, 2, 2, 0, 1, 0},       /* transposed-conv form */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_conv(&cases[i]);
+}
+
+static void test_choose(void)
+{
+    tsrt_conv_args a = {.n = 1, .c = 64, .h = 56, .w = 56, .o = 64, .kh = 3, .kw = 3, .oh = 56, .ow = 56, .pad_h = 1,
+                        .pad_w = 1};
+    CHECK(tsrt_conv_choose(&a) == TSRT_CONV_IM2COL);
+    a.kh = a.kw = 1, a.pad_h = a.pad_w = 0;
+    CHECK(tsrt_conv_choose(&a) == TSRT_CONV_GEMM_1X1);
+    a.stride_h = a.stride_w = 2, a.oh = a.ow = 28;
+    CHECK(tsrt_conv_choose(&a) == TSRT_CONV_IM2COL);
+    tsrt_conv_args d = {.n = 1, .c = 32, .h = 112, .w = 112, .o = 32, .kh = 3, .kw = 3, .oh = 112, .ow = 112,
+                        .groups = 32, .pad_h = 1, .pad_w = 1};
+    CHECK(tsrt_conv_choose(&d) == TSRT_CONV_DEPTHWISE);
+    /* A forced algorithm that does not apply computes nothing and says so. */
+    CHECK(tsrt_conv(&a, TSRT_CONV_DEPTHWISE, 0, 1, NULL) == -1);
+    CHECK(tsrt_conv(&a, TSRT_CONV_GEMM_1X1, 0, 1, NULL) == -1);
+    a.groups = 3; /* 64 channels do not split into 3 groups */
+    CHECK(tsrt_conv(&a, TSRT_CONV_AUTO, 0, 1, NULL) == -1);
+}
+
+static void test_checker_fails(void)
+{
+    ccase t = {1, 4, 6, 6, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0};
+    CHECK(run_conv(&t, TSRT_CONV_IM2COL, 1, 0) == 1);
+    CHECK(run_conv(&t, TSRT_CONV_IM2COL, 1, 1) == 0);
+}
+
+int main(void)
+{
+    printf("tsrt ISA %d (0 generic, 1 AVX2, 2 AVX-512)\n", TSRT_ISA);
+    test_checker_fails();
+    test_choose();
+    test_combinations();
+    test_shapes();
+    return check_report();
+}

@@ -1,0 +1,284 @@
+/* test_rt_gemm.c — tsrt_sgemm (src/codegen/cpu/rt) against a naive loop
+ * that accumulates in double: many shapes (1, odd, primes, sizes that cross
+ * the MR/NR/KC/MC/NC blocks), every operand layout (row-major, transposed,
+ * padded, fully strided), beta 0 and 1, batches, the epilogue (bias + relu,
+ * called exactly once per element, on the block it claims), and nth = 1..3
+ * run one ith after another. Which micro-kernel runs depends on the flags:
+ * the default build tests the portable one, the -march=native build
+ * (test_rt_gemm_native, when the compiler has it) the AVX2 or AVX-512 one.
+ *
+ * Tolerance: |got - ref| <= (k + 2) * FLT_EPSILON * sum_p |a_p b_p| (+ the
+ * same for the bias and the old C): the classic bound for a k-term float
+ * sum, tight enough that one missing or doubled term shows. */
+#include "check.h"
+#ifdef TSRT_TEST_AVX512_EMU
+#include "avx512_emu.h" /* the AVX-512 kernel, emulated */
+#endif
+#include "codegen/cpu/rt/tsrt_gemm.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static uint64_t rng_state = 88172645463325252ull;
+
+static float frand(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (float)((double)(rng_state >> 40) / (double)(1ull << 24) * 2.0 - 1.0);
+}
+
+/* A matrix layout: element (i, j) of batch b at off + b*bs + i*rs + j*cs. */
+typedef struct { ptrdiff_t rs, cs, bs, size; } layout;
+
+enum { ROW, COL, PADDED, STRIDED };
+
+/* rows x cols in one of four layouts, batch copies (bs = 0 if shared). */
+static layout make_layout(int kind, int64_t rows, int64_t cols, int64_t batch, int shared)
+{
+    layout l;
+    switch (kind) {
+    case ROW: l.rs = cols, l.cs = 1; break;
+    case COL: l.rs = 1, l.cs = rows; break;
+    case PADDED: l.rs = cols + 3, l.cs = 1; break;
+    default: l.rs = 2, l.cs = 2 * rows + 1; break; /* neither stride is 1 */
+    }
+    ptrdiff_t one = (rows - 1) * l.rs + (cols - 1) * l.cs + 1;
+    if (rows == 0 || cols == 0) one = 1;
+    l.bs = shared ? 0 : one + 5;
+    l.size = (batch - 1) * l.bs + one;
+    return l;
+}
+
+typedef struct {
+    const float *bias; /* per column of C */
+    int relu;
+    int64_t m, n;      /* of one product: the epilogue's m0 is b*m + row */
+    const float *c0;   /* base of C, to check the pointer the callback gets */
+    layout lc;
+    int *count;        /* per logical element (b*m + i)*n + j */
+    int bad;           /* blocks whose pointer or bounds were wrong */
+} epi_ctx;
+
+static void epi_bias_relu(void *vctx, float *c, ptrdiff_t rs, ptrdiff_t cs, int64_t m0, int64_t n0,
+                          int64_t mb, int64_t nb)
+{
+    epi_ctx *e = vctx;
+    const int64_t b = m0 / e->m, i0 = m0 % e->m;
+    if (i0 + mb > e->m || n0 + nb > e->n || mb <= 0 || nb <= 0 || rs != e->lc.rs || cs != e->lc.cs ||
+        c != e->c0 + b * e->lc.bs + i0 * e->lc.rs + n0 * e->lc.cs) {
+        e->bad++;
+        return;
+    }
+    for (int64_t i = 0; i < mb; i++)
+        for (int64_t j = 0; j < nb; j++) {
+            float *x = c + i * rs + j * cs;
+            *x += e->bias[n0 + j];
+            if (e->relu && *x < 0) *x = 0;
+            e->count[((b * e->m) + i0 + i) * e->n + n0 + j]++;
+        }
+}
+
+typedef struct {
+    int64_t m, n, k, batch;
+    int la, lb, lc;     /* layout kinds */
+    int beta, epi, nth; /* epi: 0 none, 1 bias+relu */
+    int b_shared;       /* batch stride 0 for B (one weight for all) */
+} gcase;
+
+/* Runs one case; 1 when every element is within tolerance. `perturb` adds
+ * an error to one element before checking (the checker's own test). */
+static int run_case(const gcase *t, int perturb)
+{
+    const int64_t M = t->m, N = t->n, K = t->k, B = t->batch;
+    layout la = make_layout(t->la, M, K, B, 0), lb = make_layout(t->lb, K, N, B, t->b_shared);
+    layout lc = make_layout(t->lc, M, N, B, 0);
+    float *a = malloc(sizeof(float) * (size_t)la.size), *b = malloc(sizeof(float) * (size_t)lb.size);
+    float *c = malloc(sizeof(float) * (size_t)lc.size), *c_old = malloc(sizeof(float) * (size_t)lc.size);
+    float *bias = malloc(sizeof(float) * (size_t)(N + 1));
+    int *count = calloc((size_t)(B * M * N + 1), sizeof(int));
+    for (ptrdiff_t i = 0; i < la.size; i++) a[i] = frand();
+    for (ptrdiff_t i = 0; i < lb.size; i++) b[i] = frand();
+    for (ptrdiff_t i = 0; i < lc.size; i++) c[i] = t->beta ? frand() : NAN;
+    for (int64_t j = 0; j < N; j++) bias[j] = frand();
+    memcpy(c_old, c, sizeof(float) * (size_t)lc.size);
+
+    epi_ctx e = {bias, 1, M, N, c, lc, count, 0};
+    tsrt_sgemm_args g = {.m = M, .n = N, .k = K, .a = a, .a_rs = la.rs, .a_cs = la.cs,
+                         .b = b, .b_rs = lb.rs, .b_cs = lb.cs, .c = c, .c_rs = lc.rs, .c_cs = lc.cs,
+                         .beta = t->beta, .epi = t->epi ? epi_bias_relu : NULL, .epi_ctx = &e,
+                         .batch = B, .a_bs = la.bs, .b_bs = lb.bs, .c_bs = lc.bs};
+    /* Exactly the advertised workspace, at an odd address, with a canary. */
+    const size_t wsz = tsrt_sgemm_workspace(M, N, K);
+    unsigned char *wbuf = malloc(wsz + 4 + 64);
+    memset(wbuf + 4 + wsz, 0xA5, 64);
+    for (int ith = 0; ith < t->nth; ith++) tsrt_sgemm(&g, ith, t->nth, wbuf + 4);
+    int ok = 1;
+    for (int i = 0; i < 64; i++) ok &= wbuf[4 + wsz + i] == 0xA5;
+    if (!ok) fprintf(stderr, "  workspace overrun\n");
+    if (perturb && B * M * N > 0) c[(B - 1) * lc.bs + (M - 1) * lc.rs + (N - 1) * lc.cs] += 1e-2f;
+
+    int printed = 0;
+    for (int64_t bi = 0; bi < B; bi++)
+        for (int64_t i = 0; i < M; i++)
+            for (int64_t j = 0; j < N; j++) {
+                double s = 0, abs_s = 0;
+                for (int64_t p = 0; p < K; p++) {
+                    double x = (double)a[bi * la.bs + i * la.rs + p * la.cs] *
+                               (double)b[bi * lb.bs + p * lb.rs + j * lb.cs];
+                    s += x, abs_s += fabs(x);
+                }
+                const ptrdiff_t ci = bi * lc.bs + i * lc.rs + j * lc.cs;
+                if (t->beta) s += c_old[ci], abs_s += fabs(c_old[ci]);
+                if (t->epi) {
+                    s += bias[j], abs_s += fabs(bias[j]);
+                    if (s < 0) s = 0;
+                    if (count[(bi * M + i) * N + j] != 1) ok = 0;
+                }
+                const double err = fabs((double)c[ci] - s), tol = (double)(K + 2) * FLT_EPSILON * abs_s;
+                if (!(err <= tol)) { /* NaN fails too */
+                    ok = 0;
+                    if (!perturb && !printed++)
+                        fprintf(stderr, "  b=%lld i=%lld j=%lld got %g want %g (tol %g)\n", (long long)bi,
+                                (long long)i, (long long)j, c[ci], s, tol);
+                }
+            }
+    if (e.bad) ok = 0, fprintf(stderr, "  %d epilogue blocks with wrong pointer/bounds\n", e.bad);
+    free(a), free(b), free(c), free(c_old), free(bias), free(count), free(wbuf);
+    return ok;
+}
+
+static void check_case(const gcase *t)
+{
+    int ok = run_case(t, 0);
+    CHECK_MSG(ok, "m=%lld n=%lld k=%lld batch=%lld layouts %d%d%d beta=%d epi=%d nth=%d", (long long)t->m,
+              (long long)t->n, (long long)t->k, (long long)t->batch, t->la, t->lb, t->lc, t->beta, t->epi,
+              t->nth);
+}
+
+/* ---- the cases ------------------------------------------------------------ */
+
+static const int64_t small_sizes[] = {1, 2, 3, 5, 6, 7, 8, 11, 13, 15, 16, 17, 23, 31, 32, 33, 47, 48, 61, 67};
+#define NSMALL (int)(sizeof small_sizes / sizeof small_sizes[0])
+
+/* Every small size on every axis, varying one axis at a time around a
+ * random base; layouts, beta, epilogue and threads rotate through. */
+static void test_small_shapes(void)
+{
+    int v = 0;
+    for (int axis = 0; axis < 3; axis++)
+        for (int s = 0; s < NSMALL; s++, v++) {
+            int64_t d[3] = {small_sizes[(s * 7 + 3) % NSMALL], small_sizes[(s * 5 + 1) % NSMALL],
+                            small_sizes[(s * 3 + 2) % NSMALL]};
+            d[axis] = small_sizes[s];
+            gcase t = {d[0], d[1], d[2], 1, v % 4, (v / 4) % 4, (v / 16) % 4, v % 2, (v / 2) % 2, 1 + v % 3, 0};
+            check_case(&t);
+        }
+}
+
+/* Every layout combination at one odd shape, each beta/epilogue/nth. */
+static void test_layouts(void)
+{
+    for (int la = 0; la < 4; la++)
+        for (int lb = 0; lb < 4; lb++)
+            for (int lc = 0; lc < 4; lc++) {
+                gcase t = {19, 37, 29, 1, la, lb, lc, (la + lb) % 2, (lb + lc) % 2, 1 + (la + lb + lc) % 3, 0};
+                check_case(&t);
+            }
+}
+
+/* Sizes that cross the cache blocks (KC = 256/384, MC = 144/168,
+ * NC = 3072) and split unevenly over threads. */
+static void test_blocking(void)
+{
+    const gcase cases[] = {
+        {150, 70, 300, 1, ROW, ROW, ROW, 0, 1, 1, 0},
+        {300, 45, 530, 1, ROW, ROW, ROW, 1, 1, 2, 0},
+        {173, 129, 777, 1, COL, ROW, ROW, 0, 1, 3, 0},
+        {45, 300, 400, 1, ROW, COL, COL, 1, 1, 2, 0},
+        {7, 3100, 9, 1, ROW, ROW, ROW, 0, 1, 2, 0},
+        {3100, 5, 9, 1, ROW, ROW, COL, 0, 1, 3, 0},
+        {200, 200, 1, 1, ROW, ROW, ROW, 1, 1, 3, 0},
+        {64, 64, 64, 1, ROW, ROW, ROW, 0, 0, 1, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_case(&cases[i]);
+}
+
+/* K = 0 (C = 0 or unchanged, epilogue still runs), empty M or N. */
+static void test_degenerate(void)
+{
+    const gcase cases[] = {
+        {5, 7, 0, 1, ROW, ROW, ROW, 0, 1, 2, 0},
+        {5, 7, 0, 1, ROW, ROW, COL, 1, 1, 3, 0},
+        {0, 7, 5, 1, ROW, ROW, ROW, 0, 1, 2, 0},
+        {5, 0, 5, 1, ROW, ROW, ROW, 0, 1, 2, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_case(&cases[i]);
+}
+
+/* Batches: separate and shared B, transposed C, threads splitting the
+ * batch and the rows of one product. */
+static void test_batched(void)
+{
+    const gcase cases[] = {
+        {13, 17, 11, 3, ROW, ROW, ROW, 0, 1, 2, 0},
+        {13, 17, 11, 4, ROW, COL, ROW, 1, 1, 3, 1},
+        {6, 16, 8, 5, COL, ROW, COL, 0, 1, 2, 0},
+        {33, 9, 40, 2, PADDED, STRIDED, PADDED, 1, 1, 3, 1},
+        {1, 1, 1, 7, ROW, ROW, ROW, 0, 1, 3, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_case(&cases[i]);
+}
+
+/* The checker itself must fail on a wrong result. */
+static void test_checker_fails(void)
+{
+    gcase t = {9, 10, 300, 1, ROW, ROW, ROW, 0, 0, 1, 0};
+    CHECK(run_case(&t, 0) == 1);
+    CHECK(run_case(&t, 1) == 0);
+}
+
+/* Every thread gets work for the shapes the brief names (1024^3,
+ * 4096x4096x256, 128x768x3072), and the shares tile the index space. */
+static void test_split(void)
+{
+    const int64_t shapes[][3] = {{1024, 1024, 1024}, {4096, 4096, 256}, {128, 768, 3072}, {67, 5, 9}};
+    for (size_t s = 0; s < 4; s++)
+        for (int nth = 1; nth <= 4; nth++) {
+            const int64_t m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
+            const int64_t RU = tsrt__cdiv(m, TSRT_MR), CU = tsrt__cdiv(n, TSRT_NR);
+            int64_t area = 0, maxa = 0;
+            for (int i = 0; i < nth; i++) {
+                tsrt__share sh = tsrt__split(1, m, n, k, 16, 16, i, nth);
+                int64_t a = (sh.r1 - sh.r0) * (sh.c1 - sh.c0);
+                area += a;
+                if (a > maxa) maxa = a;
+                if (m > 64) CHECK_MSG(a > 0, "thread %d of %d idle for %lldx%lldx%lld", i, nth, (long long)m,
+                                      (long long)n, (long long)k);
+            }
+            CHECK(area == RU * CU);
+            /* Within 10% of even for the large shapes (67 x 5 is a few tiles). */
+            if (s < 3) CHECK_MSG(maxa * nth <= RU * CU * 11 / 10, "imbalance %lld/%lld", (long long)maxa,
+                                 (long long)(RU * CU));
+        }
+}
+
+int main(void)
+{
+    printf("tsrt ISA %d (0 generic, 1 AVX2, 2 AVX-512), MR=%d NR=%d\n", TSRT_ISA, TSRT_MR, TSRT_NR);
+    test_checker_fails();
+    test_small_shapes();
+    test_layouts();
+    test_blocking();
+    test_degenerate();
+    test_batched();
+    test_split();
+    return check_report();
+}
