@@ -93,7 +93,12 @@ typedef struct ts_lkernel {
     int n_vars, n_accs;
     ts_ls *body;
     const char *what;     /* a short description for listings ("softmax row", "add+exp") */
+    int needs;            /* TS_NEEDS_*: runtime headers beyond scalar.h */
+    const ts_node *tmpl;  /* a template kernel (dot, conv): the node the emitter calls tsrt for */
+    const ts_value *tmpl_out;   /* its output after the fused epilogue */
 } ts_lkernel;
+
+enum { TS_NEEDS_GEMM = 1, TS_NEEDS_CONV = 2 };
 
 /* A builder of kernels; owns the arena and the hash-consing table. */
 typedef struct ts_lprog ts_lprog;
