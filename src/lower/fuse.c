@@ -16,6 +16,8 @@
  */
 #include "lower/fuse.h"
 
+#include "lower/lower.h"
+
 #include <string.h>
 
 static bool c_dtype(ts_dtype dt) { return !ts_dtype_is_storage(dt) && dt != TS_DTYPE_F16 && dt != TS_DTYPE_BF16; }
@@ -70,6 +72,7 @@ bool ts_fuse_compilable(const ts_node *n)
         if (!c_dtype(n->in[i]->type.dtype)) return false;
     for (int i = 0; i < n->n_out; i++)
         if (!c_dtype(n->out[i]->type.dtype)) return false;
+    if (n->op == TS_OP_CONV) return ts_contract_template(n);
     return inlinable(n) || reduce_op(n->op) || n->op == TS_OP_DOT;
 }
 
@@ -83,9 +86,45 @@ static bool cheap(const ts_fusion *f, const ts_value *v)
     return cheap(f, n->in[0]);
 }
 
-static bool needs_memory_operands(const ts_node *n) { return !ts_fuse_compilable(n) || n->op == TS_OP_DOT; }
+static bool needs_memory_operands(const ts_node *n)
+{
+    return !ts_fuse_compilable(n) || n->op == TS_OP_DOT || n->op == TS_OP_CONV;
+}
 
-static void decide(ts_fusion *f, const ts_block *body)
+/* The elementwise chain a contraction's epilogue can take: from its
+ * result, while the value has one use, that use is an elementwise f32
+ * node of the same shape, and the value is not a graph result. Returns the
+ * last value of the chain (the result itself when there is none) and
+ * marks the chain's nodes covered. A node already covered by another
+ * chain, or reading a value computed after n, ends the chain. The epilogue runs on blocks of the
+ * result while they are in cache: bias, activation, residual add, scale. */
+static const ts_value *epilogue_chain(ts_fusion *f, const ts_node *n, const ts_node **user, bool *covered,
+                                      const int *pos)
+{
+    const ts_value *d = n->out[0], *v = d;
+    for (;;) {
+        const ts_node *u = user[v->id];
+        if (!u || covered[u->id] || f->uses[v->id] != 1 || u->n_out != 1 || !ts_fuse_compilable(u) || !inlinable(u))
+            break;
+        /* the epilogue runs with the contraction: what else it reads must be
+         * computed by then (a residual add joins the later of two convs) */
+        bool ready = true;
+        for (int i = 0; i < u->n_in; i++)
+            if (u->in[i] != v && u->in[i]->def && pos[u->in[i]->def->id] > pos[n->id]) ready = false;
+        if (!ready) break;
+        if (!(ts_op_get(u->op)->flags & TS_OPF_EW) || u->op == TS_OP_BITCAST) break;
+        const ts_value *w = u->out[0];
+        if (w->type.dtype != TS_DTYPE_F32 || w->type.rank != d->type.rank) break;
+        bool same = true;
+        for (int i = 0; same && i < d->type.rank; i++) same = ts_dim_eq(w->type.dims[i], d->type.dims[i]);
+        if (!same) break;
+        covered[u->id] = true;
+        v = w;
+    }
+    return v;
+}
+
+static void decide(ts_fusion *f, const ts_block *body, const ts_node **user, bool *covered, const int *pos)
 {
     for (int i = 0; i < body->n_params; i++) f->mat[body->params[i]->id] = true;
     for (int i = 0; i < body->n_results; i++) f->mat[body->results[i]->id] = true;
@@ -97,6 +136,17 @@ static void decide(ts_fusion *f, const ts_block *body)
         }
         if (needs_memory_operands(n))
             for (int i = 0; i < n->n_in; i++) f->mat[n->in[i]->id] = true;
+    }
+    /* contraction templates take their elementwise consumers as epilogues */
+    for (const ts_node *n = body->first; n; n = n->next) {
+        if ((n->op != TS_OP_DOT && n->op != TS_OP_CONV) || !ts_contract_template(n)) continue;
+        const ts_value *v = epilogue_chain(f, n, user, covered, pos);
+        f->epi[n->id] = v;
+        if (v == n->out[0]) continue;
+        bool result = false;
+        for (int i = 0; i < body->n_results; i++) result |= body->results[i] == n->out[0];
+        if (!result) f->mat[n->out[0]->id] = false;
+        f->mat[v->id] = true;
     }
     /* shared values: in graph order, so each value's operands are decided */
     for (const ts_node *n = body->first; n; n = n->next)
@@ -144,16 +194,43 @@ ts_status ts_fuse(const ts_graph *g, ts_fusion **out, ts_err *err)
     memset(f->mat, 0, nv * sizeof *f->mat);
     memset(f->uses, 0, nv * sizeof *f->uses);
     const ts_block *body = g->body;
-    for (const ts_node *n = body->first; n; n = n->next)
-        for (int i = 0; i < n->n_in; i++) f->uses[n->in[i]->id]++;
+    size_t nn = g->next_node_id ? g->next_node_id : 1;
+    const ts_node **user = ts_arena_array(f->arena, nv, sizeof *user);
+    bool *covered = ts_arena_array(f->arena, nn, sizeof *covered);
+    int *pos = ts_arena_array(f->arena, nn, sizeof *pos);
+    f->epi = ts_arena_array(f->arena, nn, sizeof *f->epi);
+    if (!user || !covered || !pos || !f->epi) {
+        ts_fusion_free(f);
+        return ts_err_set(err, TS_ERR_OOM, "out of memory");
+    }
+    memset(user, 0, nv * sizeof *user);
+    memset(covered, 0, nn * sizeof *covered);
+    memset(f->epi, 0, nn * sizeof *f->epi);
+    int at = 0;
+    for (const ts_node *n = body->first; n; n = n->next) {
+        pos[n->id] = at++;
+        for (int i = 0; i < n->n_in; i++) {
+            f->uses[n->in[i]->id]++;
+            user[n->in[i]->id] = n;
+        }
+    }
     for (int i = 0; i < body->n_results; i++) f->uses[body->results[i]->id]++;
-    decide(f, body);
+    decide(f, body, user, covered, pos);
 
     int cap = 0;
     ts_status s = TS_OK;
     for (const ts_node *n = body->first; s == TS_OK && n; n = n->next) {
         if (!ts_fuse_compilable(n)) {
             s = add_group(f, TS_G_FALLBACK, n, &cap, err);
+            continue;
+        }
+        if (covered[n->id]) continue;   /* in a contraction's epilogue */
+        if ((n->op == TS_OP_DOT || n->op == TS_OP_CONV) && f->epi[n->id]) {
+            s = add_group(f, n->op == TS_OP_DOT ? TS_G_DOT : TS_G_CONV, n, &cap, err);
+            if (s == TS_OK && f->epi[n->id] != n->out[0]) {
+                f->groups[f->n_groups - 1].out[0] = f->epi[n->id];
+                f->groups[f->n_groups - 1].epilogue = f->epi[n->id];
+            }
             continue;
         }
         if (n->n_out != 1 || !f->mat[n->out[0]->id]) continue;   /* inlined into its users */

@@ -39,6 +39,7 @@ typedef struct ts_fusion {
     const ts_graph *g;
     bool *mat;                 /* by value id: materialized */
     int *uses;                 /* by value id: operand uses in the body (+1 per result use) */
+    const ts_value **epi;      /* by node id, for template contractions: the value their epilogue ends at */
     int n_groups;
     ts_group *groups;
 } ts_fusion;

@@ -180,6 +180,12 @@ ts_lx *ts_lx_acc(ts_lprog *p, ts_dtype dt, int acc, int depth)
     return intern(p, &x);
 }
 
+ts_lx *ts_lx_param(ts_lprog *p, int k)
+{
+    ts_lx x = {.k = TS_LX_PARAM, .dt = TS_DTYPE_I64, .var = k};
+    return intern(p, &x);
+}
+
 bool ts_lx_is_int(const ts_lx *x, int64_t v) { return x && x->k == TS_LX_CONST && x->dt == TS_DTYPE_I64 && x->ci == v; }
 
 static bool both_const(const ts_lx *a, const ts_lx *b)
@@ -322,9 +328,11 @@ static void put_lx(ts_buf *b, const ts_lx *x)
         return;
     case TS_LX_VAR: ts_buf_printf(b, "i%d", x->var); return;
     case TS_LX_DIM: ts_buf_printf(b, "D%d", x->var); return;
+    case TS_LX_PARAM: ts_buf_printf(b, "P%d", x->var); return;
     case TS_LX_ACC: ts_buf_printf(b, "acc%d", x->var); return;
     case TS_LX_LOAD:
-        ts_buf_printf(b, "b%d[", x->var);
+        if (x->var == TS_LBUF_BLOCK) ts_buf_puts(b, "block[");
+        else ts_buf_printf(b, "b%d[", x->var);
         put_lx(b, x->a[0]);
         ts_buf_puts(b, "]");
         return;
@@ -373,7 +381,8 @@ static void put_ls(ts_buf *b, const ts_ls *s, int indent)
             put_ls(b, s->body, indent + 1);
             break;
         case TS_LS_STORE:
-            ts_buf_printf(b, "b%d[", s->buf);
+            if (s->buf == TS_LBUF_BLOCK) ts_buf_puts(b, "block[");
+            else ts_buf_printf(b, "b%d[", s->buf);
             put_lx(b, s->index);
             ts_buf_puts(b, "] = ");
             put_lx(b, s->value);
@@ -400,5 +409,21 @@ void ts_lkernel_print(ts_buf *b, const ts_lkernel *k)
         ts_buf_printf(b, " b%d=%%%s%s", i, k->bufs[i].v->name ? k->bufs[i].v->name : "?",
                       k->bufs[i].written ? "(out)" : "");
     ts_buf_puts(b, "\n");
+    if (k->tmpl) {
+        static const char *const names[2][TS_TMPL_MAX_ARGS] = {
+            {"m", "n", "k", "a_rs", "a_cs", "b_rs", "b_cs", "c_rs", "batch", "a_bs", "b_bs", "c_bs"},
+            {"n", "c", "h", "w", "o", "kh", "kw", "oh", "ow", "groups", "sh", "sw", "ph", "pw", "dh", "dw", "lh", "lw"}};
+        ts_buf_printf(b, "  %s(b%d, b%d -> b%d", k->tmpl->kind == TS_TMPL_GEMM ? "tsrt_sgemm" : "tsrt_conv", k->tmpl->a,
+                      k->tmpl->b, k->tmpl->c);
+        for (int i = 0; i < k->tmpl->n_args; i++) {
+            ts_buf_printf(b, ", %s=", names[k->tmpl->kind][i] ? names[k->tmpl->kind][i] : "?");
+            put_lx(b, k->tmpl->arg[i]);
+        }
+        ts_buf_puts(b, ")\n");
+        if (k->tmpl->epi) {
+            ts_buf_puts(b, "  epilogue on each block (P0..P5 = m0 n0 mb nb rs cs):\n");
+            put_ls(b, k->tmpl->epi, 2);
+        }
+    }
     put_ls(b, k->body, 1);
 }

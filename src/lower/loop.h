@@ -29,7 +29,8 @@ typedef enum ts_lxk {
     TS_LX_GUARD,   /* a0 ? a1 : a2, evaluating only the branch taken (bounds) */
     TS_LX_ACC,     /* the current value of accumulator `var` */
     TS_LX_IDIV,    /* a0 / a1, i64, both >= 0 (index arithmetic) */
-    TS_LX_IMOD     /* a0 % a1, i64, both >= 0 */
+    TS_LX_IMOD,    /* a0 % a1, i64, both >= 0 */
+    TS_LX_PARAM    /* a template epilogue's block parameter `var` (P0..P5), i64 */
 } ts_lxk;
 
 typedef struct ts_lx ts_lx;
@@ -94,11 +95,25 @@ typedef struct ts_lkernel {
     ts_ls *body;
     const char *what;     /* a short description for listings ("softmax row", "add+exp") */
     int needs;            /* TS_NEEDS_*: runtime headers beyond scalar.h */
-    const ts_node *tmpl;  /* a template kernel (dot, conv): the node the emitter calls tsrt for */
-    const ts_value *tmpl_out;   /* its output after the fused epilogue */
+    struct ts_ltmpl *tmpl;   /* a contraction template call instead of body, or NULL */
 } ts_lkernel;
 
 enum { TS_NEEDS_GEMM = 1, TS_NEEDS_CONV = 2 };
+
+/* A contraction kernel calls a runtime template (codegen/cpu/rt/): its
+ * arguments are expressions over D, its epilogue a loop body run on each
+ * finished block of the output, with block parameters P0..P5 = m0, n0,
+ * mb, nb, rs, cs and the block itself as buffer TS_LBUF_BLOCK. */
+typedef enum ts_tmpl_kind { TS_TMPL_GEMM, TS_TMPL_CONV } ts_tmpl_kind;
+enum { TS_LBUF_BLOCK = -1, TS_TMPL_MAX_ARGS = 24 };
+
+typedef struct ts_ltmpl {
+    ts_tmpl_kind kind;
+    int a, b, c;                    /* buffers: lhs or x, rhs or weights, the output */
+    int n_args;                     /* GEMM: m n k a_rs a_cs b_rs b_cs c_rs batch a_bs b_bs c_bs */
+    ts_lx *arg[TS_TMPL_MAX_ARGS];   /* CONV: n c h w o kh kw oh ow groups sh sw ph pw dh dw lh lw */
+    ts_ls *epi;                     /* NULL: no epilogue */
+} ts_ltmpl;
 
 /* A builder of kernels; owns the arena and the hash-consing table. */
 typedef struct ts_lprog ts_lprog;
@@ -117,6 +132,7 @@ ts_lx *ts_lx_op(ts_lprog *p, ts_op op, ts_dtype dt, ts_lx *a, ts_lx *b, ts_lx *c
 ts_lx *ts_lx_cast(ts_lprog *p, ts_lx *a, ts_dtype dt);
 ts_lx *ts_lx_guard(ts_lprog *p, ts_lx *cond, ts_lx *a, ts_lx *b);
 ts_lx *ts_lx_acc(ts_lprog *p, ts_dtype dt, int acc, int depth);
+ts_lx *ts_lx_param(ts_lprog *p, int k);                   /* block parameter P<k> */
 /* i64 index arithmetic, folded when operands are constants */
 ts_lx *ts_lx_add(ts_lprog *p, ts_lx *a, ts_lx *b);
 ts_lx *ts_lx_mul(ts_lprog *p, ts_lx *a, ts_lx *b);

@@ -25,22 +25,56 @@ typedef struct memo {
 
 enum { NMEMO = 256 };
 
+/* A delinearization done by this kernel: coords[0..n) of lin over dims,
+ * so that re-linearizing them gives lin back without div/mod. */
+typedef struct delin {
+    int n;
+    const ts_dim *dims;
+    ts_lx *coords[TS_MAX_RANK];
+    ts_lx *lin;
+} delin;
+
 typedef struct lctx {
     ts_lprog *p;
     const ts_fusion *f;
     ts_lkernel *k;
     memo *memos[NMEMO];
+    const ts_value *block_src;   /* a template's output: read from the epilogue's block */
+    ts_lx *block_index;          /* its element in the block */
+    delin delins[4];
+    int n_delins;
 } lctx;
 
 static ts_lx *value_at(lctx *c, const ts_value *v, ts_lx **coords, bool compute);
 
 static ts_lx *dimx(lctx *c, ts_dim d) { return ts_lkernel_dim(c->p, c->k, d); }
 
+/* A recorded delinearization that coords[i-n+1..i] over d[i-n+1..i] is. */
+static const delin *delin_at(const lctx *c, int i, const ts_dim *d, ts_lx **coords)
+{
+    for (int k = 0; k < c->n_delins; k++) {
+        const delin *dl = &c->delins[k];
+        if (dl->n > i + 1 || dl->n < 2) continue;
+        bool same = true;
+        for (int j = 0; same && j < dl->n; j++)
+            same = coords[i - dl->n + 1 + j] == dl->coords[j] && ts_dim_eq(d[i - dl->n + 1 + j], dl->dims[j]);
+        if (same) return dl;
+    }
+    return NULL;
+}
+
 /* Row-major linear index of coords in a value of rank r with dims d. */
 static ts_lx *linear(lctx *c, int r, const ts_dim *d, ts_lx **coords)
 {
     ts_lx *idx = ts_lx_int(c->p, 0), *stride = ts_lx_int(c->p, 1);
     for (int i = r - 1; i >= 0; i--) {
+        const delin *dl = delin_at(c, i, d, coords);
+        if (dl) {   /* those coords came from a linear index over the same dims: use it */
+            idx = ts_lx_add(c->p, idx, ts_lx_mul(c->p, dl->lin, stride));
+            for (int j = 0; j < dl->n; j++) stride = ts_lx_mul(c->p, stride, dimx(c, d[i - j]));
+            i -= dl->n - 1;
+            continue;
+        }
         idx = ts_lx_add(c->p, idx, ts_lx_mul(c->p, coords[i], stride));
         stride = ts_lx_mul(c->p, stride, dimx(c, d[i]));
     }
@@ -174,6 +208,7 @@ static unsigned memo_slot(const ts_value *v, ts_lx **coords)
 
 static ts_lx *value_at(lctx *c, const ts_value *v, ts_lx **coords, bool compute_root)
 {
+    if (v == c->block_src) return ts_lx_load(c->p, v->type.dtype, TS_LBUF_BLOCK, c->block_index);
     if (!compute_root && (c->f->mat[v->id] || !v->def)) return load(c, v, coords);
     int r = v->type.rank;
     unsigned s = memo_slot(v, coords);
@@ -369,6 +404,179 @@ static void lower_dot(lctx *c, const ts_node *n)
     store(c, &ns, y, yc, ts_lx_cast(c->p, a, dt));
 }
 
+/* ---- contraction templates -------------------------------------------------------- */
+
+/* Axes of one role of a dot operand (batch, contracted, free), in order. */
+typedef struct role {
+    int n;
+    int64_t ax[TS_MAX_RANK];
+} role;
+
+/* Consecutive increasing axes merge into one strided index. */
+static bool merges(const role *r)
+{
+    for (int i = 0; i + 1 < r->n; i++)
+        if (r->ax[i + 1] != r->ax[i] + 1) return false;
+    return true;
+}
+
+static void roles_of(const ts_node *n, role *lb, role *rb, role *lc, role *rc, role *lf, role *rf)
+{
+    int cnt;
+    const char *names[4] = {"lhs_batch", "rhs_batch", "lhs_contract", "rhs_contract"};
+    role *rs[4] = {lb, rb, lc, rc};
+    bool used[2][TS_MAX_RANK] = {{false}};
+    for (int k = 0; k < 4; k++) {
+        const int64_t *a = ts_node_ints(n, names[k], &cnt);
+        rs[k]->n = cnt;
+        for (int i = 0; i < cnt; i++) rs[k]->ax[i] = a[i], used[k % 2][a[i]] = true;
+    }
+    lf->n = rf->n = 0;
+    for (int i = 0; i < n->in[0]->type.rank; i++)
+        if (!used[0][i]) lf->ax[lf->n++] = i;
+    for (int i = 0; i < n->in[1]->type.rank; i++)
+        if (!used[1][i]) rf->ax[rf->n++] = i;
+}
+
+bool ts_contract_template(const ts_node *n)
+{
+    if (n->n_out != 1 || n->out[0]->type.dtype != TS_DTYPE_F32 || n->block->parent) return false;
+    if (n->op == TS_OP_CONV) return n->in[0]->type.rank == 4 || n->in[0]->type.rank == 3;
+    if (n->op != TS_OP_DOT) return false;
+    role lb, rb, lc, rc, lf, rf;
+    roles_of(n, &lb, &rb, &lc, &rc, &lf, &rf);
+    return merges(&lb) && merges(&rb) && merges(&lc) && merges(&rc) && merges(&lf) && merges(&rf);
+}
+
+/* The extent of a merged role of v and the stride of its innermost axis
+ * (an empty role: extent 1, stride 0). */
+static void role_geom(lctx *c, const ts_value *v, const role *r, ts_lx **ext, ts_lx **stride)
+{
+    *ext = ts_lx_int(c->p, 1);
+    *stride = ts_lx_int(c->p, r->n ? 1 : 0);
+    for (int i = 0; i < r->n; i++) *ext = ts_lx_mul(c->p, *ext, dimx(c, v->type.dims[r->ax[i]]));
+    if (r->n)
+        for (int i = (int)r->ax[r->n - 1] + 1; i < v->type.rank; i++)
+            *stride = ts_lx_mul(c->p, *stride, dimx(c, v->type.dims[i]));
+}
+
+static ts_ltmpl *new_tmpl(lctx *c, ts_tmpl_kind kind, const ts_node *n, const ts_value *out)
+{
+    ts_ltmpl *t = ts_arena_alloc(ts_lprog_arena(c->p), sizeof *t);
+    if (!t) {
+        ts_lprog_fail(c->p, TS_ERR_OOM, "out of memory building loops");
+        return NULL;
+    }
+    memset(t, 0, sizeof *t);
+    t->kind = kind;
+    t->a = ts_lkernel_buf(c->p, c->k, n->in[0], false);
+    t->b = ts_lkernel_buf(c->p, c->k, n->in[1], false);
+    t->c = ts_lkernel_buf(c->p, c->k, out, true);
+    c->k->tmpl = t;
+    c->k->needs |= kind == TS_TMPL_GEMM ? TS_NEEDS_GEMM : TS_NEEDS_GEMM | TS_NEEDS_CONV;
+    return t;
+}
+
+static void lower_gemm(lctx *c, const ts_node *n, const ts_value *out)
+{
+    role lb, rb, lc, rc, lf, rf;
+    roles_of(n, &lb, &rb, &lc, &rc, &lf, &rf);
+    ts_ltmpl *t = new_tmpl(c, TS_TMPL_GEMM, n, out);
+    if (!t) return;
+    const ts_value *l = n->in[0], *r = n->in[1];
+    ts_lx *m, *nn, *k, *a_rs, *a_cs, *b_rs, *b_cs, *batch, *a_bs, *b_bs, *unused;
+    role_geom(c, l, &lf, &m, &a_rs);
+    role_geom(c, l, &lc, &k, &a_cs);
+    role_geom(c, r, &rc, &unused, &b_rs);
+    role_geom(c, r, &rf, &nn, &b_cs);
+    role_geom(c, l, &lb, &batch, &a_bs);
+    role_geom(c, r, &rb, &unused, &b_bs);
+    ts_lx *args[] = {m, nn, k, a_rs, a_cs, b_rs, b_cs, nn, batch, a_bs, b_bs, ts_lx_mul(c->p, m, nn)};
+    t->n_args = (int)(sizeof args / sizeof args[0]);
+    memcpy(t->arg, args, sizeof args);
+}
+
+static void lower_conv(lctx *c, const ts_node *n, const ts_value *out)
+{
+    ts_ltmpl *t = new_tmpl(c, TS_TMPL_CONV, n, out);
+    if (!t) return;
+    const ts_value *x = n->in[0], *w = n->in[1], *y = n->out[0];
+    bool one = x->type.rank == 3;   /* 1-D: h = kh = oh = 1 */
+    int cnt;
+    const int64_t *st = ts_node_ints(n, "strides", &cnt), *lo = ts_node_ints(n, "pad_lo", &cnt);
+    const int64_t *ld = ts_node_ints(n, "lhs_dilation", &cnt), *rd = ts_node_ints(n, "rhs_dilation", &cnt);
+    ts_lprog *p = c->p;
+    ts_lx *i1 = ts_lx_int(p, 1);
+    ts_lx *args[] = {
+        dimx(c, x->type.dims[0]), dimx(c, x->type.dims[1]), one ? i1 : dimx(c, x->type.dims[2]),
+        dimx(c, x->type.dims[one ? 2 : 3]), dimx(c, w->type.dims[0]), one ? i1 : dimx(c, w->type.dims[2]),
+        dimx(c, w->type.dims[one ? 2 : 3]), one ? i1 : dimx(c, y->type.dims[2]), dimx(c, y->type.dims[one ? 2 : 3]),
+        ts_lx_int(p, ts_node_int(n, "groups")),
+        one ? i1 : ts_lx_int(p, st[0]), ts_lx_int(p, st[one ? 0 : 1]),
+        one ? ts_lx_int(p, 0) : ts_lx_int(p, lo[0]), ts_lx_int(p, lo[one ? 0 : 1]),
+        one ? i1 : ts_lx_int(p, rd[0]), ts_lx_int(p, rd[one ? 0 : 1]),
+        one ? i1 : ts_lx_int(p, ld[0]), ts_lx_int(p, ld[one ? 0 : 1]),
+    };
+    t->n_args = (int)(sizeof args / sizeof args[0]);
+    memcpy(t->arg, args, sizeof args);
+}
+
+/* coords[0..n) of lin over dims, recorded so that linear() undoes it. */
+static void delinear_rec(lctx *c, int n, const ts_dim *dims, ts_lx *lin, ts_lx **coords)
+{
+    delinear(c, n, dims, lin, coords);
+    if (c->n_delins < (int)(sizeof c->delins / sizeof c->delins[0]) && n >= 2) {
+        delin *d = &c->delins[c->n_delins++];
+        d->n = n;
+        d->dims = dims;
+        memcpy(d->coords, coords, sizeof *coords * (size_t)n);
+        d->lin = lin;
+    }
+}
+
+/* The epilogue: for each element (i, j) of a finished block, v computed
+ * with the template's output d read from the block. Rows are d's first
+ * `split` axes (flattened), columns the rest, as the templates define. */
+static void lower_epilogue(lctx *c, const ts_value *d, const ts_value *v, int split)
+{
+    ts_lprog *p = c->p;
+    nest ns = {.tail = &c->k->tmpl->epi};
+    ts_lx *i = open_loop(c, &ns, ts_lx_param(p, 2));
+    ts_ls *jl = NULL;
+    ts_lx *j = open_loop(c, &ns, ts_lx_param(p, 3));
+    for (ts_ls *s = c->k->tmpl->epi; s; s = s->body) jl = s;
+    if (jl) jl->flags |= TS_LOOP_VECTOR;
+    ts_lx *coords[TS_MAX_RANK];
+    int r = d->type.rank;
+    delinear_rec(c, split, d->type.dims, ts_lx_add(p, ts_lx_param(p, 0), i), coords);
+    delinear_rec(c, r - split, d->type.dims + split, ts_lx_add(p, ts_lx_param(p, 1), j), coords + split);
+    c->block_src = d;
+    c->block_index = ts_lx_add(p, ts_lx_mul(p, i, ts_lx_param(p, 4)), j);
+    ts_ls *s = ts_ls_new(p, TS_LS_STORE);
+    if (!s) return;
+    s->buf = TS_LBUF_BLOCK;
+    s->index = c->block_index;
+    s->value = value_at(c, v, coords, true);
+    append(&ns, s);
+}
+
+static void lower_template(lctx *c, const ts_group *g)
+{
+    const ts_node *n = g->root;
+    const ts_value *d = n->out[0], *v = g->epilogue ? g->epilogue : d;
+    if (n->op == TS_OP_DOT) lower_gemm(c, n, v);
+    else lower_conv(c, n, v);
+    if (v != d && c->k->tmpl) {
+        int split = n->op == TS_OP_CONV ? 2 : d->type.rank;
+        if (n->op == TS_OP_DOT) {   /* rows: batch and lhs free axes; columns: rhs free axes */
+            role lb, rb, lc, rc, lf, rf;
+            roles_of(n, &lb, &rb, &lc, &rc, &lf, &rf);
+            split = d->type.rank - rf.n;
+        }
+        lower_epilogue(c, d, v, split);
+    }
+}
+
 ts_status ts_lower_group(ts_lprog *p, const ts_fusion *f, const ts_group *g, const char *name, ts_lkernel **out,
                          ts_err *err)
 {
@@ -379,7 +587,11 @@ ts_status ts_lower_group(ts_lprog *p, const ts_fusion *f, const ts_group *g, con
     switch (g->kind) {
     case TS_G_LOOP: lower_loop(&c, g->out[0]); break;
     case TS_G_REDUCE: lower_reduce(&c, g->root); break;
-    case TS_G_DOT: lower_dot(&c, g->root); break;
+    case TS_G_DOT:   /* the fast template where the axes merge into strides, loops otherwise */
+        if (ts_contract_template(g->root)) lower_template(&c, g);
+        else lower_dot(&c, g->root);
+        break;
+    case TS_G_CONV: lower_template(&c, g); break;
     default: return ts_err_set(err, TS_ERR_INTERNAL, "lower: group kind %d has no loops", (int)g->kind);
     }
     TS_TRY(ts_lprog_status(p, err));

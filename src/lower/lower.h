@@ -10,6 +10,10 @@
 ts_status ts_lower_group(ts_lprog *p, const ts_fusion *f, const ts_group *g, const char *name, ts_lkernel **out,
                          ts_err *err);
 
+/* Whether contraction n (dot, conv) runs as a runtime template (f32, and
+ * for dot, axes that merge into one strided index per role). */
+bool ts_contract_template(const ts_node *n);
+
 /* Mark the loops: the outermost loop of each nest is split across threads,
  * the innermost (unit-stride) loop is the vector loop. The seam for
  * tuning: a schedule is only these marks (and, later, tile sizes). */

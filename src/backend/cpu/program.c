@@ -160,6 +160,12 @@ ts_status ts_cpu_compile(const ts_graph *g, const ts_cpu_opts *o, ts_cpu_program
             if (!st->kernel) continue;
             *(void **)&st->fn = ts_jit_sym(p->mod, st->kernel->name);
             if (!st->fn) s = ts_err_set(err, TS_ERR_INTERNAL, "compiled module lacks kernel %s", st->kernel->name);
+            if (s == TS_OK && st->kernel->tmpl) {
+                char ws[48];
+                snprintf(ws, sizeof ws, "%s_ws", st->kernel->name);
+                *(void **)&st->ws_fn = ts_jit_sym(p->mod, ws);
+                if (!st->ws_fn) s = ts_err_set(err, TS_ERR_INTERNAL, "compiled module lacks %s", ws);
+            }
         }
     }
     if (s != TS_OK) {

@@ -6,13 +6,15 @@
 #include "backend/cpu/cpu.h"
 
 typedef struct ts_jit_module ts_jit_module;
-typedef void (*ts_kernel_fn)(void *const *bufs, const int64_t *D, int ith, int nth);
+typedef void (*ts_kernel_fn)(void *const *bufs, const int64_t *D, int ith, int nth, void *ws);
+typedef size_t (*ts_kernel_ws_fn)(const int64_t *D);
 
 /* One step: a generated kernel (kernel, fn) or a fallback node (neither). */
 typedef struct ts_cpu_step {
     const ts_group *group;
     ts_lkernel *kernel;
     ts_kernel_fn fn;
+    ts_kernel_ws_fn ws_fn;   /* templates: workspace bytes per thread */
 } ts_cpu_step;
 
 struct ts_cpu_program {

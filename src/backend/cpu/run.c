@@ -33,7 +33,9 @@ typedef struct run {
     uint8_t *arena;
     int64_t *offset;        /* by value id: arena offset, or -1 */
     int64_t *dyn_bytes;     /* by value id: bytes of a kernel output allocated outside the arena */
-    int64_t arena_bytes, live_bytes, dyn_peak;   /* peak: the arena plus the most dynamic bytes at once */
+    int64_t arena_bytes, live_bytes, dyn_peak;
+    uint8_t *ws;            /* template workspace, nth slices */
+    size_t ws_cap;   /* peak: the arena plus the most dynamic bytes at once */
 } run;
 
 static double now_us(void)
@@ -117,12 +119,29 @@ typedef struct launch {
     ts_kernel_fn fn;
     void *const *bufs;
     const int64_t *D;
+    uint8_t *ws;
+    size_t ws_each;
 } launch;
 
 static void tramp(void *ctx, int ith, int nth)
 {
     const launch *l = ctx;
-    l->fn(l->bufs, l->D, ith, nth);
+    l->fn(l->bufs, l->D, ith, nth, l->ws ? l->ws + (size_t)ith * l->ws_each : NULL);
+}
+
+/* Per-thread workspace for a template: one block of nth slices, kept for
+ * the run and grown when a kernel needs more. */
+static ts_status workspace(run *r, size_t each, int nth, uint8_t **out)
+{
+    size_t need = each * (size_t)nth;
+    if (need > r->ws_cap) {
+        ts_mem_free(r->ws);
+        r->ws_cap = 0;
+        if (!(r->ws = ts_mem_alloc(need))) return ts_err_set(r->err, TS_ERR_OOM, "out of memory for a %zu-byte workspace", need);
+        r->ws_cap = need;
+    }
+    *out = r->ws;
+    return TS_OK;
 }
 
 static ts_status kernel_step(run *r, const ts_cpu_step *st, ts_pool *pool)
@@ -143,10 +162,14 @@ static ts_status kernel_step(run *r, const ts_cpu_step *st, ts_pool *pool)
         if (k->bufs[i].written) work = r->vals[v->id]->numel;
     }
     int nth = pool ? ts_pool_size(pool) : 1;
-    if (work / GRAIN + 1 < nth) nth = (int)(work / GRAIN + 1);
-    launch l = {st->fn, bufs, D};
+    if (!k->tmpl && work / GRAIN + 1 < nth) nth = (int)(work / GRAIN + 1);   /* templates split work themselves */
+    launch l = {st->fn, bufs, D, NULL, 0};
+    if (st->ws_fn) {
+        l.ws_each = (st->ws_fn(D) + 63) & ~(size_t)63;
+        if (l.ws_each) TS_TRY(workspace(r, l.ws_each, nth, &l.ws));
+    }
     if (nth > 1) ts_pool_run(pool, tramp, &l, nth);
-    else st->fn(bufs, D, 0, 1);
+    else tramp(&l, 0, 1);
     return TS_OK;
 }
 
@@ -250,6 +273,7 @@ ts_status ts_cpu_run(const ts_cpu_program *p, ts_pool *pool, int n_in, ts_tensor
     ts_mem_free(r.vals);
     ts_mem_free(r.offset);
     ts_mem_free(r.dyn_bytes);
+    ts_mem_free(r.ws);
     ts_mem_free(r.arena);
     ts_interp_run_free(r.ir);
     if (s != TS_OK)

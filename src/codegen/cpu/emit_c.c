@@ -239,7 +239,10 @@ static void rhs(em *e, ts_buf *b, ts_lx *x, bool inline_only)
         if (x->a[i]) ref(e, &t[i], x->a[i], inline_only || x->k == TS_LX_GUARD);
     const char *a = t[0].data ? t[0].data : "", *bb = t[1].data ? t[1].data : "", *c = t[2].data ? t[2].data : "";
     switch (x->k) {
-    case TS_LX_LOAD: ts_buf_printf(b, "b%d[%s]", x->var, a); break;
+    case TS_LX_LOAD:
+        if (x->var == TS_LBUF_BLOCK) ts_buf_printf(b, "block[%s]", a);
+        else ts_buf_printf(b, "b%d[%s]", x->var, a);
+        break;
     case TS_LX_OP:
         if (x->index) ts_buf_printf(b, "(%s %s %s)", a, x->op == TS_OP_ADD ? "+" : x->op == TS_OP_SUB ? "-" : "*", bb);
         else put_op(b, x->op, x->dt, x->a[0]->dt, a, bb, c);
@@ -262,6 +265,7 @@ static void ref(em *e, ts_buf *b, ts_lx *x, bool inline_only)
     case TS_LX_VAR: ts_buf_printf(b, "i%d", x->var); return;
     case TS_LX_DIM: ts_buf_printf(b, "D%d", x->var); return;
     case TS_LX_ACC: ts_buf_printf(b, "acc%d", x->var); return;
+    case TS_LX_PARAM: ts_buf_printf(b, "P%d", x->var); return;
     default: break;
     }
     if (e->declared[x->id] < 0 && !inline_only) declare(e, x);
@@ -297,7 +301,9 @@ static bool pure(const ts_lx *x)
 
 static void hoist_lx(em *e, ts_lx *x, int depth)
 {
-    if (!x || x->k == TS_LX_CONST || x->k == TS_LX_VAR || x->k == TS_LX_DIM || x->k == TS_LX_ACC) return;
+    if (!x || x->k == TS_LX_CONST || x->k == TS_LX_VAR || x->k == TS_LX_DIM || x->k == TS_LX_ACC ||
+        x->k == TS_LX_PARAM)
+        return;
     if (e->declared[x->id] >= 0) return;
     if (x->depth < depth && pure(x)) {
         declare(e, x);
@@ -469,7 +475,8 @@ static void stmts(em *e, const ts_ls *s)
             ref(e, &a, s->index, false);
             ref(e, &b, s->value, false);
             indent(e);
-            ts_buf_printf(e->out, "b%d[%s] = %s;\n", s->buf, a.data, b.data);
+            if (s->buf == TS_LBUF_BLOCK) ts_buf_printf(e->out, "block[%s] = %s;\n", a.data, b.data);
+            else ts_buf_printf(e->out, "b%d[%s] = %s;\n", s->buf, a.data, b.data);
             break;
         case TS_LS_ACC:
             ref(e, &a, s->value, false);
@@ -499,6 +506,92 @@ static bool any_parallel(const ts_ls *s)
     return false;
 }
 
+/* The buffer and dim locals every function of a kernel starts with. */
+static void prologue(em *e, const ts_lkernel *k)
+{
+    for (int i = 0; i < k->n_bufs; i++)
+        ts_buf_printf(e->out, "    %s%s *restrict b%d = (%s%s *)bufs[%d];\n", k->bufs[i].written ? "" : "const ",
+                      ts_emit_ctype(k->bufs[i].dt), i, k->bufs[i].written ? "" : "const ", ts_emit_ctype(k->bufs[i].dt),
+                      i);
+    for (int i = 0; i < k->n_dims; i++) ts_buf_printf(e->out, "    const int64_t D%d = D[%d];\n", i, i);
+}
+
+/* Forget every declared local: a new C function starts. */
+static void reset(em *e)
+{
+    while (e->nstack) e->declared[e->stack[--e->nstack]] = -1;
+    e->level = 0;
+}
+
+/* Declared locals for the template's arguments; their names in names[]. */
+static void template_args(em *e, const ts_ltmpl *t, ts_buf *names)
+{
+    for (int i = 0; i < t->n_args; i++) ref(e, &names[i], t->arg[i], false);
+}
+
+/* A contraction: the epilogue as a static function, the workspace size,
+ * and the call of the runtime template (docs/kernels.md). */
+static void template_kernel(em *e, const ts_lkernel *k)
+{
+    const ts_ltmpl *t = k->tmpl;
+    ts_buf *out = e->out;
+    bool gemm = t->kind == TS_TMPL_GEMM;
+    ts_buf names[TS_TMPL_MAX_ARGS];
+    if (t->epi) {
+        ts_buf_printf(out, "\ntypedef struct %s_ctx { void *const *bufs; const int64_t *D; } %s_ctx;\n", k->name, k->name);
+        ts_buf_printf(out, "static void %s_epi(void *vctx, float *block, ptrdiff_t rs, ptrdiff_t cs, int64_t m0, int64_t n0,\n"
+                           "    int64_t mb, int64_t nb)\n{\n", k->name);
+        ts_buf_printf(out, "    const %s_ctx *ctx = vctx;\n    void *const *bufs = ctx->bufs;\n    const int64_t *D = ctx->D;\n"
+                           "    (void)bufs; (void)D; (void)cs;\n", k->name);
+        prologue(e, k);
+        ts_buf_puts(out, "    const int64_t P0 = m0, P1 = n0, P2 = mb, P3 = nb, P4 = rs;\n");
+        reset(e);
+        stmts(e, t->epi);
+        ts_buf_puts(out, "}\n");
+    }
+    /* workspace bytes per thread */
+    ts_buf_printf(out, "\nsize_t %s_ws(const int64_t *D)\n{\n    (void)D;\n", k->name);
+    for (int i = 0; i < k->n_dims; i++) ts_buf_printf(out, "    const int64_t D%d = D[%d];\n", i, i);
+    reset(e);
+    memset(names, 0, sizeof names);
+    template_args(e, t, names);
+    if (gemm) ts_buf_printf(out, "    return tsrt_sgemm_workspace(%s, %s, %s);\n", names[0].data, names[1].data, names[2].data);
+    else {
+        ts_buf_puts(out, "    tsrt_conv_args a = {0};\n");
+        static const char *const f[] = {"n", "c", "h", "w", "o", "kh", "kw", "oh", "ow", "groups", "stride_h",
+                                        "stride_w", "pad_h", "pad_w", "dil_h", "dil_w", "ldil_h", "ldil_w"};
+        for (int i = 0; i < t->n_args; i++) ts_buf_printf(out, "    a.%s = %s;\n", f[i], names[i].data);
+        ts_buf_puts(out, "    return tsrt_conv_workspace(&a);\n");
+    }
+    ts_buf_puts(out, "}\n");
+    for (int i = 0; i < t->n_args; i++) ts_buf_free(&names[i]);
+    /* the kernel */
+    ts_buf_printf(out, "\n/* %s */\nvoid %s(void *const *bufs, const int64_t *D, int ith, int nth, void *ws)\n{\n",
+                  k->what, k->name);
+    prologue(e, k);
+    reset(e);
+    memset(names, 0, sizeof names);
+    template_args(e, t, names);
+    const char *epi = t->epi ? "_epi" : NULL;
+    if (t->epi) ts_buf_printf(out, "    %s_ctx ctx = {bufs, D};\n", k->name);
+    if (gemm) {
+        static const char *const f[] = {"m", "n", "k", "a_rs", "a_cs", "b_rs", "b_cs", "c_rs", "batch", "a_bs",
+                                        "b_bs", "c_bs"};
+        ts_buf_printf(out, "    tsrt_sgemm_args g = {0};\n    g.a = b%d; g.b = b%d; g.c = b%d; g.c_cs = 1;\n", t->a, t->b, t->c);
+        for (int i = 0; i < t->n_args; i++) ts_buf_printf(out, "    g.%s = %s;\n", f[i], names[i].data);
+        if (epi) ts_buf_printf(out, "    g.epi = %s_epi; g.epi_ctx = &ctx;\n", k->name);
+        ts_buf_puts(out, "    tsrt_sgemm(&g, ith, nth, ws);\n}\n");
+    } else {
+        static const char *const f[] = {"n", "c", "h", "w", "o", "kh", "kw", "oh", "ow", "groups", "stride_h",
+                                        "stride_w", "pad_h", "pad_w", "dil_h", "dil_w", "ldil_h", "ldil_w"};
+        ts_buf_printf(out, "    tsrt_conv_args a = {0};\n    a.x = b%d; a.wt = b%d; a.y = b%d;\n", t->a, t->b, t->c);
+        for (int i = 0; i < t->n_args; i++) ts_buf_printf(out, "    a.%s = %s;\n", f[i], names[i].data);
+        if (epi) ts_buf_printf(out, "    a.epi = %s_epi; a.epi_ctx = &ctx;\n", k->name);
+        ts_buf_puts(out, "    tsrt_conv(&a, TSRT_CONV_AUTO, ith, nth, ws);\n}\n");
+    }
+    for (int i = 0; i < t->n_args; i++) ts_buf_free(&names[i]);
+}
+
 static ts_status kernel(ts_buf *out, const ts_lkernel *k, ts_err *err)
 {
     for (int i = 0; i < k->n_bufs; i++)
@@ -507,21 +600,26 @@ static ts_status kernel(ts_buf *out, const ts_lkernel *k, ts_err *err)
                               ts_dtype_name(k->bufs[i].dt));
     uint32_t nids = 0;
     max_id_ls(k->body, &nids);
+    if (k->tmpl) {
+        max_id_ls(k->tmpl->epi, &nids);
+        for (int i = 0; i < k->tmpl->n_args; i++) max_id_lx(k->tmpl->arg[i], &nids);
+    }
     em e = {.out = out, .k = k, .nids = nids};
     e.declared = ts_mem_alloc(sizeof *e.declared * (nids ? nids : 1));
     if (!e.declared) return ts_err_set(err, TS_ERR_OOM, "out of memory emitting C");
     for (uint32_t i = 0; i < nids; i++) e.declared[i] = -1;
-    ts_buf_printf(out, "\n/* %s */\nvoid %s(void *const *bufs, const int64_t *D, int ith, int nth)\n{\n", k->what,
-                  k->name);
-    ts_buf_puts(out, "    (void)bufs; (void)D; (void)ith; (void)nth;\n");
-    for (int i = 0; i < k->n_bufs; i++)
-        ts_buf_printf(out, "    %s%s *restrict b%d = (%s%s *)bufs[%d];\n", k->bufs[i].written ? "" : "const ",
-                      ts_emit_ctype(k->bufs[i].dt), i, k->bufs[i].written ? "" : "const ", ts_emit_ctype(k->bufs[i].dt),
-                      i);
-    for (int i = 0; i < k->n_dims; i++) ts_buf_printf(out, "    const int64_t D%d = D[%d];\n", i, i);
-    if (!any_parallel(k->body)) ts_buf_puts(out, "    if (ith != 0) return;   /* no parallel loop: thread 0 does it all */\n");
-    stmts(&e, k->body);
-    ts_buf_puts(out, "}\n");
+    if (k->tmpl) {
+        template_kernel(&e, k);
+    } else {
+        ts_buf_printf(out, "\n/* %s */\nvoid %s(void *const *bufs, const int64_t *D, int ith, int nth, void *ws)\n{\n",
+                      k->what, k->name);
+        ts_buf_puts(out, "    (void)bufs; (void)D; (void)ith; (void)nth; (void)ws;\n");
+        prologue(&e, k);
+        if (!any_parallel(k->body))
+            ts_buf_puts(out, "    if (ith != 0) return;   /* no parallel loop: thread 0 does it all */\n");
+        stmts(&e, k->body);
+        ts_buf_puts(out, "}\n");
+    }
     ts_mem_free(e.declared);
     ts_mem_free(e.stack);
     if (e.status != TS_OK) return ts_err_set(err, e.status, "out of memory emitting C");
