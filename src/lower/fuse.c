@@ -54,7 +54,8 @@ static bool view_op(const ts_node *n)
 
 static bool reduce_op(ts_op op)
 {
-    return op == TS_OP_REDUCE_SUM || op == TS_OP_REDUCE_PROD || op == TS_OP_REDUCE_MAX || op == TS_OP_REDUCE_MIN;
+    return op == TS_OP_REDUCE_SUM || op == TS_OP_REDUCE_PROD || op == TS_OP_REDUCE_MAX || op == TS_OP_REDUCE_MIN ||
+           op == TS_OP_REDUCE_WINDOW;
 }
 
 /* Computed inline as an expression of its operands at an index. */
@@ -91,6 +92,18 @@ static bool needs_memory_operands(const ts_node *n)
     return !ts_fuse_compilable(n) || n->op == TS_OP_DOT || n->op == TS_OP_CONV;
 }
 
+/* Whether v can be read when node n runs: computed before it, or made of
+ * constants (a const, iota, or views of them, wherever they sit). */
+static bool available(const ts_value *v, const ts_node *n, const int *pos)
+{
+    const ts_node *d = v->def;
+    if (!d || pos[d->id] < pos[n->id] || d->op == TS_OP_CONST || d->op == TS_OP_IOTA) return true;
+    if (!view_op(d)) return false;
+    for (int i = 0; i < d->n_in; i++)
+        if (!available(d->in[i], n, pos)) return false;
+    return true;
+}
+
 /* The elementwise chain a contraction's epilogue can take: from its
  * result, while the value has one use, that use is an elementwise f32
  * node of the same shape, and the value is not a graph result. Returns the
@@ -110,7 +123,7 @@ static const ts_value *epilogue_chain(ts_fusion *f, const ts_node *n, const ts_n
          * computed by then (a residual add joins the later of two convs) */
         bool ready = true;
         for (int i = 0; i < u->n_in; i++)
-            if (u->in[i] != v && u->in[i]->def && pos[u->in[i]->def->id] > pos[n->id]) ready = false;
+            if (u->in[i] != v && !available(u->in[i], n, pos)) ready = false;
         if (!ready) break;
         if (!(ts_op_get(u->op)->flags & TS_OPF_EW) || u->op == TS_OP_BITCAST) break;
         const ts_value *w = u->out[0];

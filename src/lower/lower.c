@@ -372,6 +372,43 @@ static void lower_reduce(lctx *c, const ts_node *n)
     store(c, &ns, y, yc, ts_lx_cast(c->p, a, dt));
 }
 
+/* reduce_window: loops over the result, an accumulator over the window
+ * positions; a position in the padding adds the identity (a guard keeps
+ * the load from running there). */
+static void lower_window(lctx *c, const ts_node *n)
+{
+    static const ts_op kinds[] = {TS_OP_REDUCE_SUM, TS_OP_REDUCE_MAX, TS_OP_REDUCE_MIN};
+    ts_op op = kinds[ts_node_int(n, "kind")];
+    const ts_value *x = n->in[0], *y = n->out[0];
+    int r = x->type.rank, cnt, acc = 0;
+    const int64_t *win = ts_node_ints(n, "window", &cnt), *st = ts_node_ints(n, "strides", &cnt);
+    const int64_t *dil = ts_node_ints(n, "dilations", &cnt), *lo = ts_node_ints(n, "pad_lo", &cnt);
+    ts_lprog *p = c->p;
+    nest ns = {.tail = &c->k->body};
+    ts_lx *yc[TS_MAX_RANK], *xc[TS_MAX_RANK], *ext[TS_MAX_RANK], *wv[TS_MAX_RANK];
+    for (int i = 0; i < r; i++) yc[i] = open_loop(c, &ns, dimx(c, y->type.dims[i]));
+    int nw = 0;
+    for (int i = 0; i < r; i++)
+        if (win[i] > 1) ext[nw++] = ts_lx_int(p, win[i]);
+    ts_dtype dt = y->type.dtype, adt = acc_dtype(op, dt);
+    ts_ls **inner = NULL;
+    ts_lx *a = open_reduction(c, &ns, op, adt, nw, ext, wv, &inner, &acc);
+    if (!a) return;
+    ts_lx *inside = ts_lx_const(p, TS_DTYPE_BOOL, 1);
+    for (int i = 0, j = 0; i < r; i++) {
+        ts_lx *k = win[i] > 1 ? ts_lx_mul(p, wv[j++], ts_lx_int(p, dil[i])) : ts_lx_int(p, 0);
+        xc[i] = ts_lx_sub(p, ts_lx_add(p, ts_lx_mul(p, yc[i], ts_lx_int(p, st[i])), k), ts_lx_int(p, lo[i]));
+        if (lo[i] || win[i] > 1) {   /* a position that can fall outside x */
+            inside = ts_lx_and(p, inside, ts_lx_lt(p, ts_lx_int(p, -1), xc[i]));
+            inside = ts_lx_and(p, inside, ts_lx_lt(p, xc[i], dimx(c, x->type.dims[i])));
+        }
+    }
+    ts_lx *v = ts_lx_guard(p, inside, ts_lx_cast(p, value_at(c, x, xc, false), adt), identity(c, op, adt));
+    update(c, inner, acc, combine_op(op), v);
+    to_end(&ns);
+    store(c, &ns, y, yc, ts_lx_cast(p, a, dt));
+}
+
 static void lower_dot(lctx *c, const ts_node *n)
 {
     const ts_value *l = n->in[0], *r = n->in[1], *y = n->out[0];
@@ -586,7 +623,10 @@ ts_status ts_lower_group(ts_lprog *p, const ts_fusion *f, const ts_group *g, con
     snprintf(c.k->name, sizeof c.k->name, "%s", name);
     switch (g->kind) {
     case TS_G_LOOP: lower_loop(&c, g->out[0]); break;
-    case TS_G_REDUCE: lower_reduce(&c, g->root); break;
+    case TS_G_REDUCE:
+        if (g->root->op == TS_OP_REDUCE_WINDOW) lower_window(&c, g->root);
+        else lower_reduce(&c, g->root);
+        break;
     case TS_G_DOT:   /* the fast template where the axes merge into strides, loops otherwise */
         if (ts_contract_template(g->root)) lower_template(&c, g);
         else lower_dot(&c, g->root);

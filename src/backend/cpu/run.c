@@ -212,8 +212,9 @@ static ts_status steps(run *r, ts_pool *pool, ts_trace *trace)
         double t0 = trace ? now_us() : 0;
         TS_TRY(st->kernel ? kernel_step(r, st, pool) : fallback_step(r, st));
         if (trace) {
-            const char *name = st->kernel ? st->kernel->what : ts_op_get(st->group->root->op)->name;
-            ts_trace_add(trace, name, st->kernel ? "kernel" : "fallback", t0, now_us() - t0, 0);
+            /* the kernel's name and what it computes; a fallback, its primitive */
+            const char *name = st->kernel ? st->kernel->name : ts_op_get(st->group->root->op)->name;
+            ts_trace_add(trace, name, st->kernel ? st->kernel->what : "fallback", t0, now_us() - t0, 0);
         }
         release_after(r, i);
     }
