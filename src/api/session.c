@@ -19,6 +19,7 @@ struct ts_session {
     ts_pool *pool;
     pthread_mutex_t pool_lock;   /* the pool serves one run at a time; others run on one thread */
     ts_trace *trace;
+    ts_cpu_scratch scratch;      /* kept between the runs that hold pool_lock */
     _Atomic int64_t peak;
 };
 
@@ -62,6 +63,7 @@ void ts_session_free(ts_session *s)
     ts_pool_free(s->pool);
     ts_cpu_program_free(s->prog);
     ts_trace_free(s->trace);
+    ts_cpu_scratch_free(&s->scratch);
     pthread_mutex_destroy(&s->pool_lock);
     ts_mem_free(s);
 }
@@ -74,8 +76,8 @@ ts_status ts_session_run(ts_session *s, int n_in, ts_tensor *const *inputs, int 
     if (s->t == T_INTERP) return ts_interp_run_graph(s->g, n_in, inputs, n_out, outputs, err);
     bool own = pthread_mutex_trylock(&s->pool_lock) == 0;
     int64_t peak = 0;
-    ts_status st = ts_cpu_run(s->prog, own ? s->pool : NULL, n_in, inputs, n_out, outputs, own ? s->trace : NULL,
-                              &peak, err);
+    ts_status st = ts_cpu_run(s->prog, own ? s->pool : NULL, own ? &s->scratch : NULL, n_in, inputs, n_out,
+                              outputs, own ? s->trace : NULL, &peak, err);
     if (own) pthread_mutex_unlock(&s->pool_lock);
     atomic_store(&s->peak, peak);
     return st;

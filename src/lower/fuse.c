@@ -251,6 +251,7 @@ ts_status ts_fuse(const ts_graph *g, ts_fusion **out, ts_err *err)
         ts_gkind kind = n->op == TS_OP_DOT ? TS_G_DOT : reduce_op(n->op) ? TS_G_REDUCE : TS_G_LOOP;
         s = add_group(f, kind, n, &cap, err);
     }
+    if (s == TS_OK) s = ts_fuse_rows(f, err);
     if (s != TS_OK) {
         ts_fusion_free(f);
         return s;

@@ -32,6 +32,8 @@ typedef struct ts_group {
     int n_nodes;               /* nodes it covers, in graph order (for listings) */
     const ts_node **nodes;
     const ts_value *epilogue;  /* DOT/CONV: the value written after the epilogue, or NULL */
+    const ts_value *row_space; /* ROW: a value of the iteration space S = O + I */
+    int row_inner;             /* ROW: how many trailing axes of S are I (reduced) */
 } ts_group;
 
 typedef struct ts_fusion {
@@ -50,6 +52,9 @@ ts_status ts_fuse(const ts_graph *g, ts_fusion **out, ts_err *err);
 void ts_fusion_free(ts_fusion *f);
 /* The partition in words (`tessera ir --fusion`). */
 void ts_fusion_print(ts_buf *b, const ts_fusion *f);
+/* Row fusion (fuse_row.c), run by ts_fuse: merges runs of groups that
+ * reduce the trailing axes of one iteration space into ROW groups. */
+ts_status ts_fuse_rows(ts_fusion *f, ts_err *err);
 /* Whether the C generator handles node n (op and dtypes). */
 bool ts_fuse_compilable(const ts_node *n);
 

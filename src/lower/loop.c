@@ -78,14 +78,16 @@ static uint64_t hash_of(const ts_lx *x)
     h = mix(h, bits);
     h = mix(h, (uint64_t)x->ci);
     for (int i = 0; i < 3; i++) h = mix(h, x->a[i] ? x->a[i]->id + 1 : 0);
-    return mix(h, x->index);
+    return mix(mix(h, x->index), x->k == TS_LX_VAR || x->k == TS_LX_ACC ? (uint64_t)x->depth : 0);
 }
 
 static bool same(const ts_lx *x, const ts_lx *y)
 {
     return x->k == y->k && x->dt == y->dt && x->op == y->op && x->var == y->var &&
            memcmp(&x->c, &y->c, sizeof x->c) == 0 && x->ci == y->ci && x->a[0] == y->a[0] && x->a[1] == y->a[1] &&
-           x->a[2] == y->a[2] && x->index == y->index;
+           x->a[2] == y->a[2] && x->index == y->index &&
+           /* a loop variable's depth is part of it: kernels share the table */
+           ((x->k != TS_LX_VAR && x->k != TS_LX_ACC) || x->depth == y->depth);
 }
 
 static ts_lx *intern(ts_lprog *p, const ts_lx *proto)

@@ -43,6 +43,9 @@ typedef struct lctx {
     ts_lx *block_index;          /* its element in the block */
     delin delins[4];
     int n_delins;
+    const ts_value *row_val[64];   /* ROW: reductions already folded in this row ... */
+    ts_lx *row_acc[64];            /* ... and their accumulators (cast to the value's dtype) */
+    int n_row;
 } lctx;
 
 static ts_lx *value_at(lctx *c, const ts_value *v, ts_lx **coords, bool compute);
@@ -112,7 +115,9 @@ static ts_lx *view_at(lctx *c, const ts_node *n, ts_lx **coords)
     switch (n->op) {
     case TS_OP_RESHAPE: {
         ts_lx *lin = linear(c, y->type.rank, y->type.dims, coords);
-        if (c->f->mat[x->id]) {   /* stored row-major: the linear index is the address */
+        bool row_acc = false;
+        for (int i = 0; i < c->n_row; i++) row_acc |= c->row_val[i] == x;
+        if (c->f->mat[x->id] && !row_acc) {   /* stored row-major: the linear index is the address */
             int b = ts_lkernel_buf(p, c->k, x, false);
             return ts_lx_load(p, x->type.dtype, b, lin);
         }
@@ -209,6 +214,8 @@ static unsigned memo_slot(const ts_value *v, ts_lx **coords)
 static ts_lx *value_at(lctx *c, const ts_value *v, ts_lx **coords, bool compute_root)
 {
     if (v == c->block_src) return ts_lx_load(c->p, v->type.dtype, TS_LBUF_BLOCK, c->block_index);
+    for (int i = 0; i < c->n_row; i++)
+        if (c->row_val[i] == v) return c->row_acc[i];   /* this row's reduction: its accumulator */
     if (!compute_root && (c->f->mat[v->id] || !v->def)) return load(c, v, coords);
     int r = v->type.rank;
     unsigned s = memo_slot(v, coords);
@@ -614,6 +621,56 @@ static void lower_template(lctx *c, const ts_group *g)
     }
 }
 
+/* A ROW group: loops over the rows (O), then per phase either a reduction
+ * over the row (I) into an accumulator that later phases read directly,
+ * or a loop writing a stored value of the row (over I) or of O. */
+static void lower_row(lctx *c, const ts_group *g)
+{
+    const ts_value *sp = g->row_space;
+    int r = sp->type.rank, ni = g->row_inner, no = r - ni;
+    nest ns = {.tail = &c->k->body};
+    ts_lx *oc[TS_MAX_RANK], *xc[TS_MAX_RANK];
+    for (int i = 0; i < no; i++) oc[i] = open_loop(c, &ns, dimx(c, sp->type.dims[i]));
+    int depth = ns.depth;
+    ts_ls **row_body = ns.tail;   /* the statements of one row */
+    for (int p = 0; p < g->n_out; p++) {
+        const ts_value *v = g->out[p];
+        const ts_node *n = v->def;
+        ns.tail = row_body;
+        to_end(&ns);
+        ns.depth = depth;
+        if (n->op == TS_OP_REDUCE_SUM || n->op == TS_OP_REDUCE_PROD || n->op == TS_OP_REDUCE_MAX ||
+            n->op == TS_OP_REDUCE_MIN) {
+            ts_lx *ext[TS_MAX_RANK], *rv[TS_MAX_RANK];
+            for (int i = 0; i < ni; i++) ext[i] = dimx(c, sp->type.dims[no + i]);
+            ts_dtype dt = v->type.dtype, adt = acc_dtype(n->op, dt);
+            ts_ls **inner = NULL;
+            int acc = 0;
+            ts_lx *a = open_reduction(c, &ns, n->op, adt, ni, ext, rv, &inner, &acc);
+            if (!a) return;
+            memcpy(xc, oc, sizeof *xc * (size_t)no);
+            memcpy(xc + no, rv, sizeof *xc * (size_t)ni);
+            update(c, inner, acc, combine_op(n->op), ts_lx_cast(c->p, value_at(c, n->in[0], xc, false), adt));
+            to_end(&ns);
+            ts_lx *val = ts_lx_cast(c->p, a, dt);
+            if (c->n_row < 64) {
+                c->row_val[c->n_row] = v;
+                c->row_acc[c->n_row++] = val;
+            }
+            store(c, &ns, v, oc, val);
+        } else if (v->type.rank < r || !ts_dim_eq(v->type.dims[r - 1], sp->type.dims[r - 1]) || ni == 0) {
+            /* a per-row scalar: O, or O with trailing 1s */
+            memcpy(xc, oc, sizeof *xc * (size_t)no);
+            for (int i = no; i < v->type.rank; i++) xc[i] = ts_lx_int(c->p, 0);
+            store(c, &ns, v, xc, value_at(c, v, xc, true));
+        } else {
+            memcpy(xc, oc, sizeof *xc * (size_t)no);
+            for (int i = 0; i < ni; i++) xc[no + i] = open_loop(c, &ns, dimx(c, sp->type.dims[no + i]));
+            store(c, &ns, v, xc, value_at(c, v, xc, true));
+        }
+    }
+}
+
 ts_status ts_lower_group(ts_lprog *p, const ts_fusion *f, const ts_group *g, const char *name, ts_lkernel **out,
                          ts_err *err)
 {
@@ -632,6 +689,7 @@ ts_status ts_lower_group(ts_lprog *p, const ts_fusion *f, const ts_group *g, con
         else lower_dot(&c, g->root);
         break;
     case TS_G_CONV: lower_template(&c, g); break;
+    case TS_G_ROW: lower_row(&c, g); break;
     default: return ts_err_set(err, TS_ERR_INTERNAL, "lower: group kind %d has no loops", (int)g->kind);
     }
     TS_TRY(ts_lprog_status(p, err));

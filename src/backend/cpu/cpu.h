@@ -33,10 +33,25 @@ void ts_cpu_program_free(ts_cpu_program *p);
 void ts_cpu_program_stats(const ts_cpu_program *p, double *compile_ms, bool *cache_hit, int *n_kernels,
                           int *n_fallback);
 
-/* One run: inputs bound and checked, outputs new references. pool may be
- * NULL (one thread); trace may be NULL. *peak_bytes (may be NULL)
- * receives the most intermediate bytes alive at once. */
-ts_status ts_cpu_run(const ts_cpu_program *p, ts_pool *pool, int n_in, ts_tensor *const *in, int n_out,
-                     ts_tensor **out, ts_trace *trace, int64_t *peak_bytes, ts_err *err);
+/* Memory a run may keep for the next one (the arena and the template
+ * workspace), so that repeated runs do not fault fresh pages in: one per
+ * session, used by one run at a time; zero-initialise it, free it with
+ * ts_cpu_scratch_free. */
+typedef struct ts_cpu_scratch {
+    uint8_t *arena, *ws;
+    size_t arena_cap, ws_cap;
+    /* the last run's outputs: a result tensor its caller has released
+     * (only this reference left) is written again instead of allocated */
+    ts_tensor **outs;
+    int n_outs;
+} ts_cpu_scratch;
+void ts_cpu_scratch_free(ts_cpu_scratch *s);
+
+/* One run: inputs bound and checked, outputs new references. pool,
+ * scratch and trace may be NULL. *peak_bytes (may be NULL) receives the
+ * most intermediate bytes alive at once. */
+ts_status ts_cpu_run(const ts_cpu_program *p, ts_pool *pool, ts_cpu_scratch *scratch, int n_in,
+                     ts_tensor *const *in, int n_out, ts_tensor **out, ts_trace *trace, int64_t *peak_bytes,
+                     ts_err *err);
 
 #endif

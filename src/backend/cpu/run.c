@@ -34,8 +34,8 @@ typedef struct run {
     int64_t *offset;        /* by value id: arena offset, or -1 */
     int64_t *dyn_bytes;     /* by value id: bytes of a kernel output allocated outside the arena */
     int64_t arena_bytes, live_bytes, dyn_peak;
-    uint8_t *ws;            /* template workspace, nth slices */
-    size_t ws_cap;   /* peak: the arena plus the most dynamic bytes at once */
+    ts_cpu_scratch *scratch; /* the arena and the template workspace (nth slices) */
+    ts_cpu_scratch own;      /* used when the caller gives none */   /* peak: the arena plus the most dynamic bytes at once */
 } run;
 
 static double now_us(void)
@@ -86,14 +86,39 @@ static ts_status make_plan(run *r)
     }
     int64_t total = 0;
     if (s == TS_OK) s = ts_plan_assign(n, bufs, offs, &total, r->err);
-    if (s == TS_OK && total > 0 && !(r->arena = ts_mem_alloc((size_t)total)))
-        s = ts_err_set(r->err, TS_ERR_OOM, "out of memory for a %lld-byte arena", (long long)total);
+    ts_cpu_scratch *sc = r->scratch;
+    if (s == TS_OK && (size_t)total > sc->arena_cap) {
+        ts_mem_free(sc->arena);
+        sc->arena_cap = 0;
+        if (!(sc->arena = ts_mem_alloc((size_t)total)))
+            s = ts_err_set(r->err, TS_ERR_OOM, "out of memory for a %lld-byte arena", (long long)total);
+        else sc->arena_cap = (size_t)total;
+    }
+    r->arena = sc->arena;
     for (int i = 0; s == TS_OK && i < n; i++) r->offset[who[i]->id] = offs[i];
     r->arena_bytes = total;
     ts_mem_free(bufs);
     ts_mem_free(who);
     ts_mem_free(offs);
     return s;
+}
+
+/* Graph result k's tensor of the last run, if its caller let it go and it
+ * has this shape: writing it again spares faulting in fresh pages (a
+ * large allocation is a fresh mmap every time). */
+static ts_tensor *recycled(run *r, const ts_value *v, const int64_t *shape)
+{
+    const ts_block *body = r->p->g->body;
+    ts_cpu_scratch *sc = r->scratch;
+    for (int k = 0; k < body->n_results && k < sc->n_outs; k++) {
+        ts_tensor *t = sc->outs[k];
+        if (body->results[k] != v || !t || t->refs != 1 || t->dtype != v->type.dtype || t->rank != v->type.rank ||
+            memcmp(t->shape, shape, sizeof *shape * (size_t)t->rank) != 0)
+            continue;
+        sc->outs[k] = NULL;   /* handed out again: the run's reference now */
+        return t;
+    }
+    return NULL;
 }
 
 /* The tensor that kernel output v is written into. */
@@ -104,6 +129,7 @@ static ts_status output_tensor(run *r, const ts_value *v, ts_tensor **out)
         return ts_err_set(r->err, TS_ERR_INTERNAL, "a kernel's output size is unknown when it runs");
     if (r->offset[v->id] >= 0)
         return ts_tensor_wrap(v->type.dtype, v->type.rank, shape, r->arena + r->offset[v->id], out, r->err);
+    if ((*out = recycled(r, v, shape)) != NULL) return TS_OK;
     TS_TRY(ts_tensor_new(v->type.dtype, v->type.rank, shape, out, r->err));
     if (!is_result(r->p->g, v)) {
         r->dyn_bytes[v->id] = (int64_t)(*out)->nbytes;
@@ -134,13 +160,15 @@ static void tramp(void *ctx, int ith, int nth)
 static ts_status workspace(run *r, size_t each, int nth, uint8_t **out)
 {
     size_t need = each * (size_t)nth;
-    if (need > r->ws_cap) {
-        ts_mem_free(r->ws);
-        r->ws_cap = 0;
-        if (!(r->ws = ts_mem_alloc(need))) return ts_err_set(r->err, TS_ERR_OOM, "out of memory for a %zu-byte workspace", need);
-        r->ws_cap = need;
+    ts_cpu_scratch *sc = r->scratch;
+    if (need > sc->ws_cap) {
+        ts_mem_free(sc->ws);
+        sc->ws_cap = 0;
+        if (!(sc->ws = ts_mem_alloc(need)))
+            return ts_err_set(r->err, TS_ERR_OOM, "out of memory for a %zu-byte workspace", need);
+        sc->ws_cap = need;
     }
-    *out = r->ws;
+    *out = sc->ws;
     return TS_OK;
 }
 
@@ -221,13 +249,42 @@ static ts_status steps(run *r, ts_pool *pool, ts_trace *trace)
     return TS_OK;
 }
 
-ts_status ts_cpu_run(const ts_cpu_program *p, ts_pool *pool, int n_in, ts_tensor *const *in, int n_out,
-                     ts_tensor **out, ts_trace *trace, int64_t *peak_bytes, ts_err *err)
+void ts_cpu_scratch_free(ts_cpu_scratch *s)
+{
+    if (!s) return;
+    ts_mem_free(s->arena);
+    ts_mem_free(s->ws);
+    for (int k = 0; k < s->n_outs; k++) ts_tensor_release(s->outs[k]);
+    ts_mem_free(s->outs);
+    memset(s, 0, sizeof *s);
+}
+
+/* Keep a reference to this run's outputs for the next run to recycle. */
+static void keep_outputs(ts_cpu_scratch *sc, int n, ts_tensor **out)
+{
+    if (sc->n_outs < n) {
+        ts_tensor **o = ts_mem_realloc(sc->outs, sizeof *o * (size_t)n);
+        if (!o) return;   /* nothing kept: the next run allocates */
+        for (int k = sc->n_outs; k < n; k++) o[k] = NULL;
+        sc->outs = o;
+        sc->n_outs = n;
+    }
+    for (int k = 0; k < n; k++) {
+        ts_tensor_release(sc->outs[k]);
+        sc->outs[k] = out[k];
+        if (out[k]) ts_tensor_retain(out[k]);
+    }
+}
+
+ts_status ts_cpu_run(const ts_cpu_program *p, ts_pool *pool, ts_cpu_scratch *scratch, int n_in,
+                     ts_tensor *const *in, int n_out, ts_tensor **out, ts_trace *trace, int64_t *peak_bytes,
+                     ts_err *err)
 {
     const ts_graph *g = p->g;
     if (n_out != g->body->n_results)
         return ts_err_set(err, TS_ERR_INVALID_ARG, "the graph has %d outputs, asked for %d", g->body->n_results, n_out);
     run r = {.p = p, .err = err};
+    r.scratch = scratch ? scratch : &r.own;
     TS_TRY(ts_interp_run_new(g, n_in, in, err, &r.ir));
     size_t nv = g->next_value_id ? g->next_value_id : 1;
     r.vals = ts_mem_zalloc(sizeof *r.vals * nv);
@@ -269,13 +326,13 @@ ts_status ts_cpu_run(const ts_cpu_program *p, ts_pool *pool, int n_in, ts_tensor
             }
         }
     if (peak_bytes) *peak_bytes = r.arena_bytes + r.dyn_peak;
+    if (s == TS_OK && scratch) keep_outputs(scratch, n_out, out);
     if (r.vals)
         for (size_t i = 0; i < nv; i++) ts_tensor_release(r.vals[i]);
     ts_mem_free(r.vals);
     ts_mem_free(r.offset);
     ts_mem_free(r.dyn_bytes);
-    ts_mem_free(r.ws);
-    ts_mem_free(r.arena);
+    ts_cpu_scratch_free(&r.own);
     ts_interp_run_free(r.ir);
     if (s != TS_OK)
         for (int k = 0; k < n_out; k++) {
