@@ -327,6 +327,12 @@ ts_value *ts_b_matmul(ts_builder *b, ts_value *x, ts_value *y)
     if (!args_ok(b, "matmul", 2, v)) return NULL;
     int rx = x->type.rank, ry = y->type.rank;
     if (rx < 1 || ry < 1) return fail(b, TS_ERR_SHAPE, "matmul: operands must have rank >= 1");
+    if (ry == 2 && rx >= 2) {
+        /* a matrix on the right: x's leading dims stay free dims of the dot,
+         * so no batch copy of y is made (a weight times activations) */
+        int64_t lc = rx - 1, rc = 0;
+        return ts_b_dot(b, x, y, 0, NULL, NULL, 1, &lc, &rc);
+    }
     if (rx == 1) x = insert_one(b, x, 0);
     if (ry == 1) y = insert_one(b, y, 1);
     if (!x || !y) return NULL;
