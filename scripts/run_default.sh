@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # run_default.sh — the main job: build tessera and run the bundled models:
 # 1. models/tinynet/model.onnx, a small CNN + transformer-encoder classifier
-#    (scripts/gen_default_onnx.py), assembled from primitives, printed, and
-#    checked against onnxruntime's output stored beside it;
+#    (scripts/gen_default_onnx.py), assembled from primitives, compiled for
+#    the CPU (compile time, cache hit or miss and latency printed) and run
+#    next to the reference interpreter, and checked against onnxruntime's
+#    output stored beside it;
 # 2. models/attention.ir, one transformer block in IR text, compared with
 #    numpy's result (models/attention_expected.npy).
 #
@@ -29,15 +31,20 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
 echo
-echo "== tessera run models/tinynet/model.onnx -i models/tinynet/test_data_set_0/input_0.pb"
+echo "== tessera run models/tinynet/model.onnx -i models/tinynet/test_data_set_0/input_0.pb --target cpu"
+echo "   (compiled: fused kernels as C, built by the system compiler and cached in ~/.cache/tessera)"
+build/tessera run models/tinynet/model.onnx -i models/tinynet/test_data_set_0/input_0.pb --target cpu --repeat 20
+echo "== the same on the reference interpreter"
 build/tessera run models/tinynet/model.onnx -i models/tinynet/test_data_set_0/input_0.pb --repeat 20
-echo "== tessera check models/tinynet  (against onnxruntime's output)"
+echo "== tessera check models/tinynet  (against onnxruntime's output, compiled and interpreted)"
+build/tessera check models/tinynet --target cpu
 build/tessera check models/tinynet
 
 echo
-echo "== tessera run models/attention.ir -i models/attention_input.npy"
-build/tessera run models/attention.ir -i models/attention_input.npy
-build/tessera run models/attention.ir -i models/attention_input.npy -o "$out" --repeat 20
+echo "== tessera run models/attention.ir -i models/attention_input.npy --target cpu"
+build/tessera run models/attention.ir -i models/attention_input.npy --target cpu -o "$out" --repeat 20
+echo "== the same on the reference interpreter"
+build/tessera run models/attention.ir -i models/attention_input.npy --repeat 20
 
 # The comparison reads .npy with the standard library alone: no numpy needed.
 python3 - "$out/output_0.npy" models/attention_expected.npy <<'PY'

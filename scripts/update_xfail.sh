@@ -3,7 +3,9 @@
 # the ONNX backend test cases tessera is known to fail, from a run of
 # `tessera check` over the test data of the onnx wheel in .venv:
 #
-#   bash scripts/update_xfail.sh [--build DIR] [-j N] [FOLDER...]
+#   bash scripts/update_xfail.sh [--build DIR] [--target cpu|interp] [-j N] [FOLDER...]
+#
+# --target cpu writes expected_failures_cpu.txt (the compiled path's list).
 #
 # FOLDER: node light simple pytorch-converted pytorch-operator (default:
 # all). Only the named folders run; the list's sections for the others are
@@ -14,12 +16,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 build=build
+target=interp
 jobs=$(nproc 2>/dev/null || echo 2)
 folders=()
 while [[ $# -gt 0 ]]; do
   case $1 in
     --build) build=$2; shift 2 ;;
     --build=*) build=${1#*=}; shift ;;
+    --target) target=$2; shift 2 ;;
+    --target=*) target=${1#*=}; shift ;;
     -j) jobs=$2; shift 2 ;;
     -j*) jobs=${1#-j}; shift ;;
     -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
@@ -40,6 +45,8 @@ if [[ ! -x $build/tessera ]]; then
 fi
 
 list=tests/onnx_conformance/expected_failures.txt
+[[ $target == interp ]] || list=tests/onnx_conformance/expected_failures_$target.txt
+export TESSERA_CACHE_DIR=${TESSERA_CACHE_DIR:-$build/jit-cache}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 touch "$list"
@@ -47,7 +54,7 @@ touch "$list"
 for f in "${folders[@]}"; do
   [[ -d $data/$f ]] || { echo "update_xfail.sh: no folder $data/$f" >&2; exit 1; }
   echo "== tessera check $f" >&2
-  "$build/tessera" check "$data/$f" -j "$jobs" --timeout 300 >"$tmp/$f.log" || true
+  "$build/tessera" check "$data/$f" --target "$target" -j "$jobs" --timeout 300 >"$tmp/$f.log" || true
   tail -n 1 "$tmp/$f.log" >&2
 done
 

@@ -57,6 +57,7 @@ if(TS_ONNX_TESTS)
   endif()
   cmake_host_system_information(RESULT TS_NCORES QUERY NUMBER_OF_LOGICAL_CORES)
   set(TS_XFAIL ${CMAKE_SOURCE_DIR}/tests/onnx_conformance/expected_failures.txt)
+  set(TS_XFAIL_CPU ${CMAKE_SOURCE_DIR}/tests/onnx_conformance/expected_failures_cpu.txt)
   # name:folder:suite-timeout:case-timeout: ctest's limit (wall clock) and each
   # case's CPU-time limit (check --timeout), in seconds. The case limit makes
   # a hung case one FAIL line rather than a killed suite. The light models
@@ -82,7 +83,23 @@ if(TS_ONNX_TESTS)
                      -j ${TS_NCORES} --timeout ${case_limit}
              WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
     set_tests_properties(onnx_${name} PROPERTIES TIMEOUT ${limit} LABELS onnx)
+    # The same folder compiled (--target cpu), against its own list
+    # (tests/onnx_conformance/expected_failures_cpu.txt, never longer than
+    # the interpreter's: test_xfail_lists checks). Each case compiles C, so
+    # the sanitizer build leaves these to the optimised one.
+    if(NOT TS_SANITIZE AND NOT TS_FUZZ)
+      add_test(NAME onnx_${name}_cpu
+               COMMAND tessera_cli check ${TS_ONNX_DATA}/${folder} --target cpu --xfail ${TS_XFAIL_CPU}
+                       -j ${TS_NCORES} --timeout ${case_limit}
+               WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+      set_tests_properties(onnx_${name}_cpu PROPERTIES TIMEOUT ${limit} LABELS onnx
+                           ENVIRONMENT "TESSERA_CACHE_DIR=${CMAKE_BINARY_DIR}/jit-cache")
+    endif()
   endforeach()
+  # every case the compiled path is allowed to fail, the interpreter is too
+  add_test(NAME test_xfail_lists COMMAND ${TS_PYTHON} -c
+           "import sys; r=lambda p: {l.split()[0] for l in open(p) if l.strip() and not l.startswith('#')}; c=r(sys.argv[1])-r(sys.argv[2]); print('cpu-only expected failures:', sorted(c)); print('%d passed, %d failed' % (int(not c), int(bool(c)))); sys.exit(bool(c))"
+           ${TS_XFAIL_CPU} ${TS_XFAIL})
 endif()
 
 # ---- fuzzing ------------------------------------------------------------------------
@@ -99,11 +116,17 @@ endif()
 # onnxruntime's output stored beside it.
 add_test(NAME onnx_tinynet COMMAND tessera_cli check ${CMAKE_SOURCE_DIR}/models/tinynet
          WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+add_test(NAME onnx_tinynet_cpu COMMAND tessera_cli check ${CMAKE_SOURCE_DIR}/models/tinynet --target cpu
+         WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(onnx_tinynet_cpu PROPERTIES ENVIRONMENT "TESSERA_CACHE_DIR=${CMAKE_BINARY_DIR}/jit-cache")
 
 # The suite of small real models (scripts/gen_real_models.py: MobileNetV2 blocks,
 # a dynamic-sequence encoder, LSTM, GRU, Loop+If, a model over an ONNX sequence) against onnxruntime's outputs.
 add_test(NAME onnx_models COMMAND tessera_cli check ${CMAKE_SOURCE_DIR}/tests/onnx_models --atol 1e-4
          WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+add_test(NAME onnx_models_cpu COMMAND tessera_cli check ${CMAKE_SOURCE_DIR}/tests/onnx_models --atol 1e-4 --target cpu
+         WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(onnx_models_cpu PROPERTIES ENVIRONMENT "TESSERA_CACHE_DIR=${CMAKE_BINARY_DIR}/jit-cache")
 
 # Operators of the non-default domains (ai.onnx.ml, ai.onnx.preview,
 # ai.onnx.preview.training) and Swish beyond onnx's node tests
