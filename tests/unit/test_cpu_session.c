@@ -1,0 +1,146 @@
+/* test_cpu_session.c — the cpu target through the public API: results
+ * against the interpreter, several threads running one session at once,
+ * a new size along a symbolic axis without recompiling, the compile
+ * report, and clear errors (bad target, bad threads, wrong inputs). */
+#include "check.h"
+#include "tessera.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char model[] =
+    "graph @m(%x: f32[n, 32], %w: f32[32, 16], %b: f32[16]) {\n"
+    "  %y: f32[n, 16] = dot(%x, %w) {lhs_contract=[1], rhs_contract=[0]}\n"
+    "  %bb: f32[n, 16] = broadcast(%b) {shape=[n, 16], axes=[1]}\n"
+    "  %z: f32[n, 16] = add(%y, %bb)\n"
+    "  %t: f32[n, 16] = tanh(%z)\n"
+    "  %m: f32[n] = reduce_max(%t) {axes=[1]}\n"
+    "  %mb: f32[n, 16] = broadcast(%m) {shape=[n, 16], axes=[0]}\n"
+    "  %d: f32[n, 16] = sub(%t, %mb)\n"
+    "  %e: f32[n, 16] = exp(%d)\n"
+    "  %s: f32[n] = reduce_sum(%e) {axes=[1]}\n"
+    "  %sb: f32[n, 16] = broadcast(%s) {shape=[n, 16], axes=[0]}\n"
+    "  %p: f32[n, 16] = div(%e, %sb)\n"
+    "  return %p, %s\n"
+    "}\n";
+
+static ts_tensor *filled(int rank, const int64_t *shape, unsigned seed)
+{
+    ts_tensor *t = NULL;
+    if (ts_tensor_new(TS_DTYPE_F32, rank, shape, &t, NULL) != TS_OK) return NULL;
+    float *d = ts_tensor_data(t);
+    for (int64_t i = 0; i < ts_tensor_numel(t); i++) {
+        seed = seed * 1103515245u + 12345u;
+        d[i] = (float)((seed >> 8) % 2001) / 1000.0f - 1.0f;
+    }
+    return t;
+}
+
+static bool close_all(const ts_tensor *a, const ts_tensor *b)
+{
+    if (ts_tensor_numel(a) != ts_tensor_numel(b)) return false;
+    const float *x = ts_tensor_data(a), *y = ts_tensor_data(b);
+    for (int64_t i = 0; i < ts_tensor_numel(a); i++)
+        if (!(fabsf(x[i] - y[i]) <= 1e-5f + 1e-4f * fabsf(y[i]))) return false;
+    return true;
+}
+
+typedef struct job {
+    ts_session *s;
+    ts_tensor *in[3], *want[2];
+    int bad;
+} job;
+
+static void *worker(void *arg)
+{
+    job *j = arg;
+    for (int r = 0; r < 25; r++) {
+        ts_tensor *out[2] = {NULL, NULL};
+        ts_err err = {0};
+        if (ts_session_run(j->s, 3, j->in, 2, out, &err) != TS_OK || !close_all(out[0], j->want[0]) ||
+            !close_all(out[1], j->want[1]))
+            j->bad++;
+        ts_tensor_release(out[0]);
+        ts_tensor_release(out[1]);
+    }
+    return NULL;
+}
+
+static void run_size(ts_session *cpu, ts_session *ref, int64_t n, job *j)
+{
+    int64_t sx[2] = {n, 32}, sw[2] = {32, 16}, sb[1] = {16};
+    j->in[0] = filled(2, sx, (unsigned)n);
+    j->in[1] = filled(2, sw, 7);
+    j->in[2] = filled(1, sb, 9);
+    ts_err err = {0};
+    CHECK_MSG(ts_session_run(ref, 3, j->in, 2, j->want, &err) == TS_OK, "%s", err.msg);
+    ts_tensor *got[2] = {NULL, NULL};
+    CHECK_MSG(ts_session_run(cpu, 3, j->in, 2, got, &err) == TS_OK, "%s", err.msg);
+    CHECK_MSG(got[0] && close_all(got[0], j->want[0]) && close_all(got[1], j->want[1]), "n=%lld differs",
+              (long long)n);
+    ts_tensor_release(got[0]);
+    ts_tensor_release(got[1]);
+    j->s = cpu;
+}
+
+static void job_free(job *j)
+{
+    for (int i = 0; i < 3; i++) ts_tensor_release(j->in[i]);
+    for (int i = 0; i < 2; i++) ts_tensor_release(j->want[i]);
+}
+
+int main(void)
+{
+    setenv("TESSERA_CACHE_DIR", "build-test-jit-cache", 0);
+    ts_graph *g = NULL;
+    ts_err err = {0};
+    CHECK_MSG(ts_graph_parse(model, strlen(model), "model", &g, &err) == TS_OK, "%s", err.msg);
+    ts_session *cpu = NULL, *ref = NULL;
+    ts_session_opts o = {.threads = 2};
+    CHECK_MSG(ts_session_new_opts(g, "cpu", &o, &cpu, &err) == TS_OK, "%s", err.msg);
+    CHECK(ts_session_new(g, "interp", &ref, &err) == TS_OK);
+    if (!cpu || !ref) return check_report();
+    double ms = -1;
+    int hit = -2, kernels = -1, fallbacks = -1;
+    ts_session_compile_info(cpu, &ms, &hit, &kernels, &fallbacks);
+    CHECK_MSG(ms >= 0 && (hit == 0 || hit == 1) && kernels >= 2 && fallbacks == 0, "ms %g hit %d kernels %d fb %d", ms,
+              hit, kernels, fallbacks);
+    ts_session_compile_info(ref, NULL, &hit, NULL, NULL);
+    CHECK(hit == -1);
+
+    /* three sizes along n, one compiled program; then four threads at once */
+    job jobs[4];
+    memset(jobs, 0, sizeof jobs);
+    int64_t sizes[4] = {1, 5, 64, 3};
+    for (int i = 0; i < 4; i++) run_size(cpu, ref, sizes[i], &jobs[i]);
+    CHECK(ts_session_peak_bytes(cpu) > 0);
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++) pthread_create(&th[i], NULL, worker, &jobs[i]);
+    for (int i = 0; i < 4; i++) pthread_join(th[i], NULL);
+    for (int i = 0; i < 4; i++) CHECK_MSG(jobs[i].bad == 0, "thread %d: %d bad runs", i, jobs[i].bad);
+
+    /* errors: wrong input shape, count; bad target and options */
+    int64_t bad_shape[2] = {4, 31};
+    ts_tensor *bad = filled(2, bad_shape, 1);
+    ts_tensor *in[3] = {bad, jobs[0].in[1], jobs[0].in[2]}, *out[2] = {NULL, NULL};
+    ts_err e1 = {0}, e2 = {0}, e3 = {0}, e4 = {0}, e5 = {0};   /* an error record keeps its first message */
+    CHECK_MSG(ts_session_run(cpu, 3, in, 2, out, &e1) != TS_OK && strstr(e1.msg, "input 0"), "%s", e1.msg);
+    CHECK(ts_session_run(cpu, 2, in, 2, out, &e2) == TS_ERR_INVALID_ARG);
+    ts_tensor_release(bad);
+    ts_session *s2 = NULL;
+    CHECK_MSG(ts_session_new(g, "gpu9", &s2, &e3) == TS_ERR_UNSUPPORTED && strstr(e3.msg, "cpu, interp"), "%s", e3.msg);
+    ts_session_opts neg = {.threads = -1};
+    CHECK(ts_session_new_opts(g, "cpu", &neg, &s2, &e4) == TS_ERR_INVALID_ARG);
+    ts_session_opts nocc = {.cc = "/nonexistent/cc", .cache_dir = "build-test-jit-cache-nocc"};
+    CHECK_MSG(ts_session_new_opts(g, "cpu", &nocc, &s2, &e5) == TS_ERR_TOOLCHAIN && strstr(e5.msg, "not found"), "%s",
+              e5.msg);
+    for (int i = 0; i < 4; i++) job_free(&jobs[i]);
+    ts_session_free(cpu);
+    ts_session_free(ref);
+    ts_graph_free(g);
+    return check_report();
+}
