@@ -93,15 +93,93 @@ static bool needs_memory_operands(const ts_node *n)
 }
 
 /* Whether v can be read when node n runs: computed before it, or made of
- * constants (a const, iota, or views of them, wherever they sit). */
-static bool available(const ts_value *v, const ts_node *n, const int *pos)
+ * constants (a const, iota, views of them and arithmetic on them, wherever
+ * they sit). */
+static bool available(const ts_fusion *f, const ts_value *v, const ts_node *n, const int *pos)
 {
     const ts_node *d = v->def;
-    if (!d || pos[d->id] < pos[n->id] || d->op == TS_OP_CONST || d->op == TS_OP_IOTA) return true;
-    if (!view_op(d)) return false;
+    if (!d || pos[d->id] < pos[n->id] || d->op == TS_OP_CONST) return true;
+    /* stored by a kernel of its own, which runs after n; or used twice,
+     * which may make it stored later */
+    if (f->mat[v->id] || (f->uses[v->id] >= 2 && !cheap(f, v))) return false;
+    if (d->op == TS_OP_IOTA) return true;
+    /* views of it, or arithmetic on such values (sqrt(2) written out) */
+    if (!view_op(d) && !((ts_op_get(d->op)->flags & TS_OPF_EW) && inlinable(d))) return false;
     for (int i = 0; i < d->n_in; i++)
-        if (!available(d->in[i], n, pos)) return false;
+        if (!available(f, d->in[i], n, pos)) return false;
     return true;
+}
+
+
+/* Every user of each value, for the epilogue cone. */
+typedef struct users {
+    int *off;                  /* by value id: its users are list[off[id] .. off[id + 1]) */
+    const ts_node **list;
+} users;
+
+static bool joinable(const ts_fusion *f, const ts_node *u, const ts_value *d)
+{
+    if (u->n_out != 1 || !ts_fuse_compilable(u) || !inlinable(u)) return false;
+    if (!(ts_op_get(u->op)->flags & TS_OPF_EW) || u->op == TS_OP_BITCAST) return false;
+    const ts_value *w = u->out[0];
+    if (w->type.dtype != TS_DTYPE_F32 || w->type.rank != d->type.rank) return false;
+    for (int i = 0; i < d->type.rank; i++)
+        if (!ts_dim_eq(w->type.dims[i], d->type.dims[i])) return false;
+    (void)f;
+    return true;
+}
+
+/* The epilogue as a cone rather than a chain: elementwise nodes that read
+ * only the contraction's result, values already in the cone, or what is
+ * available when it runs, grown until nothing more joins; it is taken when
+ * exactly one of its values is read outside it (GELU reads its input
+ * three times: a chain stops there, the cone takes it whole). Returns that
+ * value, or NULL. */
+static const ts_value *epilogue_cone(ts_fusion *f, const ts_node *n, const users *us, bool *covered, bool *in_cone,
+                                     const int *pos, const ts_block *body)
+{
+    const ts_value *d = n->out[0];
+    const ts_node *nodes[64];
+    const ts_value *vals[65];
+    int nn = 0, nvals = 0;
+    vals[nvals++] = d;
+    for (bool grew = true; grew && nn < 64;) {
+        grew = false;
+        for (int k = 0; k < nvals && nn < 64; k++)
+            for (int i = us->off[vals[k]->id]; i < us->off[vals[k]->id + 1] && nn < 64; i++) {
+                const ts_node *u = us->list[i];
+                bool seen = covered[u->id];
+                for (int j = 0; j < nn && !seen; j++) seen = nodes[j] == u;
+                if (seen || !joinable(f, u, d)) continue;
+                bool ready = true;
+                for (int a = 0; a < u->n_in && ready; a++) {
+                    bool inside = false;
+                    for (int j = 0; j < nvals && !inside; j++) inside = vals[j] == u->in[a];
+                    ready = inside || available(f, u->in[a], n, pos);
+                }
+                if (!ready) continue;
+                nodes[nn++] = u;
+                vals[nvals++] = u->out[0];
+                grew = true;
+            }
+    }
+    /* the values read outside the cone (or returned) */
+    const ts_value *exit = NULL;
+    int exits = 0;
+    for (int k = 0; k < nvals; k++) {
+        bool out = false;
+        for (int i = 0; i < body->n_results; i++) out |= body->results[i] == vals[k];
+        for (int i = us->off[vals[k]->id]; i < us->off[vals[k]->id + 1] && !out; i++) {
+            bool inside = false;
+            for (int j = 0; j < nn && !inside; j++) inside = nodes[j] == us->list[i];
+            out = !inside;
+        }
+        if (out) exits++, exit = vals[k];
+    }
+    if (exits != 1 || exit == d) return NULL;
+    for (int j = 0; j < nn; j++) covered[nodes[j]->id] = true;
+    for (int k = 0; k < nvals; k++) in_cone[vals[k]->id] = true;
+    return exit;
 }
 
 /* The elementwise chain a contraction's epilogue can take: from its
@@ -123,7 +201,7 @@ static const ts_value *epilogue_chain(ts_fusion *f, const ts_node *n, const ts_n
          * computed by then (a residual add joins the later of two convs) */
         bool ready = true;
         for (int i = 0; i < u->n_in; i++)
-            if (u->in[i] != v && !available(u->in[i], n, pos)) ready = false;
+            if (u->in[i] != v && !available(f, u->in[i], n, pos)) ready = false;
         if (!ready) break;
         if (!(ts_op_get(u->op)->flags & TS_OPF_EW) || u->op == TS_OP_BITCAST) break;
         const ts_value *w = u->out[0];
@@ -137,7 +215,8 @@ static const ts_value *epilogue_chain(ts_fusion *f, const ts_node *n, const ts_n
     return v;
 }
 
-static void decide(ts_fusion *f, const ts_block *body, const ts_node **user, bool *covered, const int *pos)
+static void decide(ts_fusion *f, const ts_block *body, const ts_node **user, bool *covered, const int *pos,
+                   const users *us, bool *in_cone)
 {
     for (int i = 0; i < body->n_params; i++) f->mat[body->params[i]->id] = true;
     for (int i = 0; i < body->n_results; i++) f->mat[body->results[i]->id] = true;
@@ -153,7 +232,8 @@ static void decide(ts_fusion *f, const ts_block *body, const ts_node **user, boo
     /* contraction templates take their elementwise consumers as epilogues */
     for (const ts_node *n = body->first; n; n = n->next) {
         if ((n->op != TS_OP_DOT && n->op != TS_OP_CONV) || !ts_contract_template(n)) continue;
-        const ts_value *v = epilogue_chain(f, n, user, covered, pos);
+        const ts_value *v = epilogue_cone(f, n, us, covered, in_cone, pos, body);
+        if (!v) v = epilogue_chain(f, n, user, covered, pos);
         f->epi[n->id] = v;
         if (v == n->out[0]) continue;
         bool result = false;
@@ -165,7 +245,7 @@ static void decide(ts_fusion *f, const ts_block *body, const ts_node **user, boo
     for (const ts_node *n = body->first; n; n = n->next)
         for (int k = 0; k < n->n_out; k++) {
             const ts_value *v = n->out[k];
-            if (!f->mat[v->id] && f->uses[v->id] >= 2 && !cheap(f, v)) f->mat[v->id] = true;
+            if (!f->mat[v->id] && !in_cone[v->id] && f->uses[v->id] >= 2 && !cheap(f, v)) f->mat[v->id] = true;
         }
 }
 
@@ -228,7 +308,29 @@ ts_status ts_fuse(const ts_graph *g, ts_fusion **out, ts_err *err)
         }
     }
     for (int i = 0; i < body->n_results; i++) f->uses[body->results[i]->id]++;
-    decide(f, body, user, covered, pos);
+    users us = {ts_arena_array(f->arena, nv + 1, sizeof *us.off), NULL};
+    bool *in_cone = ts_arena_array(f->arena, nv, sizeof *in_cone);
+    int total = 0;
+    for (const ts_node *n = body->first; n; n = n->next) total += n->n_in;
+    us.list = ts_arena_array(f->arena, (size_t)(total ? total : 1), sizeof *us.list);
+    if (!us.off || !us.list || !in_cone) {
+        ts_fusion_free(f);
+        return ts_err_set(err, TS_ERR_OOM, "out of memory");
+    }
+    memset(in_cone, 0, nv * sizeof *in_cone);
+    memset(us.off, 0, (nv + 1) * sizeof *us.off);
+    for (const ts_node *n = body->first; n; n = n->next)
+        for (int i = 0; i < n->n_in; i++) us.off[n->in[i]->id + 1]++;
+    for (size_t i = 0; i < nv; i++) us.off[i + 1] += us.off[i];
+    int *fill = ts_arena_array(f->arena, nv, sizeof *fill);
+    if (!fill) {
+        ts_fusion_free(f);
+        return ts_err_set(err, TS_ERR_OOM, "out of memory");
+    }
+    memcpy(fill, us.off, nv * sizeof *fill);
+    for (const ts_node *n = body->first; n; n = n->next)
+        for (int i = 0; i < n->n_in; i++) us.list[fill[n->in[i]->id]++] = n;
+    decide(f, body, user, covered, pos, &us, in_cone);
 
     int cap = 0;
     ts_status s = TS_OK;
