@@ -161,8 +161,9 @@ static void check_conv(const ccase *t)
                          .stride_h = t->sh, .stride_w = t->sw, .pad_h = t->ph, .pad_w = t->pw, .dil_h = t->dh,
                          .dil_w = t->dw, .ldil_h = t->lh, .ldil_w = t->lw};
     const int dw = t->c == t->groups, one = tsrt__conv_is_1x1(&cv);
-    for (int algo = TSRT_CONV_IM2COL; algo <= TSRT_CONV_DEPTHWISE; algo++) {
+    for (int algo = TSRT_CONV_IM2COL; algo <= TSRT_CONV_PHASED; algo++) {
         if ((algo == TSRT_CONV_GEMM_1X1 && !one) || (algo == TSRT_CONV_DEPTHWISE && !dw)) continue;
+        if (algo == TSRT_CONV_PHASED && (t->lh != 1 || t->lw != 1)) continue;
         for (int nth = 1; nth <= 3; nth++) {
             int ok = run_conv(t, algo, nth, 0);
             CHECK_MSG(ok, "%s nth=%d: n%lld c%lld %lldx%lld o%lld k%lldx%lld g%lld s%lld,%lld p%lld,%lld/%lld,%lld "
@@ -228,11 +229,15 @@ static void test_choose(void)
 {
     tsrt_conv_args a = {.n = 1, .c = 64, .h = 56, .w = 56, .o = 64, .kh = 3, .kw = 3, .oh = 56, .ow = 56, .pad_h = 1,
                         .pad_w = 1};
+    CHECK(tsrt_conv_choose(&a) == TSRT_CONV_PHASED);
+    a.ldil_h = 2, a.oh = 111; /* input dilation: only im2col */
     CHECK(tsrt_conv_choose(&a) == TSRT_CONV_IM2COL);
+    CHECK(tsrt_conv(&a, TSRT_CONV_PHASED, 0, 1, NULL) == -1);
+    a.ldil_h = 1, a.oh = 56;
     a.kh = a.kw = 1, a.pad_h = a.pad_w = 0;
     CHECK(tsrt_conv_choose(&a) == TSRT_CONV_GEMM_1X1);
     a.stride_h = a.stride_w = 2, a.oh = a.ow = 28;
-    CHECK(tsrt_conv_choose(&a) == TSRT_CONV_IM2COL);
+    CHECK(tsrt_conv_choose(&a) == TSRT_CONV_PHASED);
     tsrt_conv_args d = {.n = 1, .c = 32, .h = 112, .w = 112, .o = 32, .kh = 3, .kw = 3, .oh = 112, .ow = 112,
                         .groups = 32, .pad_h = 1, .pad_w = 1};
     CHECK(tsrt_conv_choose(&d) == TSRT_CONV_DEPTHWISE);

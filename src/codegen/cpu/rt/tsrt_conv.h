@@ -56,13 +56,14 @@ enum {
     TSRT_CONV_AUTO = 0, /* tsrt_conv_choose's pick */
     TSRT_CONV_IM2COL = 1,
     TSRT_CONV_GEMM_1X1 = 2,
-    TSRT_CONV_DEPTHWISE = 3
+    TSRT_CONV_DEPTHWISE = 3,
+    TSRT_CONV_PHASED = 4
 };
 
 TSRT_FN const char *tsrt_conv_algo_name(int algo)
 {
-    static const char *const names[] = {"auto", "im2col", "gemm_1x1", "depthwise"};
-    return algo >= 0 && algo <= 3 ? names[algo] : "?";
+    static const char *const names[] = {"auto", "im2col", "gemm_1x1", "depthwise", "phased"};
+    return algo >= 0 && algo <= 4 ? names[algo] : "?";
 }
 
 /* The arguments with defaults applied (0 -> 1, 0 -> dense strides). */
@@ -109,14 +110,16 @@ TSRT_FN int tsrt_conv_choose(const tsrt_conv_args *args)
     const tsrt_conv_args v = tsrt__conv_norm(args);
     if (v.c / v.groups == 1 && v.o / v.groups <= 4 && v.groups > 1) return TSRT_CONV_DEPTHWISE;
     if (tsrt__conv_is_1x1(&v)) return TSRT_CONV_GEMM_1X1;
+    if (v.ldil_h == 1 && v.ldil_w == 1) return TSRT_CONV_PHASED;
     return TSRT_CONV_IM2COL;
 }
 
-/* Bytes of workspace per thread, valid for every algorithm. */
-TSRT_FN size_t tsrt_conv_workspace(const tsrt_conv_args *args)
+/* The j with 0 <= j*s + off < n, as [lo, hi) within [0, m). */
+static inline void tsrt__tap_range(int64_t off, int64_t s, int64_t n, int64_t m, int64_t *lo, int64_t *hi)
 {
-    const tsrt_conv_args v = tsrt__conv_norm(args);
-    return tsrt_sgemm_workspace(v.o / v.groups, v.oh * v.ow, v.c / v.groups * v.kh * v.kw);
+    *lo = off >= 0 ? 0 : (-off + s - 1) / s;
+    *hi = n - 1 - off < 0 ? 0 : tsrt__min(m, (n - 1 - off) / s + 1);
+    if (*lo > *hi) *lo = *hi;
 }
 
 /* ==== implicit GEMM: im2col packing ========================================== */
@@ -215,56 +218,266 @@ static void tsrt__im2col_pack(const void *vctx, int64_t p0, int64_t kc, int64_t 
     }
 }
 
-/* Binding of product bi = image * G + group for both GEMM algorithms. */
-typedef struct tsrt__conv_bind_ctx {
-    const tsrt_conv_args *v;
-    tsrt__im2col *im; /* NULL for GEMM_1X1 */
-} tsrt__conv_bind_ctx;
+/* ==== implicit GEMM from a padded copy split by stride phase (PHASED) ======== *
+ *
+ * The input of one (image, group) is copied once into "phase images": for
+ * strides (sh, sw), phase (a, b) holds the padded input's rows a, a + sh,
+ * a + 2sh... and columns b, b + sw..., zeros where the padding is. Tap
+ * (u, v) of output (i, j) then reads phase ((u*dh) % sh, (v*dw) % sw) at
+ * row i + (u*dh)/sh, column j + (v*dw)/sw: for every row k = (c, u, v) of
+ * X', a run of output positions within one output row is a run of
+ * consecutive floats at a fixed offset off[k] from the position's own
+ * index i*Wq + j. A B micro-panel is then packed with two vector moves per
+ * k (16 positions in one output row) or one pair per row segment, with no
+ * border tests: the im2col index arithmetic and the zero tests happen once
+ * per input element (in the copy) instead of once per element of X'
+ * (KH*KW times as many). Stride 2 is a stride-1 problem on 4 phase images;
+ * a strided 1x1 conv is a plain GEMM on the subsampled copy; the 7x7/2
+ * stem is 4 phases of 3 channels. With no padding, stride 1 and a 1x1
+ * kernel the input itself is the only phase (GEMM_1X1) and nothing is
+ * copied. */
+typedef struct tsrt__phx {
+    const tsrt_conv_args *v;  /* normalised */
+    int64_t PH, PW;           /* phases kept: row phases a < PH, column phases b < PW */
+    int64_t Hq, Wq;           /* rows and columns of one phase image */
+    int64_t plane;            /* floats from one (channel, phase) image to the next */
+    int copy;                 /* 0: the input is read in place */
+    const float *xq;          /* phase images of the current product */
+    float *buf;               /* where they are copied */
+    const ptrdiff_t *off;     /* off[k], k = (c*KH + u)*KW + v: row k of X' at xq + off[k] + i*Wq + j */
+} tsrt__phx;
 
-static void tsrt__conv_bind(const void *vctx, int64_t bi, tsrt__gop *op)
+static void tsrt__phx_geom(const tsrt_conv_args *v, tsrt__phx *g)
 {
-    const tsrt__conv_bind_ctx *ctx = vctx;
+    const int64_t eh = (v->kh - 1) * v->dil_h, ew = (v->kw - 1) * v->dil_w;
+    g->v = v;
+    g->copy = !tsrt__conv_is_1x1(v);
+    if (!g->copy) {
+        g->PH = g->PW = 1, g->Hq = v->h, g->Wq = v->w, g->plane = v->h * v->w;
+        return;
+    }
+    g->PH = tsrt__min(v->stride_h, eh + 1), g->PW = tsrt__min(v->stride_w, ew + 1);
+    g->Hq = v->oh + eh / v->stride_h, g->Wq = v->ow + ew / v->stride_w;
+    /* 16 floats of slack for the packer's whole-vector reads past a row's
+     * end; an odd number of cache lines per plane, so that the rows of one
+     * micro-panel (one per channel, a plane apart) spread over the L1 sets. */
+    int64_t pl = tsrt__rup(g->Hq * g->Wq + 16, 16);
+    if (pl / 16 % 2 == 0) pl += 16;
+    g->plane = pl;
+}
+
+/* Floats of the copy (0 when the input is read in place), and of off. */
+static int64_t tsrt__phx_floats(const tsrt__phx *g)
+{
+    return g->copy ? g->v->c / g->v->groups * g->PH * g->PW * g->plane + 16 : 0;
+}
+
+static void tsrt__phx_offsets(const tsrt__phx *g, ptrdiff_t *off)
+{
+    const tsrt_conv_args *v = g->v;
+    const int64_t cg = v->c / v->groups;
+    ptrdiff_t *o = off;
+    for (int64_t c = 0; c < cg; c++)
+        for (int64_t u = 0; u < v->kh; u++)
+            for (int64_t w = 0; w < v->kw; w++) {
+                const int64_t uu = u * v->dil_h, ww = w * v->dil_w;
+                const int64_t ph = ((c * g->PH + uu % v->stride_h) * g->PW + ww % v->stride_w);
+                *o++ = ph * g->plane + uu / v->stride_h * g->Wq + ww / v->stride_w;
+            }
+}
+
+/* Copies phase rows [r0, r1) of every channel and phase of the group whose
+ * first input channel is at x into g->buf. */
+static void tsrt__phx_copy(const tsrt__phx *g, const float *x, int64_t r0, int64_t r1)
+{
+    const tsrt_conv_args *v = g->v;
+    const int64_t cg = v->c / v->groups, H = v->h, W = v->w, sh = v->stride_h, sw = v->stride_w, Wq = g->Wq;
+    for (int64_t c = 0; c < cg; c++)
+        for (int64_t a = 0; a < g->PH; a++)
+            for (int64_t b = 0; b < g->PW; b++) {
+                float *pl = g->buf + ((c * g->PH + a) * g->PW + b) * g->plane;
+                int64_t qlo, qhi; /* columns inside the image */
+                tsrt__tap_range(b - v->pad_w, sw, W, Wq, &qlo, &qhi);
+                for (int64_t r = r0; r < r1; r++) {
+                    float *d = pl + r * Wq;
+                    const int64_t iy = r * sh + a - v->pad_h;
+                    if (iy < 0 || iy >= H) {
+                        memset(d, 0, sizeof(float) * (size_t)Wq);
+                        continue;
+                    }
+                    const float *row = x + (c * H + iy) * W + b - v->pad_w; /* column q at row[q*sw] */
+                    memset(d, 0, sizeof(float) * (size_t)qlo);
+                    if (sw == 1)
+                        memcpy(d + qlo, row + qlo, sizeof(float) * (size_t)(qhi - qlo));
+                    else if (sw == 2)
+                        for (int64_t q = qlo; q < qhi; q++) d[q] = row[2 * q];
+                    else
+                        for (int64_t q = qlo; q < qhi; q++) d[q] = row[q * sw];
+                    memset(d + qhi, 0, sizeof(float) * (size_t)(Wq - qhi));
+                }
+            }
+}
+
+/* NR floats from s to d (unaligned), in 8-float vectors. */
+static inline void tsrt__copy_nr(float *d, const float *s)
+{
+    for (int t = 0; t < TSRT_NR; t += 8) {
+        tsrt__v8 q;
+        TSRT__V8_LOAD(q, s + t);
+        TSRT__V8_STORE(d + t, q);
+    }
+}
+
+/* Packs rows [p0, p0+kc) x columns [j0, j0+nc) of X' from the phase images
+ * (the tsrt__pack_b_fn contract). The NR positions of a micro-panel are cut
+ * into runs within one output row (one run unless it crosses a row end);
+ * a run is NR consecutive floats of its phase row, copied whole: the next
+ * run, or the zeros past nc, overwrite what a short run copied too much
+ * (into the same row of the panel or the start of the next, packed after
+ * it; the workspace has NR floats of slack past the panel). Reading past a
+ * run stays inside the copy's slack; the input read in place (no copy) is
+ * read exactly. */
+static void tsrt__phx_pack(const void *vctx, int64_t p0, int64_t kc, int64_t j0, int64_t nc, float *dst)
+{
+    const tsrt__phx *g = vctx;
+    const int64_t OW = g->v->ow, Wq = g->Wq;
+    const ptrdiff_t *off = g->off + p0;
+    for (int64_t jr = 0; jr < nc; jr += TSRT_NR, dst += TSRT_NR * kc) {
+        const int64_t nr = tsrt__min(TSRT_NR, nc - jr);
+        int64_t st[TSRT_NR], sl[TSRT_NR];
+        ptrdiff_t sq[TSRT_NR];
+        int ns = 0;
+        for (int64_t t = 0; t < nr; ns++) {
+            const int64_t n = j0 + jr + t, i = n / OW, j = n % OW, len = tsrt__min(OW - j, nr - t);
+            st[ns] = t, sl[ns] = len, sq[ns] = i * Wq + j;
+            t += len;
+        }
+        const float *xq = g->xq;
+        if (ns == 1 && nr == TSRT_NR) {
+            const float *s = xq + sq[0];
+            for (int64_t p = 0; p < kc; p++) tsrt__copy_nr(dst + p * TSRT_NR, s + off[p]);
+        } else if (g->copy) {
+            for (int64_t p = 0; p < kc; p++) {
+                float *d = dst + p * TSRT_NR;
+                const float *s = xq + off[p];
+                for (int q = 0; q < ns; q++) tsrt__copy_nr(d + st[q], s + sq[q]);
+                for (int64_t t = nr; t < TSRT_NR; t++) d[t] = 0.0f;
+            }
+        } else {
+            for (int64_t p = 0; p < kc; p++) {
+                float *d = dst + p * TSRT_NR;
+                const float *s = xq + off[p];
+                for (int q = 0; q < ns; q++)
+                    for (int64_t t = 0; t < sl[q]; t++) d[st[q] + t] = s[sq[q] + t];
+                for (int64_t t = nr; t < TSRT_NR; t++) d[t] = 0.0f;
+            }
+        }
+    }
+}
+
+/* ==== the GEMM algorithms: binding, threads, workspace ======================== */
+
+enum { TSRT__CG_IM2COL, TSRT__CG_1X1, TSRT__CG_PHASED };
+
+typedef struct tsrt__conv_gemm_ctx {
+    const tsrt_conv_args *v;
+    int mode;
+    tsrt__im2col im;
+    tsrt__phx phx;
+} tsrt__conv_gemm_ctx;
+
+/* Workspace of the GEMM algorithms, in order: off (phased), the phase
+ * images (phased), the GEMM's packed panels, NR floats of slack (the
+ * phased packer's overrun). Each part starts aligned. */
+static size_t tsrt__conv_gemm_ws(const tsrt_conv_args *v, size_t *off_bytes, size_t *phx_bytes)
+{
+    tsrt__phx g;
+    tsrt__phx_geom(v, &g);
+    const int64_t K = v->c / v->groups * v->kh * v->kw;
+    *off_bytes = (size_t)tsrt__rup(K * (int64_t)sizeof(ptrdiff_t), TSRT_ALIGN) + TSRT_ALIGN;
+    *phx_bytes = (size_t)tsrt__rup(tsrt__phx_floats(&g) * (int64_t)sizeof(float), TSRT_ALIGN) + TSRT_ALIGN;
+    return *off_bytes + *phx_bytes + tsrt_sgemm_workspace(v->o / v->groups, v->oh * v->ow, K) +
+           TSRT_WS_NR * sizeof(float);
+}
+
+/* Product bi = image * G + group: operands, and the copy of the input rows
+ * that columns [j0, j1) need. */
+static void tsrt__conv_gemm_bind(tsrt__conv_gemm_ctx *ctx, int64_t bi, int64_t j0, int64_t j1, tsrt__gop *op)
+{
     const tsrt_conv_args *v = ctx->v;
     const int64_t img = bi / v->groups, g = bi % v->groups, og = v->o / v->groups, cg = v->c / v->groups;
     const float *x = v->x + img * v->x_bs + g * cg * v->h * v->w;
     op->a = v->wt + g * og * op->k;
-    if (ctx->im)
-        ctx->im->x = x;
-    else
-        op->b = x;
     op->c = v->y + img * v->y_bs + g * og * v->oh * v->ow;
     op->epi_m0 = img * v->o + g * og;
+    if (ctx->mode == TSRT__CG_IM2COL)
+        ctx->im.x = x;
+    else if (ctx->mode == TSRT__CG_1X1 || !ctx->phx.copy)
+        op->b = x, ctx->phx.xq = x;
+    else {
+        const int64_t r0 = j0 / v->ow, r1 = (j1 - 1) / v->ow + 1 + (v->kh - 1) * v->dil_h / v->stride_h;
+        tsrt__phx_copy(&ctx->phx, x, r0, tsrt__min(r1, ctx->phx.Hq));
+        ctx->phx.xq = ctx->phx.buf;
+    }
 }
 
-static void tsrt__conv_gemm(const tsrt_conv_args *v, int im2col, int ith, int nth, void *ws)
+static void tsrt__conv_gemm(const tsrt_conv_args *v, int mode, int ith, int nth, void *ws)
 {
-    tsrt__im2col im = {v, NULL};
-    tsrt__conv_bind_ctx bctx = {v, im2col ? &im : NULL};
+    tsrt__conv_gemm_ctx ctx = {.v = v, .mode = mode};
+    ctx.im.v = v;
     tsrt__gop op = {0};
     op.m = v->o / v->groups;
     op.n = v->oh * v->ow;
     op.k = v->c / v->groups * v->kh * v->kw;
     op.a_rs = op.k, op.a_cs = 1;
     op.b_rs = v->h * v->w, op.b_cs = 1;
-    op.pack_b = im2col ? tsrt__im2col_pack : NULL;
-    op.pack_b_ctx = &im;
     op.c_rs = v->oh * v->ow, op.c_cs = 1;
     op.beta = v->beta;
+    op.a_direct = 1;
     op.epi = v->epi;
     op.epi_ctx = v->epi_ctx;
-    /* im2col packing costs about twice the plain copy per float. */
-    tsrt__gemm_batched(&op, v->n * v->groups, tsrt__conv_bind, &bctx, 16, im2col ? 32 : 16, ith, nth, ws);
+    size_t off_bytes, phx_bytes;
+    tsrt__conv_gemm_ws(v, &off_bytes, &phx_bytes);
+    char *w = (char *)ws;
+    int64_t wb = 16;
+    if (mode == TSRT__CG_IM2COL) {
+        op.pack_b = tsrt__im2col_pack, op.pack_b_ctx = &ctx.im;
+        wb = 32; /* im2col packing costs about twice the plain copy per float */
+    } else if (mode == TSRT__CG_PHASED) {
+        tsrt__phx_geom(v, &ctx.phx);
+        ptrdiff_t *off = (ptrdiff_t *)(void *)tsrt__align(w);
+        tsrt__phx_offsets(&ctx.phx, off);
+        ctx.phx.off = off;
+        ctx.phx.buf = tsrt__align(w + off_bytes);
+        op.pack_b = tsrt__phx_pack, op.pack_b_ctx = &ctx.phx;
+        wb = 20; /* the copy, then a plain copy per float */
+    }
+    w += off_bytes + phx_bytes;
+    /* As tsrt__gemm_batched, with the copy of each product's input. */
+    if (op.m <= 0 || op.n <= 0) return;
+    const int64_t batch = v->n * v->groups;
+    float *pa, *pb;
+    tsrt__ws_split(w, op.m, op.k, &pa, &pb);
+    const tsrt__share s = tsrt__split(batch, op.m, op.n, op.k, 16, wb, ith, nth);
+    const int64_t U = tsrt__cdiv(op.m, TSRT_MR);
+    const int64_t j0 = s.c0 * TSRT_NR, j1 = tsrt__min(s.c1 * TSRT_NR, op.n);
+    if (j0 >= j1) return;
+    for (int64_t bi = s.r0 / U; bi < batch && bi * U < s.r1; bi++) {
+        const int64_t lo = tsrt__max(s.r0, bi * U) - bi * U, hi = tsrt__min(s.r1, (bi + 1) * U) - bi * U;
+        tsrt__conv_gemm_bind(&ctx, bi, j0, j1, &op);
+        tsrt__gemm_range(&op, lo * TSRT_MR, tsrt__min(hi * TSRT_MR, op.m), j0, j1, pa, pb);
+    }
+}
+
+/* Bytes of workspace per thread, valid for every algorithm. */
+TSRT_FN size_t tsrt_conv_workspace(const tsrt_conv_args *args)
+{
+    const tsrt_conv_args v = tsrt__conv_norm(args);
+    size_t off_bytes, phx_bytes;
+    return tsrt__conv_gemm_ws(&v, &off_bytes, &phx_bytes);
 }
 
 /* ==== depthwise: direct ======================================================= */
-
-/* The j with 0 <= j*s + off < n, as [lo, hi) within [0, m). */
-static inline void tsrt__tap_range(int64_t off, int64_t s, int64_t n, int64_t m, int64_t *lo, int64_t *hi)
-{
-    *lo = off >= 0 ? 0 : (-off + s - 1) / s;
-    *hi = n - 1 - off < 0 ? 0 : tsrt__min(m, (n - 1 - off) / s + 1);
-    if (*lo > *hi) *lo = *hi;
-}
 
 /* Output columns [j0, j1) of row i, tap by tap: for each tap inside the
  * image, one pass over the contiguous range of columns it reaches (a loop
@@ -411,10 +624,14 @@ TSRT_FN int tsrt_conv(const tsrt_conv_args *args, int algo, int ith, int nth, vo
         return 0;
     case TSRT_CONV_GEMM_1X1:
         if (!tsrt__conv_is_1x1(&v)) return -1;
-        tsrt__conv_gemm(&v, 0, ith, nth, ws);
+        tsrt__conv_gemm(&v, TSRT__CG_1X1, ith, nth, ws);
         return 0;
     case TSRT_CONV_IM2COL:
-        tsrt__conv_gemm(&v, 1, ith, nth, ws);
+        tsrt__conv_gemm(&v, TSRT__CG_IM2COL, ith, nth, ws);
+        return 0;
+    case TSRT_CONV_PHASED:
+        if (v.ldil_h != 1 || v.ldil_w != 1) return -1;
+        tsrt__conv_gemm(&v, TSRT__CG_PHASED, ith, nth, ws);
         return 0;
     default:
         return -1;
