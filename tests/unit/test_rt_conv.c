@@ -75,6 +75,41 @@ static int64_t out_size(int64_t n, int64_t k, int64_t s, int64_t lo, int64_t hi,
     return t < 0 ? 0 : t / s + 1;
 }
 
+/* Winograd F(2x2, 3x3)'s error bound for output (i, j) of channel oc:
+ * with Y = A^T [sum_c (G g G^T) . (B^T d B)] A, every intermediate is a
+ * short sum, so |error| <= (C/G + 12) eps S, where S is the same
+ * expression with every matrix entry and datum replaced by its absolute
+ * value (the C/G-term sum of the GEMM, 2 roundings in B^T d B, 4 in
+ * G g G^T, 4 in the output transform). S is at most a few times the
+ * direct sum of |terms|. */
+static double wino_sum(const float *x, const float *w, int64_t H, int64_t W, int64_t CG, int64_t ph, int64_t pw,
+                       int64_t i, int64_t j)
+{
+    static const double AT[2][4] = {{1, 1, 1, 0}, {0, 1, 1, 1}};
+    static const double G[4][3] = {{1, 0, 0}, {.5, .5, .5}, {.5, .5, .5}, {0, 0, 1}};
+    static const double BT[4][4] = {{1, 0, 1, 0}, {0, 1, 1, 0}, {0, 1, 1, 0}, {0, 1, 0, 1}};
+    const int64_t a = i % 2, b = j % 2, y0 = i - a - ph, x0 = j - b - pw;
+    double S = 0;
+    for (int r = 0; r < 4; r++)
+        for (int q = 0; q < 4; q++) {
+            if (!AT[a][r] || !AT[b][q]) continue;
+            double m = 0;
+            for (int64_t c = 0; c < CG; c++) {
+                double u = 0, v = 0;
+                for (int k = 0; k < 3; k++)
+                    for (int l = 0; l < 3; l++) u += G[r][k] * G[q][l] * fabs(w[(c * 3 + k) * 3 + l]);
+                for (int k = 0; k < 4; k++)
+                    for (int l = 0; l < 4; l++) {
+                        const int64_t iy = y0 + k, ix = x0 + l;
+                        if (iy >= 0 && iy < H && ix >= 0 && ix < W) v += BT[r][k] * BT[q][l] * fabs(x[(c * H + iy) * W + ix]);
+                    }
+                m += u * v;
+            }
+            S += m;
+        }
+    return S;
+}
+
 /* Runs case t with algorithm `algo` on nth threads; 1 when right.
  * perturb: damage one output before checking (the checker's own test). */
 static int run_conv(const ccase *t, int algo, int nth, int perturb)
@@ -133,7 +168,12 @@ static int run_conv(const ccase *t, int algo, int nth, int perturb)
                         if (s < 0) s = 0;
                         if (count[((img * O + oc) * OH + i) * OW + j] != 1) ok = 0;
                     }
-                    const double err = fabs((double)y[yi] - s), tol = (double)(K + 3) * FLT_EPSILON * abs_s;
+                    double tol = (double)(K + 3) * FLT_EPSILON * abs_s;
+                    if (algo == TSRT_CONV_WINOGRAD)
+                        tol += (double)(CG + 12) * FLT_EPSILON *
+                               wino_sum(x + img * x_bs + g * CG * t->h * t->w, w + oc * K, t->h, t->w, CG, t->ph,
+                                        t->pw, i, j);
+                    const double err = fabs((double)y[yi] - s);
                     if (!(err <= tol)) {
                         ok = 0;
                         if (!perturb && !printed++)
@@ -160,9 +200,10 @@ static void check_conv(const ccase *t)
                          .ow = out_size(t->w, t->kw, t->sw, t->pw, t->pw_hi, t->dw, t->lw), .groups = t->groups,
                          .stride_h = t->sh, .stride_w = t->sw, .pad_h = t->ph, .pad_w = t->pw, .dil_h = t->dh,
                          .dil_w = t->dw, .ldil_h = t->lh, .ldil_w = t->lw};
-    const int dw = t->c == t->groups, one = tsrt__conv_is_1x1(&cv);
-    for (int algo = TSRT_CONV_IM2COL; algo <= TSRT_CONV_PHASED; algo++) {
+    const int dw = t->c == t->groups, one = tsrt__conv_is_1x1(&cv), wg = tsrt__conv_wg_applies(&cv);
+    for (int algo = TSRT_CONV_IM2COL; algo <= TSRT_CONV_WINOGRAD; algo++) {
         if ((algo == TSRT_CONV_GEMM_1X1 && !one) || (algo == TSRT_CONV_DEPTHWISE && !dw)) continue;
+        if (algo == TSRT_CONV_WINOGRAD && !wg) continue;
         if (algo == TSRT_CONV_PHASED && (t->lh != 1 || t->lw != 1)) continue;
         for (int nth = 1; nth <= 3; nth++) {
             int ok = run_conv(t, algo, nth, 0);

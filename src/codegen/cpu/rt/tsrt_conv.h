@@ -57,13 +57,14 @@ enum {
     TSRT_CONV_IM2COL = 1,
     TSRT_CONV_GEMM_1X1 = 2,
     TSRT_CONV_DEPTHWISE = 3,
-    TSRT_CONV_PHASED = 4
+    TSRT_CONV_PHASED = 4,
+    TSRT_CONV_WINOGRAD = 5
 };
 
 TSRT_FN const char *tsrt_conv_algo_name(int algo)
 {
-    static const char *const names[] = {"auto", "im2col", "gemm_1x1", "depthwise", "phased"};
-    return algo >= 0 && algo <= 4 ? names[algo] : "?";
+    static const char *const names[] = {"auto", "im2col", "gemm_1x1", "depthwise", "phased", "winograd"};
+    return algo >= 0 && algo <= 5 ? names[algo] : "?";
 }
 
 /* The arguments with defaults applied (0 -> 1, 0 -> dense strides). */
@@ -82,6 +83,13 @@ static tsrt_conv_args tsrt__conv_norm(const tsrt_conv_args *a)
     if (!v.x_bs) v.x_bs = v.c * v.h * v.w;
     if (!v.y_bs) v.y_bs = v.o * v.oh * v.ow;
     return v;
+}
+
+/* 3x3, stride 1, no dilation of either kind: Winograd F(2x2, 3x3) applies. */
+static int tsrt__conv_wg_applies(const tsrt_conv_args *v)
+{
+    return v->kh == 3 && v->kw == 3 && v->stride_h == 1 && v->stride_w == 1 && v->dil_h == 1 && v->dil_w == 1 &&
+           v->ldil_h == 1 && v->ldil_w == 1;
 }
 
 static int tsrt__conv_is_1x1(const tsrt_conv_args *v)
@@ -110,6 +118,8 @@ TSRT_FN int tsrt_conv_choose(const tsrt_conv_args *args)
     const tsrt_conv_args v = tsrt__conv_norm(args);
     if (v.c / v.groups == 1 && v.o / v.groups <= 4 && v.groups > 1) return TSRT_CONV_DEPTHWISE;
     if (tsrt__conv_is_1x1(&v)) return TSRT_CONV_GEMM_1X1;
+    if (tsrt__conv_wg_applies(&v) && v.c / v.groups >= 16 && v.o / v.groups >= 16 && v.oh * v.ow >= 128)
+        return TSRT_CONV_WINOGRAD;
     if (v.ldil_h == 1 && v.ldil_w == 1) return TSRT_CONV_PHASED;
     return TSRT_CONV_IM2COL;
 }
@@ -238,6 +248,7 @@ static void tsrt__im2col_pack(const void *vctx, int64_t p0, int64_t kc, int64_t 
  * copied. */
 typedef struct tsrt__phx {
     const tsrt_conv_args *v;  /* normalised */
+    int64_t sh, sw;           /* strides of the phase split */
     int64_t PH, PW;           /* phases kept: row phases a < PH, column phases b < PW */
     int64_t Hq, Wq;           /* rows and columns of one phase image */
     int64_t plane;            /* floats from one (channel, phase) image to the next */
@@ -251,6 +262,7 @@ static void tsrt__phx_geom(const tsrt_conv_args *v, tsrt__phx *g)
 {
     const int64_t eh = (v->kh - 1) * v->dil_h, ew = (v->kw - 1) * v->dil_w;
     g->v = v;
+    g->sh = v->stride_h, g->sw = v->stride_w;
     g->copy = !tsrt__conv_is_1x1(v);
     if (!g->copy) {
         g->PH = g->PW = 1, g->Hq = v->h, g->Wq = v->w, g->plane = v->h * v->w;
@@ -291,7 +303,7 @@ static void tsrt__phx_offsets(const tsrt__phx *g, ptrdiff_t *off)
 static void tsrt__phx_copy(const tsrt__phx *g, const float *x, int64_t r0, int64_t r1)
 {
     const tsrt_conv_args *v = g->v;
-    const int64_t cg = v->c / v->groups, H = v->h, W = v->w, sh = v->stride_h, sw = v->stride_w, Wq = g->Wq;
+    const int64_t cg = v->c / v->groups, H = v->h, W = v->w, sh = g->sh, sw = g->sw, Wq = g->Wq;
     for (int64_t c = 0; c < cg; c++)
         for (int64_t a = 0; a < g->PH; a++)
             for (int64_t b = 0; b < g->PW; b++) {
@@ -309,8 +321,16 @@ static void tsrt__phx_copy(const tsrt__phx *g, const float *x, int64_t r0, int64
                     memset(d, 0, sizeof(float) * (size_t)qlo);
                     if (sw == 1)
                         memcpy(d + qlo, row + qlo, sizeof(float) * (size_t)(qhi - qlo));
-                    else if (sw == 2)
-                        for (int64_t q = qlo; q < qhi; q++) d[q] = row[2 * q];
+                    else if (sw == 2) {
+                        int64_t q = qlo;
+                        for (; q + 8 <= qhi; q += 8) {
+                            tsrt__v8 a0, a1;
+                            TSRT__V8_LOAD(a0, row + 2 * q);
+                            TSRT__V8_LOAD(a1, row + 2 * q + 8);
+                            TSRT__V8_STORE(d + q, __builtin_shufflevector(a0, a1, 0, 2, 4, 6, 8, 10, 12, 14));
+                        }
+                        for (; q < qhi; q++) d[q] = row[2 * q];
+                    }
                     else
                         for (int64_t q = qlo; q < qhi; q++) d[q] = row[q * sw];
                     memset(d + qhi, 0, sizeof(float) * (size_t)(Wq - qhi));
@@ -469,12 +489,331 @@ static void tsrt__conv_gemm(const tsrt_conv_args *v, int mode, int ith, int nth,
     }
 }
 
+/* ==== Winograd F(2x2, 3x3) (WINOGRAD) ========================================= *
+ *
+ * 3x3, stride 1, no dilation: each 2x2 output tile is
+ *   Y = A^T [ sum_c (G g_c G^T) . (B^T d_c B) ] A
+ * with d_c the 4x4 input patch of channel c and g_c its 3x3 filter. The
+ * 16 elementwise sums over c are 16 GEMMs of O x C by C x tiles: 16 multiply-
+ * adds per 4 outputs instead of 36, 2.25x fewer. The transforms only add,
+ * subtract and halve (A, B: 0 and +-1; G: 0, +-1/2, 1), so the result is
+ * the direct one up to a few roundings (error bound in docs/kernels.md).
+ *
+ * Layouts (all in the workspace; NR = the micro-kernel's width):
+ *   xp  the input, zero-padded and split by column parity (the "phase
+ *       images" of tsrt__phx with column stride 2): the four columns
+ *       2tx .. 2tx+3 of a patch are even[tx], odd[tx], even[tx+1],
+ *       odd[tx+1], so 8 consecutive tiles are 4 unaligned vector loads per
+ *       input row, no shuffles;
+ *   V   transformed input, per panel of NR tiles (tiles numbered row by
+ *       row, ty*TW + tx): V[xi][c][NR], a packed B micro-panel per xi;
+ *   U   transformed weights of a block of output channels: U[xi][o][c],
+ *       rows read in place by tsrt__ukr_full_ua;
+ *   M   the 16 products of one panel: M[xi][o][NR].
+ * Loop: output-channel blocks (U of one block <= 256 KiB, in L2) > panels
+ * > xi > channel blocks (KC) > 6-row micro-tiles; then the output transform
+ * of the panel and the epilogue on its runs of output positions. V is
+ * computed per panel when there is one channel block, else once for all
+ * the thread's panels and re-read per block. */
+#ifndef TSRT__WG_U_FLOATS
+#define TSRT__WG_U_FLOATS 65536 /* U block budget: 256 KiB */
+#endif
+
+typedef struct tsrt__wg {
+    const tsrt_conv_args *v;
+    int64_t CG, OG, TH, TW, T, NP; /* tiles: TH x TW = T, NP panels of NR */
+    int64_t obcap;                 /* output channels per block, at most */
+    tsrt__phx xp;                  /* the padded copy, 2 column phases */
+} tsrt__wg;
+
+static void tsrt__wg_geom(const tsrt_conv_args *v, tsrt__wg *g)
+{
+    g->v = v;
+    g->CG = v->c / v->groups, g->OG = v->o / v->groups;
+    g->TH = tsrt__cdiv(v->oh, 2), g->TW = tsrt__cdiv(v->ow, 2), g->T = g->TH * g->TW;
+    g->NP = tsrt__cdiv(g->T, TSRT_NR);
+    g->obcap = tsrt__max(TSRT_MR, TSRT__WG_U_FLOATS / (16 * tsrt__max(g->CG, 1)));
+    tsrt__phx *x = &g->xp;
+    x->v = v, x->sh = 1, x->sw = 2, x->PH = 1, x->PW = 2, x->copy = 1;
+    x->Hq = 2 * g->TH + 2, x->Wq = g->TW + 1;
+    /* 32 floats of slack before and after each plane: the vector loads of
+     * lanes outside a tile row read there (and throw the values away). */
+    int64_t pl = tsrt__rup(x->Hq * x->Wq + 64, 16);
+    if (pl / 16 % 2 == 0) pl += 16;
+    x->plane = pl;
+}
+
+/* Workspace floats of each part, bounded over the instruction sets. */
+static void tsrt__wg_ws(const tsrt__wg *g, int64_t *xp, int64_t *u, int64_t *vv, int64_t *m)
+{
+    const int64_t ob = tsrt__min(g->OG, g->obcap) + TSRT_WS_MR, vall = g->OG > g->obcap;
+    *xp = g->CG * 2 * g->xp.plane + 64;
+    *u = 16 * ob * g->CG;
+    *vv = 16 * (g->CG * (vall ? g->T + TSRT_WS_NR : TSRT_WS_NR) + 16);
+    *m = 16 * ob * TSRT_WS_NR;
+}
+
+/* A run of the 8 lanes of a lane group within one tile row: lanes
+ * [l0, l1) are tiles (ty, tx0 + l); tx0 may be outside [0, TW). */
+typedef struct { int64_t ty, tx0; int l0, l1; } tsrt__wg_seg;
+
+static int tsrt__wg_segs(const tsrt__wg *g, int64_t t0, tsrt__wg_seg *sg)
+{
+    int n = 0;
+    for (int l = 0; l < 8 && t0 + l < g->T; n++) {
+        const int64_t t = t0 + l, ty = t / g->TW, tx = t % g->TW;
+        const int len = (int)tsrt__min(8 - l, g->TW - tx);
+        sg[n] = (tsrt__wg_seg){ty, tx - l, l, l + len};
+        l += len;
+    }
+    return n;
+}
+
+typedef int32_t tsrt__v8i __attribute__((vector_size(32)));
+
+/* r = lanes [l0, l1) of a, the others of r (a macro: vectors passed by
+ * value change the ABI without AVX, -Wpsabi). */
+#define TSRT__BLEND(r, a, l0, l1)                                                        \
+    do {                                                                                 \
+        const tsrt__v8i lane_ = {0, 1, 2, 3, 4, 5, 6, 7};                               \
+        const tsrt__v8i m_ = (lane_ >= (l0)) & (lane_ < (l1));                           \
+        (r) = (tsrt__v8)(((tsrt__v8i)(a) & m_) | ((tsrt__v8i)(r) & ~m_));               \
+    } while (0)
+
+/* The 16 transformed values of channel c, 8 tiles from virtual tile
+ * (ty, tx0) (lane l = tile (ty, tx0 + l)), one output row i at a time
+ * (rows ka, kb of the patch: B^T row i is +-1 on them), each then
+ * transformed along the columns; out(i, j, vector) receives them. */
+#define TSRT__WG_IN(g, c, ty, tx0, out)                                                         \
+    do {                                                                                        \
+        const int64_t Wq_ = (g)->xp.Wq;                                                         \
+        const float *e_ = (g)->xp.buf + (c) * 2 * (g)->xp.plane + 2 * (ty) * Wq_ + (tx0);       \
+        const float *o_ = e_ + (g)->xp.plane;                                                   \
+        for (int i_ = 0; i_ < 4; i_++) {                                                        \
+            /* B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1]: row i is r[ka] + sg*r[kb] */     \
+            const int ka_ = i_ == 0 ? 0 : i_ == 2 ? 2 : 1, kb_ = i_ == 0 ? 2 : i_ == 3 ? 3 : i_ == 1 ? 2 : 1; \
+            const float sg_ = i_ == 1 ? 1.0f : -1.0f;                                           \
+            tsrt__v8 a0_, a1_, a2_, a3_, b0_, b1_, b2_, b3_;                                    \
+            const float *ea_ = e_ + ka_ * Wq_, *oa_ = o_ + ka_ * Wq_;                           \
+            const float *eb_ = e_ + kb_ * Wq_, *ob_ = o_ + kb_ * Wq_;                           \
+            TSRT__V8_LOAD(a0_, ea_), TSRT__V8_LOAD(a1_, oa_), TSRT__V8_LOAD(a2_, ea_ + 1);       \
+            TSRT__V8_LOAD(a3_, oa_ + 1);                                                        \
+            TSRT__V8_LOAD(b0_, eb_), TSRT__V8_LOAD(b1_, ob_), TSRT__V8_LOAD(b2_, eb_ + 1);       \
+            TSRT__V8_LOAD(b3_, ob_ + 1);                                                        \
+            const tsrt__v8 d0_ = a0_ + sg_ * b0_, d1_ = a1_ + sg_ * b1_;                        \
+            const tsrt__v8 d2_ = a2_ + sg_ * b2_, d3_ = a3_ + sg_ * b3_;                        \
+            out(i_, 0, d0_ - d2_);                                                              \
+            out(i_, 1, d1_ + d2_);                                                              \
+            out(i_, 2, d2_ - d1_);                                                              \
+            out(i_, 3, d1_ - d3_);                                                              \
+        }                                                                                       \
+    } while (0)
+
+/* V of panel p (all channels) into vp: V[xi][c][NR] at vp + xi*xs + c*NR.
+ * Lanes of a group of 8 tiles that span several tile rows are computed
+ * once per row (virtual origins outside the row read the copy's slack)
+ * and blended. */
+static void tsrt__wg_input(const tsrt__wg *g, int64_t p, float *vp, ptrdiff_t xs)
+{
+    for (int64_t h = 0; h < TSRT_NR; h += 8) {
+        tsrt__wg_seg sg[9];
+        const int ns = tsrt__wg_segs(g, p * TSRT_NR + h, sg);
+        float *vh = vp + h;
+        if (ns == 1 && sg[0].l0 == 0 && sg[0].l1 == 8) {
+            for (int64_t c = 0; c < g->CG; c++) {
+                float *vc = vh + c * TSRT_NR;
+#define TSRT__WG_ST(i, j, val) TSRT__V8_STORE(vc + ((i) * 4 + (j)) * xs, (val))
+                TSRT__WG_IN(g, c, sg[0].ty, sg[0].tx0, TSRT__WG_ST);
+#undef TSRT__WG_ST
+            }
+            continue;
+        }
+        for (int64_t c = 0; c < g->CG; c++) {
+            tsrt__v8 r[16];
+            for (int i = 0; i < 16; i++) r[i] = (tsrt__v8){0};
+            for (int q = 0; q < ns; q++) {
+                const int l0 = sg[q].l0, l1 = sg[q].l1;
+#define TSRT__WG_BL(i, j, val) TSRT__BLEND(r[(i) * 4 + (j)], (val), l0, l1)
+                TSRT__WG_IN(g, c, sg[q].ty, sg[q].tx0, TSRT__WG_BL);
+#undef TSRT__WG_BL
+            }
+            for (int i = 0; i < 16; i++) TSRT__V8_STORE(vh + i * xs + c * TSRT_NR, r[i]);
+        }
+    }
+}
+
+/* U of output channels [o0, o0+on) into u: U[xi][oo][c] at u + (xi*obp + oo)*CG + c;
+ * rows on .. obp-1 zero. G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1]. */
+static void tsrt__wg_weights(const tsrt__wg *g, const float *wt, int64_t o0, int64_t on, int64_t obp, float *u)
+{
+    const int64_t CG = g->CG;
+    for (int64_t oo = 0; oo < obp; oo++) {
+        float *uo = u + oo * CG;
+        if (oo >= on) {
+            for (int i = 0; i < 16; i++) memset(uo + i * obp * CG, 0, sizeof(float) * (size_t)CG);
+            continue;
+        }
+        const float *w = wt + (o0 + oo) * CG * 9;
+        for (int64_t c = 0; c < CG; c += 8) {
+            const int n = (int)tsrt__min(8, CG - c);
+            tsrt__v8 k[9];
+            for (int t = 0; t < 9; t++) {
+                float tmp[8] = {0};
+                for (int l = 0; l < n; l++) tmp[l] = w[(c + l) * 9 + t];
+                TSRT__V8_LOAD(k[t], tmp);
+            }
+            tsrt__v8 r[4][3]; /* G g */
+            for (int t = 0; t < 3; t++) {
+                const tsrt__v8 a = k[t], b = k[3 + t], cc = k[6 + t];
+                r[0][t] = a, r[1][t] = 0.5f * (a + b + cc), r[2][t] = 0.5f * (a - b + cc), r[3][t] = cc;
+            }
+            tsrt__v8 z[16]; /* (G g) G^T */
+            for (int i = 0; i < 4; i++) {
+                const tsrt__v8 a = r[i][0], b = r[i][1], cc = r[i][2];
+                z[4 * i] = a, z[4 * i + 1] = 0.5f * (a + b + cc), z[4 * i + 2] = 0.5f * (a - b + cc), z[4 * i + 3] = cc;
+            }
+            for (int i = 0; i < 16; i++) {
+                if (n == 8) {
+                    TSRT__V8_STORE(uo + i * obp * CG + c, z[i]);
+                } else {
+                    float tmp[8];
+                    TSRT__V8_STORE(tmp, z[i]);
+                    memcpy(uo + i * obp * CG + c, tmp, sizeof(float) * (size_t)n);
+                }
+            }
+        }
+    }
+}
+
+/* The output transform of panel p for output channels [o0, o0+on) of the
+ * product whose output plane 0 is y (channel stride OH*OW), then the
+ * epilogue on the runs of positions it finished. A^T = [1 1 1 0; 0 1 -1 -1]. */
+static void tsrt__wg_output(const tsrt__wg *g, int64_t p, const float *m, int64_t obp, int64_t o0, int64_t on,
+                            float *y, int64_t epi_m0)
+{
+    const tsrt_conv_args *v = g->v;
+    const int64_t OH = v->oh, OW = v->ow, HW = OH * OW;
+    for (int64_t oo = 0; oo < on; oo++) {
+        float *yo = y + (o0 + oo) * HW;
+        for (int64_t h = 0; h < TSRT_NR; h += 8) {
+            tsrt__wg_seg sg[9];
+            const int ns = tsrt__wg_segs(g, p * TSRT_NR + h, sg);
+            if (!ns) break;
+            tsrt__v8 q[16];
+            for (int i = 0; i < 16; i++) TSRT__V8_LOAD(q[i], m + (i * obp + oo) * TSRT_NR + h);
+            tsrt__v8 s0[4], s1[4];
+            for (int j = 0; j < 4; j++) s0[j] = q[j] + q[4 + j] + q[8 + j], s1[j] = q[4 + j] - q[8 + j] - q[12 + j];
+            float z[2][16];
+            const tsrt__v8 y00 = s0[0] + s0[1] + s0[2], y01 = s0[1] - s0[2] - s0[3];
+            const tsrt__v8 y10 = s1[0] + s1[1] + s1[2], y11 = s1[1] - s1[2] - s1[3];
+            TSRT__V8_STORE(z[0], __builtin_shufflevector(y00, y01, 0, 8, 1, 9, 2, 10, 3, 11));
+            TSRT__V8_STORE(z[0] + 8, __builtin_shufflevector(y00, y01, 4, 12, 5, 13, 6, 14, 7, 15));
+            TSRT__V8_STORE(z[1], __builtin_shufflevector(y10, y11, 0, 8, 1, 9, 2, 10, 3, 11));
+            TSRT__V8_STORE(z[1] + 8, __builtin_shufflevector(y10, y11, 4, 12, 5, 13, 6, 14, 7, 15));
+            for (int k = 0; k < ns; k++)
+                for (int a = 0; a < 2; a++) {
+                    const int64_t oy = 2 * sg[k].ty + a;
+                    if (oy >= OH) break;
+                    const int64_t x0 = 2 * (sg[k].tx0 + sg[k].l0), x1 = tsrt__min(OW, 2 * (sg[k].tx0 + sg[k].l1));
+                    float *yr = yo + oy * OW;
+                    const float *zr = z[a] + 2 * sg[k].l0 - x0;
+                    if (v->beta)
+                        for (int64_t xx = x0; xx < x1; xx++) yr[xx] += zr[xx];
+                    else
+                        for (int64_t xx = x0; xx < x1; xx++) yr[xx] = zr[xx];
+                }
+        }
+    }
+    if (!v->epi) return;
+    /* The panel's tiles cover, per tile row, output rows 2ty and 2ty+1 and
+     * columns [2tx0, 2tx1): runs of positions, merged when contiguous. */
+    const int64_t t0 = p * TSRT_NR, t1 = tsrt__min(g->T, t0 + TSRT_NR);
+    int64_t r0 = -1, r1 = -1; /* the pending run */
+    for (int64_t t = t0; t < t1;) {
+        const int64_t ty = t / g->TW, tx = t % g->TW, tx1 = tsrt__min(g->TW, tx + (t1 - t));
+        for (int64_t oy = 2 * ty; oy < tsrt__min(OH, 2 * ty + 2); oy++) {
+            const int64_t a = oy * OW + 2 * tx, b = oy * OW + tsrt__min(OW, 2 * tx1);
+            if (a == r1)
+                r1 = b;
+            else {
+                if (r0 >= 0) v->epi(v->epi_ctx, y + o0 * HW + r0, HW, 1, epi_m0 + o0, r0, on, r1 - r0);
+                r0 = a, r1 = b;
+            }
+        }
+        t += tx1 - tx;
+    }
+    if (r0 >= 0) v->epi(v->epi_ctx, y + o0 * HW + r0, HW, 1, epi_m0 + o0, r0, on, r1 - r0);
+}
+
+static size_t tsrt__wg_ws_bytes(const tsrt_conv_args *v)
+{
+    tsrt__wg g;
+    tsrt__wg_geom(v, &g);
+    int64_t xp, u, vv, m;
+    tsrt__wg_ws(&g, &xp, &u, &vv, &m);
+    return (size_t)(xp + u + vv + m) * sizeof(float) + 5 * TSRT_ALIGN;
+}
+
+static void tsrt__conv_wg(const tsrt_conv_args *v, int ith, int nth, void *ws)
+{
+    tsrt__wg g;
+    tsrt__wg_geom(v, &g);
+    int64_t nxp, nu, nv, nm;
+    tsrt__wg_ws(&g, &nxp, &nu, &nv, &nm);
+    float *xpb = tsrt__align(ws), *ub = tsrt__align(xpb + nxp), *vb = tsrt__align(ub + nu), *mb = tsrt__align(vb + nv);
+    g.xp.buf = xpb + 32;
+    /* Threads split output channels (MR units) x panels, as a GEMM of
+     * OG x (NP*NR) x 16*CG whose A and B each cost a transform. */
+    const int64_t batch = v->n * v->groups, CG = g.CG;
+    const tsrt__share s = tsrt__split(batch, g.OG, g.NP * TSRT_NR, 16 * CG, 8, 8, ith, nth);
+    const int64_t Uu = tsrt__cdiv(g.OG, TSRT_MR), p0 = s.c0, p1 = tsrt__min(s.c1, g.NP);
+    if (p0 >= p1) return;
+    const int64_t KB = tsrt__min(TSRT_KC, tsrt__rup(tsrt__cdiv(CG, tsrt__cdiv(CG, TSRT_KC)), 8));
+    const int64_t tA = p0 * TSRT_NR, tB = tsrt__min(g.T, p1 * TSRT_NR) - 1;
+    for (int64_t bi = s.r0 / Uu; bi < batch && bi * Uu < s.r1; bi++) {
+        const int64_t img = bi / v->groups, gr = bi % v->groups;
+        const int64_t o_lo = (tsrt__max(s.r0, bi * Uu) - bi * Uu) * TSRT_MR;
+        const int64_t o_hi = tsrt__min(g.OG, (tsrt__min(s.r1, (bi + 1) * Uu) - bi * Uu) * TSRT_MR);
+        const float *x = v->x + img * v->x_bs + gr * CG * v->h * v->w, *wt = v->wt + gr * g.OG * CG * 9;
+        float *y = v->y + img * v->y_bs + gr * g.OG * v->oh * v->ow;
+        const int64_t epi_m0 = img * v->o + gr * g.OG;
+        tsrt__phx_copy(&g.xp, x, 2 * (tA / g.TW), tsrt__min(g.xp.Hq, 2 * (tB / g.TW) + 4));
+        const int64_t ogt = o_hi - o_lo, nob = tsrt__cdiv(ogt, g.obcap);
+        const int64_t ob = tsrt__rup(tsrt__cdiv(ogt, nob), TSRT_MR);
+        const int vall = nob > 1;
+        /* One cache line between the xi planes of V: a power-of-two
+         * distance would put the 16 stores of one channel in one L1 set. */
+        const ptrdiff_t xs = (vall ? p1 - p0 : 1) * CG * TSRT_NR + 16;
+        if (vall)
+            for (int64_t p = p0; p < p1; p++) tsrt__wg_input(&g, p, vb + (p - p0) * CG * TSRT_NR, xs);
+        for (int64_t o0 = o_lo; o0 < o_hi; o0 += ob) {
+            const int64_t on = tsrt__min(ob, o_hi - o0), obp = tsrt__rup(on, TSRT_MR);
+            tsrt__wg_weights(&g, wt, o0, on, obp, ub);
+            for (int64_t p = p0; p < p1; p++) {
+                const float *vp = vb + (vall ? (p - p0) * CG * TSRT_NR : 0);
+                if (!vall) tsrt__wg_input(&g, p, vb, xs);
+                for (int xi = 0; xi < 16; xi++)
+                    for (int64_t c0 = 0; c0 < CG; c0 += KB) {
+                        const int64_t kc = tsrt__min(KB, CG - c0);
+                        for (int64_t ir = 0; ir < obp; ir += TSRT_MR)
+                            tsrt__ukr_full_ua(kc, ub + (xi * obp + ir) * CG + c0, CG, vp + xi * xs + c0 * TSRT_NR,
+                                              mb + (xi * obp + ir) * TSRT_NR, TSRT_NR, c0 > 0);
+                    }
+                tsrt__wg_output(&g, p, mb, obp, o0, on, y, epi_m0);
+            }
+        }
+    }
+}
+
 /* Bytes of workspace per thread, valid for every algorithm. */
 TSRT_FN size_t tsrt_conv_workspace(const tsrt_conv_args *args)
 {
     const tsrt_conv_args v = tsrt__conv_norm(args);
     size_t off_bytes, phx_bytes;
-    return tsrt__conv_gemm_ws(&v, &off_bytes, &phx_bytes);
+    const size_t gw = tsrt__conv_gemm_ws(&v, &off_bytes, &phx_bytes);
+    if (!tsrt__conv_wg_applies(&v)) return gw;
+    const size_t ww = tsrt__wg_ws_bytes(&v);
+    return gw > ww ? gw : ww;
 }
 
 /* ==== depthwise: direct ======================================================= */
@@ -628,6 +967,10 @@ TSRT_FN int tsrt_conv(const tsrt_conv_args *args, int algo, int ith, int nth, vo
         return 0;
     case TSRT_CONV_IM2COL:
         tsrt__conv_gemm(&v, TSRT__CG_IM2COL, ith, nth, ws);
+        return 0;
+    case TSRT_CONV_WINOGRAD:
+        if (!tsrt__conv_wg_applies(&v)) return -1;
+        tsrt__conv_wg(&v, ith, nth, ws);
         return 0;
     case TSRT_CONV_PHASED:
         if (v.ldil_h != 1 || v.ldil_w != 1) return -1;
