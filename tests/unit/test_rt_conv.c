@@ -270,7 +270,11 @@ static void test_choose(void)
 {
     tsrt_conv_args a = {.n = 1, .c = 64, .h = 56, .w = 56, .o = 64, .kh = 3, .kw = 3, .oh = 56, .ow = 56, .pad_h = 1,
                         .pad_w = 1};
+    CHECK(tsrt_conv_choose(&a) == TSRT_CONV_WINOGRAD);
+    a.stride_h = 2, a.oh = 28;
     CHECK(tsrt_conv_choose(&a) == TSRT_CONV_PHASED);
+    CHECK(tsrt_conv(&a, TSRT_CONV_WINOGRAD, 0, 1, NULL) == -1);
+    a.stride_h = 1, a.oh = 56;
     a.ldil_h = 2, a.oh = 111; /* input dilation: only im2col */
     CHECK(tsrt_conv_choose(&a) == TSRT_CONV_IM2COL);
     CHECK(tsrt_conv(&a, TSRT_CONV_PHASED, 0, 1, NULL) == -1);
