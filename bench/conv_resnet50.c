@@ -5,6 +5,7 @@
  *
  *   cmake --build build --target conv_resnet50
  *   build/conv_resnet50 [reps [nth [algo]]]      (defaults 11, 1, 0 = AUTO)
+ *   build/conv_resnet50 11 -2     (nth < 0: the -nth shares run one after another on this thread)
  *   cc -O3 -march=native -Isrc bench/conv_resnet50.c -o conv_resnet50 -lpthread -lm
  *
  * Each layer has its own weights (94 MB in all, more than the L3), so
@@ -17,7 +18,13 @@
  * over passes of the sum of the 53 layer times; "cpu" the same in the
  * calling thread's CPU time (time the thread was descheduled by other jobs
  * does not count). To compare two versions of the kernels, build this file
- * against each (-I) and run them alternately. */
+ * against each (-I) and run them alternately.
+ * On a machine shared with other jobs a spinning 2-thread run measures the
+ * other jobs (a descheduled thread holds up the whole layer). nth = -2
+ * runs the 2 threads' shares one after the other on one thread and takes,
+ * per layer, the larger share's CPU time ("ms/conv" then is what 2 free
+ * cores would take, less the start and the join; "cpu ms" is both shares:
+ * the split's total work). */
 #include "codegen/cpu/rt/tsrt_conv.h"
 
 #include <math.h>
@@ -100,7 +107,7 @@ static void *ws[8];
 
 /* ---- a spinning team ---------------------------------------------------- */
 
-static int nth_g = 1;
+static int nth_g = 1, nsim = 0; /* nsim > 0: shares run in turn */
 static atomic_int go_gen, done_count, quit_flag;
 static atomic_int cur_layer;
 
@@ -146,7 +153,8 @@ int main(int argc, char **argv)
     const int reps = argc > 1 ? atoi(argv[1]) : 11;
     nth_g = argc > 2 ? atoi(argv[2]) : 1;
     algo_forced = argc > 3 ? atoi(argv[3]) : TSRT_CONV_AUTO;
-    if (nth_g < 1 || nth_g > 8 || reps < 1) return 2;
+    if (nth_g < 0) nsim = -nth_g, nth_g = 1;
+    if (nth_g < 1 || nth_g > 8 || nsim > 8 || reps < 1) return 2;
     size_t act = 0, wsz = 0;
     for (int i = 0; i < NL; i++) {
         const size_t in = (size_t)L[i][0] * L[i][1] * L[i][1], out = (size_t)L[i][2] * L[i][4] * L[i][4];
@@ -176,9 +184,20 @@ int main(int argc, char **argv)
     for (int r = -1; r < reps; r++) {
         double sum = 0, csum = 0;
         for (int i = 0; i < NL; i++) {
-            const double c0 = cpu_now(), t0 = now();
-            team_layer(i);
-            const double t = now() - t0, c = cpu_now() - c0;
+            double t, c;
+            if (nsim) {
+                c = t = 0;
+                for (int k = 0; k < nsim; k++) {
+                    const double c0 = cpu_now();
+                    tsrt_conv(&lay[i].cv, algo_forced, k, nsim, ws[0]);
+                    const double d = cpu_now() - c0;
+                    c += d, t = d > t ? d : t;
+                }
+            } else {
+                const double c0 = cpu_now(), t0 = now();
+                team_layer(i);
+                t = now() - t0, c = cpu_now() - c0;
+            }
             csum += c;
             if (r >= 0) tl[r * NL + i] = t, cl[r * NL + i] = c;
             sum += t;
@@ -189,6 +208,7 @@ int main(int argc, char **argv)
     for (int t = 1; t < nth_g; t++) pthread_join(th[t], NULL);
 
     /* Per distinct shape, in order of first appearance. */
+    if (nsim) printf("simulated: the %d shares of each layer in turn, ms/conv = the larger one's CPU time\n", nsim);
     printf("tsrt ISA %d, %d thread(s), %d passes, algo %s, workspace %.2f MiB/thread\n", TSRT_ISA, nth_g, reps,
            tsrt_conv_algo_name(algo_forced), (double)wsz / 1048576.0);
     printf("%5s %5s %5s %2s %4s %2s %-10s %3s %9s %8s %9s %8s %8s\n", "c", "h", "o", "k", "oh", "s", "algo", "n",

@@ -266,6 +266,47 @@ static void test_shapes(void)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_conv(&cases[i]);
 }
 
+/* The paths added for speed, at sizes that reach their edges:
+ *  - Winograd: tile counts TH*TW = 1, 2, 17, 18, 21, 24 (the last panel of
+ *    NR = 16 tiles holds 1, 2, 5 or 8: dot products, the 6x8 kernel),
+ *    channels per group > KC (channel blocks), 16*O*C > the U budget
+ *    (several output-channel blocks, V kept for all panels), groups,
+ *    every pad (asymmetric, negative), n = 2 images, beta, epilogue;
+ *  - PHASED: strides 2 and 3 with pads 0..3, the 7x7/2 stem, strided 1x1,
+ *    dilation with stride, outputs narrower than a micro-panel;
+ *  - A read in place (few output positions, N <= 256): N = 49, 50, 56,
+ *    81, 18, 25 (last column panels of 1, 2, 8, 1, 2, 9 columns) with
+ *    K > KC and O not a multiple of MR. */
+static void test_fast_paths(void)
+{
+    const ccase cases[] = {
+        /* n  c    h   w   o    kh kw g  sh sw ph pw phh pwh dh dw lh lw beta epi bs */
+        {1, 5, 1, 1, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0},     /* one tile, 1x1 output */
+        {1, 6, 2, 3, 9, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0},     /* 2 tiles */
+        {2, 8, 9, 16, 13, 3, 3, 1, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1, 0, 1, 1},   /* 4x8 + ... tiles */
+        {1, 7, 33, 2, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0},    /* 17 tiles */
+        {1, 7, 6, 12, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0},    /* 18 tiles */
+        {1, 9, 13, 11, 20, 3, 3, 1, 1, 1, 2, 0, 1, 3, 1, 1, 1, 1, 0, 1, 0},  /* 7x6 tiles, uneven pads */
+        {1, 10, 14, 14, 12, 3, 3, 1, 1, 1, -1, 2, 0, 1, 1, 1, 1, 1, 0, 1, 0}, /* negative pad */
+        {1, 300, 5, 6, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0},   /* C > KC: channel blocks */
+        {1, 70, 8, 8, 200, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0},  /* several output blocks */
+        {2, 12, 10, 9, 18, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1},  /* groups */
+        {1, 3, 23, 21, 20, 7, 7, 1, 2, 2, 3, 3, 3, 3, 1, 1, 1, 1, 0, 1, 0},  /* stem 7x7/2 */
+        {1, 20, 15, 15, 14, 3, 3, 1, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0}, /* 3x3/2 */
+        {1, 20, 16, 13, 14, 3, 3, 2, 3, 2, 0, 2, 3, 1, 1, 1, 1, 1, 1, 1, 1}, /* stride 3x2, groups */
+        {1, 24, 14, 14, 30, 1, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 1, 1, 0, 1, 0}, /* 1x1/2 */
+        {1, 8, 17, 17, 10, 3, 3, 1, 2, 2, 2, 2, 2, 2, 2, 2, 1, 1, 0, 1, 0},  /* dilation 2, stride 2 */
+        {1, 4, 6, 40, 5, 5, 3, 1, 2, 3, 2, 1, 2, 1, 1, 2, 1, 1, 0, 1, 0},    /* 5x3, stride 2x3 */
+        {1, 300, 7, 7, 20, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0, 1, 0},  /* N = 49 */
+        {1, 260, 5, 10, 21, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 0}, /* N = 50 */
+        {1, 40, 7, 8, 13, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0},   /* N = 56, K = 360 */
+        {1, 300, 9, 9, 19, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0, 1, 1},  /* N = 81 */
+        {2, 270, 6, 3, 25, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 0},  /* N = 18 */
+        {1, 30, 10, 10, 12, 3, 3, 1, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0}, /* N = 25, K = 270 */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_conv(&cases[i]);
+}
+
 static void test_choose(void)
 {
     tsrt_conv_args a = {.n = 1, .c = 64, .h = 56, .w = 56, .o = 64, .kh = 3, .kw = 3, .oh = 56, .ow = 56, .pad_h = 1,
@@ -307,5 +348,6 @@ int main(void)
     test_choose();
     test_combinations();
     test_shapes();
+    test_fast_paths();
     return check_report();
 }

@@ -304,19 +304,20 @@ static void tsrt__phx_copy(const tsrt__phx *g, const float *x, int64_t r0, int64
 {
     const tsrt_conv_args *v = g->v;
     const int64_t cg = v->c / v->groups, H = v->h, W = v->w, sh = g->sh, sw = g->sw, Wq = g->Wq;
+    /* Rows outermost inside a channel and phase row: the column phases of
+     * one input row are cut while it is in L1. */
     for (int64_t c = 0; c < cg; c++)
         for (int64_t a = 0; a < g->PH; a++)
-            for (int64_t b = 0; b < g->PW; b++) {
-                float *pl = g->buf + ((c * g->PH + a) * g->PW + b) * g->plane;
-                int64_t qlo, qhi; /* columns inside the image */
-                tsrt__tap_range(b - v->pad_w, sw, W, Wq, &qlo, &qhi);
-                for (int64_t r = r0; r < r1; r++) {
-                    float *d = pl + r * Wq;
+            for (int64_t r = r0; r < r1; r++)
+                for (int64_t b = 0; b < g->PW; b++) {
+                    float *d = g->buf + ((c * g->PH + a) * g->PW + b) * g->plane + r * Wq;
                     const int64_t iy = r * sh + a - v->pad_h;
                     if (iy < 0 || iy >= H) {
                         memset(d, 0, sizeof(float) * (size_t)Wq);
                         continue;
                     }
+                    int64_t qlo, qhi; /* columns inside the image */
+                    tsrt__tap_range(b - v->pad_w, sw, W, Wq, &qlo, &qhi);
                     const float *row = x + (c * H + iy) * W + b - v->pad_w; /* column q at row[q*sw] */
                     memset(d, 0, sizeof(float) * (size_t)qlo);
                     if (sw == 1)
@@ -330,12 +331,10 @@ static void tsrt__phx_copy(const tsrt__phx *g, const float *x, int64_t r0, int64
                             TSRT__V8_STORE(d + q, __builtin_shufflevector(a0, a1, 0, 2, 4, 6, 8, 10, 12, 14));
                         }
                         for (; q < qhi; q++) d[q] = row[2 * q];
-                    }
-                    else
+                    } else
                         for (int64_t q = qlo; q < qhi; q++) d[q] = row[q * sw];
                     memset(d + qhi, 0, sizeof(float) * (size_t)(Wq - qhi));
                 }
-            }
 }
 
 /* NR floats from s to d (unaligned), in 8-float vectors. */
@@ -615,31 +614,31 @@ typedef int32_t tsrt__v8i __attribute__((vector_size(32)));
  * and blended. */
 static void tsrt__wg_input(const tsrt__wg *g, int64_t p, float *vp, ptrdiff_t xs)
 {
-    for (int64_t h = 0; h < TSRT_NR; h += 8) {
-        tsrt__wg_seg sg[9];
-        const int ns = tsrt__wg_segs(g, p * TSRT_NR + h, sg);
-        float *vh = vp + h;
-        if (ns == 1 && sg[0].l0 == 0 && sg[0].l1 == 8) {
-            for (int64_t c = 0; c < g->CG; c++) {
-                float *vc = vh + c * TSRT_NR;
+    tsrt__wg_seg sg[TSRT_NR / 8][9];
+    int ns[TSRT_NR / 8];
+    for (int h = 0; h < TSRT_NR / 8; h++) ns[h] = tsrt__wg_segs(g, p * TSRT_NR + 8 * h, sg[h]);
+    /* Channels outermost: the patch rows of one channel serve every lane
+     * group while they are in L1. */
+    for (int64_t c = 0; c < g->CG; c++)
+        for (int h = 0; h < TSRT_NR / 8; h++) {
+            float *vc = vp + c * TSRT_NR + 8 * h;
+            const tsrt__wg_seg *sh = sg[h];
+            if (ns[h] == 1 && sh[0].l0 == 0 && sh[0].l1 == 8) {
 #define TSRT__WG_ST(i, j, val) TSRT__V8_STORE(vc + ((i) * 4 + (j)) * xs, (val))
-                TSRT__WG_IN(g, c, sg[0].ty, sg[0].tx0, TSRT__WG_ST);
+                TSRT__WG_IN(g, c, sh[0].ty, sh[0].tx0, TSRT__WG_ST);
 #undef TSRT__WG_ST
+                continue;
             }
-            continue;
-        }
-        for (int64_t c = 0; c < g->CG; c++) {
             tsrt__v8 r[16];
             for (int i = 0; i < 16; i++) r[i] = (tsrt__v8){0};
-            for (int q = 0; q < ns; q++) {
-                const int l0 = sg[q].l0, l1 = sg[q].l1;
+            for (int q = 0; q < ns[h]; q++) {
+                const int l0 = sh[q].l0, l1 = sh[q].l1;
 #define TSRT__WG_BL(i, j, val) TSRT__BLEND(r[(i) * 4 + (j)], (val), l0, l1)
-                TSRT__WG_IN(g, c, sg[q].ty, sg[q].tx0, TSRT__WG_BL);
+                TSRT__WG_IN(g, c, sh[q].ty, sh[q].tx0, TSRT__WG_BL);
 #undef TSRT__WG_BL
             }
-            for (int i = 0; i < 16; i++) TSRT__V8_STORE(vh + i * xs + c * TSRT_NR, r[i]);
+            for (int i = 0; i < 16; i++) TSRT__V8_STORE(vc + i * xs, r[i]);
         }
-    }
 }
 
 /* U of output channels [o0, o0+on) into u: U[xi][oo][c] at u + (xi*obp + oo)*CG + c;
@@ -693,34 +692,49 @@ static void tsrt__wg_output(const tsrt__wg *g, int64_t p, const float *m, int64_
 {
     const tsrt_conv_args *v = g->v;
     const int64_t OH = v->oh, OW = v->ow, HW = OH * OW;
+    tsrt__wg_seg sgs[TSRT_NR / 8][9];
+    int nss[TSRT_NR / 8];
+    for (int hh = 0; hh < TSRT_NR / 8; hh++) nss[hh] = tsrt__wg_segs(g, p * TSRT_NR + 8 * hh, sgs[hh]);
     for (int64_t oo = 0; oo < on; oo++) {
         float *yo = y + (o0 + oo) * HW;
         for (int64_t h = 0; h < TSRT_NR; h += 8) {
-            tsrt__wg_seg sg[9];
-            const int ns = tsrt__wg_segs(g, p * TSRT_NR + h, sg);
+            const tsrt__wg_seg *sg = sgs[h / 8];
+            const int ns = nss[h / 8];
             if (!ns) break;
             tsrt__v8 q[16];
             for (int i = 0; i < 16; i++) TSRT__V8_LOAD(q[i], m + (i * obp + oo) * TSRT_NR + h);
             tsrt__v8 s0[4], s1[4];
             for (int j = 0; j < 4; j++) s0[j] = q[j] + q[4 + j] + q[8 + j], s1[j] = q[4 + j] - q[8 + j] - q[12 + j];
-            float z[2][16];
             const tsrt__v8 y00 = s0[0] + s0[1] + s0[2], y01 = s0[1] - s0[2] - s0[3];
             const tsrt__v8 y10 = s1[0] + s1[1] + s1[2], y11 = s1[1] - s1[2] - s1[3];
-            TSRT__V8_STORE(z[0], __builtin_shufflevector(y00, y01, 0, 8, 1, 9, 2, 10, 3, 11));
-            TSRT__V8_STORE(z[0] + 8, __builtin_shufflevector(y00, y01, 4, 12, 5, 13, 6, 14, 7, 15));
-            TSRT__V8_STORE(z[1], __builtin_shufflevector(y10, y11, 0, 8, 1, 9, 2, 10, 3, 11));
-            TSRT__V8_STORE(z[1] + 8, __builtin_shufflevector(y10, y11, 4, 12, 5, 13, 6, 14, 7, 15));
+            tsrt__v8 z[2][2]; /* output rows 2ty + a, 16 columns 2tx .. 2tx+15 */
+            z[0][0] = __builtin_shufflevector(y00, y01, 0, 8, 1, 9, 2, 10, 3, 11);
+            z[0][1] = __builtin_shufflevector(y00, y01, 4, 12, 5, 13, 6, 14, 7, 15);
+            z[1][0] = __builtin_shufflevector(y10, y11, 0, 8, 1, 9, 2, 10, 3, 11);
+            z[1][1] = __builtin_shufflevector(y10, y11, 4, 12, 5, 13, 6, 14, 7, 15);
             for (int k = 0; k < ns; k++)
                 for (int a = 0; a < 2; a++) {
                     const int64_t oy = 2 * sg[k].ty + a;
                     if (oy >= OH) break;
                     const int64_t x0 = 2 * (sg[k].tx0 + sg[k].l0), x1 = tsrt__min(OW, 2 * (sg[k].tx0 + sg[k].l1));
-                    float *yr = yo + oy * OW;
-                    const float *zr = z[a] + 2 * sg[k].l0 - x0;
+                    float *yr = yo + oy * OW + x0;
+                    if (x1 - x0 == 16) { /* 8 whole tiles inside the row */
+                        if (v->beta) {
+                            tsrt__v8 o0, o1;
+                            TSRT__V8_LOAD(o0, yr), TSRT__V8_LOAD(o1, yr + 8);
+                            TSRT__V8_STORE(yr, z[a][0] + o0), TSRT__V8_STORE(yr + 8, z[a][1] + o1);
+                        } else {
+                            TSRT__V8_STORE(yr, z[a][0]), TSRT__V8_STORE(yr + 8, z[a][1]);
+                        }
+                        continue;
+                    }
+                    float zz[16];
+                    TSRT__V8_STORE(zz, z[a][0]), TSRT__V8_STORE(zz + 8, z[a][1]);
+                    const float *zr = zz + 2 * sg[k].l0;
                     if (v->beta)
-                        for (int64_t xx = x0; xx < x1; xx++) yr[xx] += zr[xx];
+                        for (int64_t xx = 0; xx < x1 - x0; xx++) yr[xx] += zr[xx];
                     else
-                        for (int64_t xx = x0; xx < x1; xx++) yr[xx] = zr[xx];
+                        for (int64_t xx = 0; xx < x1 - x0; xx++) yr[xx] = zr[xx];
                 }
         }
     }
@@ -769,6 +783,7 @@ static void tsrt__conv_wg(const tsrt_conv_args *v, int ith, int nth, void *ws)
     const int64_t Uu = tsrt__cdiv(g.OG, TSRT_MR), p0 = s.c0, p1 = tsrt__min(s.c1, g.NP);
     if (p0 >= p1) return;
     const int64_t KB = tsrt__min(TSRT_KC, tsrt__rup(tsrt__cdiv(CG, tsrt__cdiv(CG, TSRT_KC)), 8));
+    float bt[2 * TSRT_KC] __attribute__((aligned(TSRT_ALIGN)));
     const int64_t tA = p0 * TSRT_NR, tB = tsrt__min(g.T, p1 * TSRT_NR) - 1;
     for (int64_t bi = s.r0 / Uu; bi < batch && bi * Uu < s.r1; bi++) {
         const int64_t img = bi / v->groups, gr = bi % v->groups;
@@ -792,12 +807,22 @@ static void tsrt__conv_wg(const tsrt_conv_args *v, int ith, int nth, void *ws)
             for (int64_t p = p0; p < p1; p++) {
                 const float *vp = vb + (vall ? (p - p0) * CG * TSRT_NR : 0);
                 if (!vall) tsrt__wg_input(&g, p, vb, xs);
+                /* Tiles in this panel: a short last panel takes the 6x8
+                 * kernel or dot products (tsrt__ukr_ua's tails). */
+                const int64_t nt = tsrt__min(TSRT_NR, g.T - p * TSRT_NR);
                 for (int xi = 0; xi < 16; xi++)
                     for (int64_t c0 = 0; c0 < CG; c0 += KB) {
                         const int64_t kc = tsrt__min(KB, CG - c0);
-                        for (int64_t ir = 0; ir < obp; ir += TSRT_MR)
-                            tsrt__ukr_full_ua(kc, ub + (xi * obp + ir) * CG + c0, CG, vp + xi * xs + c0 * TSRT_NR,
-                                              mb + (xi * obp + ir) * TSRT_NR, TSRT_NR, c0 > 0);
+                        const float *vx = vp + xi * xs + c0 * TSRT_NR;
+                        if (nt <= 2) tsrt__b_cols(kc, vx, nt, bt);
+                        for (int64_t ir = 0; ir < obp; ir += TSRT_MR) {
+                            const float *ua = ub + (xi * obp + ir) * CG + c0;
+                            float *mo = mb + (xi * obp + ir) * TSRT_NR;
+                            if (nt == TSRT_NR)
+                                tsrt__ukr_full_ua(kc, ua, CG, vx, mo, TSRT_NR, c0 > 0);
+                            else
+                                tsrt__ukr_ua(kc, ua, CG, vx, mo, TSRT_NR, 1, c0 > 0, nt, bt);
+                        }
                     }
                 tsrt__wg_output(&g, p, mb, obp, o0, on, y, epi_m0);
             }

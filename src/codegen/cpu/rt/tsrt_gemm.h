@@ -179,6 +179,11 @@ static inline void tsrt__pack_b_op(const tsrt__gop *op, int64_t pc, int64_t kc, 
         tsrt__pack_b(op->b + pc * op->b_rs + jc * op->b_cs, op->b_rs, op->b_cs, kc, nc, pb);
 }
 
+/* Columns up to which A is read in place (op->a_direct). */
+#ifndef TSRT_UA_COLS
+#define TSRT_UA_COLS 256
+#endif
+
 /* Columns up to which the small-N loop nest runs: the whole packed B panel
  * (kc x 256 floats, 256 KiB) stays in L2. */
 #ifndef TSRT_SN_COLS
@@ -220,7 +225,7 @@ static __attribute__((unused)) void tsrt__gemm_range_sn(const tsrt__gop *op, int
                 if (mr == TSRT_MR) {
                     for (int64_t jr = 0; jr < nc; jr += TSRT_NR)
                         tsrt__ukr_ua(kc, a, lda, pb + jr * kc, ci + jr * op->c_cs, op->c_rs, op->c_cs, beta,
-                                     tsrt__min(TSRT_NR, nc - jr));
+                                     tsrt__min(TSRT_NR, nc - jr), NULL);
                 } else {
                     tsrt__pack_a(a, lda, 1, mr, kc, pa);
                     for (int64_t jr = 0; jr < nc; jr += TSRT_NR)
@@ -252,7 +257,11 @@ static void tsrt__gemm_range(const tsrt__gop *op, int64_t i0, int64_t i1, int64_
         return;
     }
 #endif
-    const int ua = op->a_direct && op->a_cs == 1;
+    float bt[2 * TSRT_KC] __attribute__((aligned(TSRT_ALIGN))); /* see tsrt__ukr_col */
+    /* A read in place only for few columns (see tsrt__ukr_full_ua): with
+     * many, each packed float serves enough multiply-adds, and one packed
+     * stream reads better from L2 than six rows. */
+    const int ua = op->a_direct && op->a_cs == 1 && j1 - j0 <= TSRT_UA_COLS;
     /* Equal blocks rather than full ones and a remainder: K = 576 runs as
      * 3 x 192, not 256 + 256 + 64 (a short block pays the C tile's load and
      * store for few FMAs), N = 3136 as 2 x 1568, not 3072 + 64. Never
@@ -278,6 +287,11 @@ static void tsrt__gemm_range(const tsrt__gop *op, int64_t i0, int64_t i1, int64_
                      * software prefetch of the next micro-panel's source:
                      * all within the noise of this machine.) */
                     if (ic == i0) tsrt__pack_b_op(op, pc, kc, jc + jr, nr, pb + jr * kc);
+                    /* A last panel of 1 or 2 columns, with A read in
+                     * place, is dot products (tsrt__ukr_col): its columns
+                     * contiguous, once per row block. */
+                    const int cols = ua && nr <= 2;
+                    if (cols && ic == i0) tsrt__b_cols(kc, pb + jr * kc, nr, bt);
                     for (int64_t ir = 0; ir < mc; ir += TSRT_MR) {
                         const int64_t mr = tsrt__min(TSRT_MR, mc - ir);
                         const float *a = op->a + (ic + ir) * op->a_rs + pc * op->a_cs;
@@ -289,7 +303,7 @@ static void tsrt__gemm_range(const tsrt__gop *op, int64_t i0, int64_t i1, int64_
                                     for (int64_t p = 0; p < kc; p += 16)
                                         __builtin_prefetch(a + (TSRT_MR + i) * op->a_rs + p, 0, 3);
                             tsrt__ukr_ua(kc, a, op->a_rs, pb + jr * kc, cj + ir * op->c_rs, op->c_rs, op->c_cs, beta,
-                                         nr);
+                                         nr, cols ? bt : NULL);
                             continue;
                         }
                         if (jr == 0) tsrt__pack_a(a, op->a_rs, op->a_cs, mr, kc, pa + ir * kc);

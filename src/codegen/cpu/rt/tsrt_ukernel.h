@@ -230,6 +230,101 @@ static inline void tsrt__ukr_full_ua(int64_t k, const float *restrict a, ptrdiff
     TSRT__AVX2_ROW(5, c50, c51);
 }
 
+/* 6 x 8 with A read in place: the left half of a packed B micro-panel
+ * (B still advances 64 bytes per step), for a last column panel of at
+ * most 8 columns (N = 196 = 12*16 + 4). Two sets of six accumulators, for
+ * even and odd p, keep 12 FMA chains in flight; they are added at the end
+ * (a different summation order than the 6x16 kernel's, within the same
+ * error bound). */
+#define TSRT__AVX2_ASM_STEP8(a0, a1, a2, a3, a4, a5, b0, s)                   \
+    "vmovaps " b0 "(%[b]), %[v0]\n\t"                                        \
+    "vbroadcastss " a0 ", %[x]\n\t"                                          \
+    "vbroadcastss " a1 ", %[y]\n\t"                                          \
+    "vfmadd231ps %[v0], %[x], %[c0" s "]\n\t"                                \
+    "vbroadcastss " a2 ", %[x]\n\t"                                          \
+    "vfmadd231ps %[v0], %[y], %[c1" s "]\n\t"                                \
+    "vbroadcastss " a3 ", %[y]\n\t"                                          \
+    "vfmadd231ps %[v0], %[x], %[c2" s "]\n\t"                                \
+    "vbroadcastss " a4 ", %[x]\n\t"                                          \
+    "vfmadd231ps %[v0], %[y], %[c3" s "]\n\t"                                \
+    "vbroadcastss " a5 ", %[y]\n\t"                                          \
+    "vfmadd231ps %[v0], %[x], %[c4" s "]\n\t"                                \
+    "vfmadd231ps %[v0], %[y], %[c5" s "]\n\t"
+#define TSRT__AVX2_STEP8(...) TSRT__AVX2_ASM_STEP8(__VA_ARGS__)
+
+#define TSRT__AVX2_ROW8(i, r)                                                 \
+    do {                                                                      \
+        float *ci_ = c + (i) * rs;                                            \
+        if (beta) {                                                           \
+            tsrt__v8 o_;                                                      \
+            TSRT__V8_LOAD(o_, ci_);                                           \
+            r += o_;                                                          \
+        }                                                                     \
+        TSRT__V8_STORE(ci_, r);                                               \
+    } while (0)
+
+#define TSRT_HAVE_UKR8 1
+static inline void tsrt__ukr_full_ua8(int64_t k, const float *restrict a, ptrdiff_t lda, const float *restrict b,
+                                      float *restrict c, ptrdiff_t rs, int beta)
+{
+    tsrt__v8 c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51;
+    int64_t k4 = k / 4, k1 = k % 4;
+    const float *a3 = a + 3 * lda;
+    const ptrdiff_t r = lda * (ptrdiff_t)sizeof(float);
+    tsrt__v8 v0, v1, x, y;
+    __asm__ volatile(
+        "vxorps %[c00], %[c00], %[c00]\n\t"
+        "vxorps %[c01], %[c01], %[c01]\n\t"
+        "vxorps %[c10], %[c10], %[c10]\n\t"
+        "vxorps %[c11], %[c11], %[c11]\n\t"
+        "vxorps %[c20], %[c20], %[c20]\n\t"
+        "vxorps %[c21], %[c21], %[c21]\n\t"
+        "vxorps %[c30], %[c30], %[c30]\n\t"
+        "vxorps %[c31], %[c31], %[c31]\n\t"
+        "vxorps %[c40], %[c40], %[c40]\n\t"
+        "vxorps %[c41], %[c41], %[c41]\n\t"
+        "vxorps %[c50], %[c50], %[c50]\n\t"
+        "vxorps %[c51], %[c51], %[c51]\n\t"
+        "test %[k4], %[k4]\n\t"
+        "je 2f\n\t"
+        ".p2align 5\n"
+        "1:\n\t"
+        TSRT__AVX2_STEP8(TSRT__AVX2_UA("0"), "0", "0")
+        TSRT__AVX2_STEP8(TSRT__AVX2_UA("4"), "64", "1")
+        TSRT__AVX2_STEP8(TSRT__AVX2_UA("8"), "128", "0")
+        TSRT__AVX2_STEP8(TSRT__AVX2_UA("12"), "192", "1")
+        "add $16, %[a]\n\t"
+        "add $16, %[a3]\n\t"
+        "add $256, %[b]\n\t"
+        "dec %[k4]\n\t"
+        "jne 1b\n"
+        "2:\n\t"
+        "test %[k1], %[k1]\n\t"
+        "je 4f\n"
+        "3:\n\t"
+        TSRT__AVX2_STEP8(TSRT__AVX2_UA("0"), "0", "0")
+        "add $4, %[a]\n\t"
+        "add $4, %[a3]\n\t"
+        "add $64, %[b]\n\t"
+        "dec %[k1]\n\t"
+        "jne 3b\n"
+        "4:\n\t"
+        : [a] "+r"(a), [a3] "+r"(a3), [b] "+r"(b), [k4] "+r"(k4), [k1] "+r"(k1),
+          [c00] "=&x"(c00), [c01] "=&x"(c01), [c10] "=&x"(c10), [c11] "=&x"(c11),
+          [c20] "=&x"(c20), [c21] "=&x"(c21), [c30] "=&x"(c30), [c31] "=&x"(c31),
+          [c40] "=&x"(c40), [c41] "=&x"(c41), [c50] "=&x"(c50), [c51] "=&x"(c51),
+          [v0] "=&x"(v0), [v1] "=&x"(v1), [x] "=&x"(x), [y] "=&x"(y)
+        : [r] "r"(r)
+        : "cc", "memory");
+    c00 += c01, c10 += c11, c20 += c21, c30 += c31, c40 += c41, c50 += c51;
+    TSRT__AVX2_ROW8(0, c00);
+    TSRT__AVX2_ROW8(1, c10);
+    TSRT__AVX2_ROW8(2, c20);
+    TSRT__AVX2_ROW8(3, c30);
+    TSRT__AVX2_ROW8(4, c40);
+    TSRT__AVX2_ROW8(5, c50);
+}
+
 /* ==== AVX-512: 14 x 32 ===================================================== */
 #elif TSRT_ISA == TSRT_ISA_AVX512
 /* NOT RUN ON AVX-512 HARDWARE: no such machine was available when this was
@@ -388,23 +483,70 @@ static inline void tsrt__ukr(int64_t k, const float *restrict a, const float *re
         }
 }
 
+/* Column j (< nr) of C's MR rows for a last column panel of nr <= 2
+ * columns: dot products along k of the MR rows of A (read in place) with
+ * the column, 8 k at a time (packing-free, about a twelfth of a full
+ * micro-kernel call per column); bcol: the column, contiguous. */
+static inline void tsrt__ukr_col(int64_t k, const float *restrict a, ptrdiff_t lda, const float *restrict bcol,
+                                 float *restrict c, ptrdiff_t rs, int beta)
+{
+    tsrt__v8 acc[TSRT_MR];
+    for (int i = 0; i < TSRT_MR; i++) acc[i] = (tsrt__v8){0};
+    int64_t p = 0;
+    for (; p + 8 <= k; p += 8) {
+        tsrt__v8 bv;
+        TSRT__V8_LOAD(bv, bcol + p);
+        for (int i = 0; i < TSRT_MR; i++) {
+            tsrt__v8 av;
+            TSRT__V8_LOAD(av, a + i * lda + p);
+            acc[i] += av * bv;
+        }
+    }
+    for (int i = 0; i < TSRT_MR; i++) {
+        const tsrt__v8 q = acc[i];
+        float s = ((q[0] + q[4]) + (q[1] + q[5])) + ((q[2] + q[6]) + (q[3] + q[7]));
+        for (int64_t t = p; t < k; t++) s += a[i * lda + t] * bcol[t];
+        c[i * rs] = beta ? c[i * rs] + s : s;
+    }
+}
+
 /* tsrt__ukr with A read in place (row i at a + i*lda): a full MR-row
  * micro-panel (there are no zero rows to pad a short one with: the caller
- * packs those), any nr <= NR and column stride. */
+ * packs those), any nr <= NR and column stride. bt: when not NULL and
+ * nr <= 2, the nr columns of the B micro-panel, each contiguous (stride
+ * k), for tsrt__ukr_col. */
 static inline void tsrt__ukr_ua(int64_t k, const float *restrict a, ptrdiff_t lda, const float *restrict b,
-                                float *restrict c, ptrdiff_t rs, ptrdiff_t cs, int beta, int64_t nr)
+                                float *restrict c, ptrdiff_t rs, ptrdiff_t cs, int beta, int64_t nr,
+                                const float *restrict bt)
 {
     if (nr == TSRT_NR && cs == 1) {
         tsrt__ukr_full_ua(k, a, lda, b, c, rs, beta);
         return;
     }
+    if (bt && nr <= 2) {
+        for (int64_t j = 0; j < nr; j++) tsrt__ukr_col(k, a, lda, bt + j * k, c + j * cs, rs, beta);
+        return;
+    }
     float t[TSRT_MR * TSRT_NR] __attribute__((aligned(TSRT_ALIGN)));
-    tsrt__ukr_full_ua(k, a, lda, b, t, TSRT_NR, 0);
+#ifdef TSRT_HAVE_UKR8
+    if (nr <= 8)
+        tsrt__ukr_full_ua8(k, a, lda, b, t, TSRT_NR, 0);
+    else
+#endif
+        tsrt__ukr_full_ua(k, a, lda, b, t, TSRT_NR, 0);
     for (int64_t i = 0; i < TSRT_MR; i++)
         for (int64_t j = 0; j < nr; j++) {
             float *e = c + i * rs + j * cs;
             *e = beta ? *e + t[i * TSRT_NR + j] : t[i * TSRT_NR + j];
         }
+}
+
+/* Copies columns [0, nr) of a packed kc x NR B micro-panel into bt, each
+ * contiguous (bt[j*kc + p]), for tsrt__ukr_col. */
+static inline void tsrt__b_cols(int64_t kc, const float *restrict b, int64_t nr, float *restrict bt)
+{
+    for (int64_t j = 0; j < nr; j++)
+        for (int64_t p = 0; p < kc; p++) bt[j * kc + p] = b[p * TSRT_NR + j];
 }
 
 #endif /* TSRT_UKERNEL_H */
