@@ -304,11 +304,12 @@ static void tsrt__phx_copy(const tsrt__phx *g, const float *x, int64_t r0, int64
 {
     const tsrt_conv_args *v = g->v;
     const int64_t cg = v->c / v->groups, H = v->h, W = v->w, sh = g->sh, sw = g->sw, Wq = g->Wq;
-    /* Rows outermost inside a channel and phase row: the column phases of
-     * one input row are cut while it is in L1. */
+    /* Input rows in order (phase row r, then row phase a: input row
+     * r*sh + a - pad), the column phases of one input row while it is in
+     * L1. */
     for (int64_t c = 0; c < cg; c++)
-        for (int64_t a = 0; a < g->PH; a++)
-            for (int64_t r = r0; r < r1; r++)
+        for (int64_t r = r0; r < r1; r++)
+            for (int64_t a = 0; a < g->PH; a++)
                 for (int64_t b = 0; b < g->PW; b++) {
                     float *d = g->buf + ((c * g->PH + a) * g->PW + b) * g->plane + r * Wq;
                     const int64_t iy = r * sh + a - v->pad_h;
@@ -319,7 +320,9 @@ static void tsrt__phx_copy(const tsrt__phx *g, const float *x, int64_t r0, int64
                     int64_t qlo, qhi; /* columns inside the image */
                     tsrt__tap_range(b - v->pad_w, sw, W, Wq, &qlo, &qhi);
                     const float *row = x + (c * H + iy) * W + b - v->pad_w; /* column q at row[q*sw] */
-                    memset(d, 0, sizeof(float) * (size_t)qlo);
+                    /* (Loops, not memset: the borders are a float or two,
+                     * and a call per row was a tenth of a strided conv.) */
+                    for (int64_t q = 0; q < qlo; q++) d[q] = 0.0f;
                     if (sw == 1)
                         memcpy(d + qlo, row + qlo, sizeof(float) * (size_t)(qhi - qlo));
                     else if (sw == 2) {
@@ -333,7 +336,7 @@ static void tsrt__phx_copy(const tsrt__phx *g, const float *x, int64_t r0, int64
                         for (; q < qhi; q++) d[q] = row[2 * q];
                     } else
                         for (int64_t q = qlo; q < qhi; q++) d[q] = row[q * sw];
-                    memset(d + qhi, 0, sizeof(float) * (size_t)(Wq - qhi));
+                    for (int64_t q = qhi; q < Wq; q++) d[q] = 0.0f;
                 }
 }
 
