@@ -75,6 +75,41 @@ static int64_t out_size(int64_t n, int64_t k, int64_t s, int64_t lo, int64_t hi,
     return t < 0 ? 0 : t / s + 1;
 }
 
+/* Winograd F(2x2, 3x3)'s error bound for output (i, j) of channel oc:
+ * with Y = A^T [sum_c (G g G^T) . (B^T d B)] A, every intermediate is a
+ * short sum, so |error| <= (C/G + 12) eps S, where S is the same
+ * expression with every matrix entry and datum replaced by its absolute
+ * value (the C/G-term sum of the GEMM, 2 roundings in B^T d B, 4 in
+ * G g G^T, 4 in the output transform). S is at most a few times the
+ * direct sum of |terms|. */
+static double wino_sum(const float *x, const float *w, int64_t H, int64_t W, int64_t CG, int64_t ph, int64_t pw,
+                       int64_t i, int64_t j)
+{
+    static const double AT[2][4] = {{1, 1, 1, 0}, {0, 1, 1, 1}};
+    static const double G[4][3] = {{1, 0, 0}, {.5, .5, .5}, {.5, .5, .5}, {0, 0, 1}};
+    static const double BT[4][4] = {{1, 0, 1, 0}, {0, 1, 1, 0}, {0, 1, 1, 0}, {0, 1, 0, 1}};
+    const int64_t a = i % 2, b = j % 2, y0 = i - a - ph, x0 = j - b - pw;
+    double S = 0;
+    for (int r = 0; r < 4; r++)
+        for (int q = 0; q < 4; q++) {
+            if (!AT[a][r] || !AT[b][q]) continue;
+            double m = 0;
+            for (int64_t c = 0; c < CG; c++) {
+                double u = 0, v = 0;
+                for (int k = 0; k < 3; k++)
+                    for (int l = 0; l < 3; l++) u += G[r][k] * G[q][l] * fabs(w[(c * 3 + k) * 3 + l]);
+                for (int k = 0; k < 4; k++)
+                    for (int l = 0; l < 4; l++) {
+                        const int64_t iy = y0 + k, ix = x0 + l;
+                        if (iy >= 0 && iy < H && ix >= 0 && ix < W) v += BT[r][k] * BT[q][l] * fabs(x[(c * H + iy) * W + ix]);
+                    }
+                m += u * v;
+            }
+            S += m;
+        }
+    return S;
+}
+
 /* Runs case t with algorithm `algo` on nth threads; 1 when right.
  * perturb: damage one output before checking (the checker's own test). */
 static int run_conv(const ccase *t, int algo, int nth, int perturb)
@@ -133,7 +168,12 @@ static int run_conv(const ccase *t, int algo, int nth, int perturb)
                         if (s < 0) s = 0;
                         if (count[((img * O + oc) * OH + i) * OW + j] != 1) ok = 0;
                     }
-                    const double err = fabs((double)y[yi] - s), tol = (double)(K + 3) * FLT_EPSILON * abs_s;
+                    double tol = (double)(K + 3) * FLT_EPSILON * abs_s;
+                    if (algo == TSRT_CONV_WINOGRAD)
+                        tol += (double)(CG + 12) * FLT_EPSILON *
+                               wino_sum(x + img * x_bs + g * CG * t->h * t->w, w + oc * K, t->h, t->w, CG, t->ph,
+                                        t->pw, i, j);
+                    const double err = fabs((double)y[yi] - s);
                     if (!(err <= tol)) {
                         ok = 0;
                         if (!perturb && !printed++)
@@ -160,9 +200,11 @@ static void check_conv(const ccase *t)
                          .ow = out_size(t->w, t->kw, t->sw, t->pw, t->pw_hi, t->dw, t->lw), .groups = t->groups,
                          .stride_h = t->sh, .stride_w = t->sw, .pad_h = t->ph, .pad_w = t->pw, .dil_h = t->dh,
                          .dil_w = t->dw, .ldil_h = t->lh, .ldil_w = t->lw};
-    const int dw = t->c == t->groups, one = tsrt__conv_is_1x1(&cv);
-    for (int algo = TSRT_CONV_IM2COL; algo <= TSRT_CONV_DEPTHWISE; algo++) {
+    const int dw = t->c == t->groups, one = tsrt__conv_is_1x1(&cv), wg = tsrt__conv_wg_applies(&cv);
+    for (int algo = TSRT_CONV_IM2COL; algo <= TSRT_CONV_WINOGRAD; algo++) {
         if ((algo == TSRT_CONV_GEMM_1X1 && !one) || (algo == TSRT_CONV_DEPTHWISE && !dw)) continue;
+        if (algo == TSRT_CONV_WINOGRAD && !wg) continue;
+        if (algo == TSRT_CONV_PHASED && (t->lh != 1 || t->lw != 1)) continue;
         for (int nth = 1; nth <= 3; nth++) {
             int ok = run_conv(t, algo, nth, 0);
             CHECK_MSG(ok, "%s nth=%d: n%lld c%lld %lldx%lld o%lld k%lldx%lld g%lld s%lld,%lld p%lld,%lld/%lld,%lld "
@@ -224,15 +266,64 @@ static void test_shapes(void)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_conv(&cases[i]);
 }
 
+/* The paths added for speed, at sizes that reach their edges:
+ *  - Winograd: tile counts TH*TW = 1, 2, 17, 18, 21, 24 (the last panel of
+ *    NR = 16 tiles holds 1, 2, 5 or 8: dot products, the 6x8 kernel),
+ *    channels per group > KC (channel blocks), 16*O*C > the U budget
+ *    (several output-channel blocks, V kept for all panels), groups,
+ *    every pad (asymmetric, negative), n = 2 images, beta, epilogue;
+ *  - PHASED: strides 2 and 3 with pads 0..3, the 7x7/2 stem, strided 1x1,
+ *    dilation with stride, outputs narrower than a micro-panel;
+ *  - A read in place (few output positions, N <= 256): N = 49, 50, 56,
+ *    81, 18, 25 (last column panels of 1, 2, 8, 1, 2, 9 columns) with
+ *    K > KC and O not a multiple of MR. */
+static void test_fast_paths(void)
+{
+    const ccase cases[] = {
+        /* n  c    h   w   o    kh kw g  sh sw ph pw phh pwh dh dw lh lw beta epi bs */
+        {1, 5, 1, 1, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0},     /* one tile, 1x1 output */
+        {1, 6, 2, 3, 9, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0},     /* 2 tiles */
+        {2, 8, 9, 16, 13, 3, 3, 1, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1, 0, 1, 1},   /* 4x8 + ... tiles */
+        {1, 7, 33, 2, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0},    /* 17 tiles */
+        {1, 7, 6, 12, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0},    /* 18 tiles */
+        {1, 9, 13, 11, 20, 3, 3, 1, 1, 1, 2, 0, 1, 3, 1, 1, 1, 1, 0, 1, 0},  /* 7x6 tiles, uneven pads */
+        {1, 10, 14, 14, 12, 3, 3, 1, 1, 1, -1, 2, 0, 1, 1, 1, 1, 1, 0, 1, 0}, /* negative pad */
+        {1, 300, 5, 6, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0},   /* C > KC: channel blocks */
+        {1, 70, 8, 8, 200, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0},  /* several output blocks */
+        {2, 12, 10, 9, 18, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1},  /* groups */
+        {1, 3, 23, 21, 20, 7, 7, 1, 2, 2, 3, 3, 3, 3, 1, 1, 1, 1, 0, 1, 0},  /* stem 7x7/2 */
+        {1, 20, 15, 15, 14, 3, 3, 1, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0}, /* 3x3/2 */
+        {1, 20, 16, 13, 14, 3, 3, 2, 3, 2, 0, 2, 3, 1, 1, 1, 1, 1, 1, 1, 1}, /* stride 3x2, groups */
+        {1, 24, 14, 14, 30, 1, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 1, 1, 0, 1, 0}, /* 1x1/2 */
+        {1, 8, 17, 17, 10, 3, 3, 1, 2, 2, 2, 2, 2, 2, 2, 2, 1, 1, 0, 1, 0},  /* dilation 2, stride 2 */
+        {1, 4, 6, 40, 5, 5, 3, 1, 2, 3, 2, 1, 2, 1, 1, 2, 1, 1, 0, 1, 0},    /* 5x3, stride 2x3 */
+        {1, 300, 7, 7, 20, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0, 1, 0},  /* N = 49 */
+        {1, 260, 5, 10, 21, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 0}, /* N = 50 */
+        {1, 40, 7, 8, 13, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0},   /* N = 56, K = 360 */
+        {1, 300, 9, 9, 19, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0, 1, 1},  /* N = 81 */
+        {2, 270, 6, 3, 25, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 0},  /* N = 18 */
+        {1, 30, 10, 10, 12, 3, 3, 1, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0}, /* N = 25, K = 270 */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_conv(&cases[i]);
+}
+
 static void test_choose(void)
 {
     tsrt_conv_args a = {.n = 1, .c = 64, .h = 56, .w = 56, .o = 64, .kh = 3, .kw = 3, .oh = 56, .ow = 56, .pad_h = 1,
                         .pad_w = 1};
+    CHECK(tsrt_conv_choose(&a) == TSRT_CONV_WINOGRAD);
+    a.stride_h = 2, a.oh = 28;
+    CHECK(tsrt_conv_choose(&a) == TSRT_CONV_PHASED);
+    CHECK(tsrt_conv(&a, TSRT_CONV_WINOGRAD, 0, 1, NULL) == -1);
+    a.stride_h = 1, a.oh = 56;
+    a.ldil_h = 2, a.oh = 111; /* input dilation: only im2col */
     CHECK(tsrt_conv_choose(&a) == TSRT_CONV_IM2COL);
+    CHECK(tsrt_conv(&a, TSRT_CONV_PHASED, 0, 1, NULL) == -1);
+    a.ldil_h = 1, a.oh = 56;
     a.kh = a.kw = 1, a.pad_h = a.pad_w = 0;
     CHECK(tsrt_conv_choose(&a) == TSRT_CONV_GEMM_1X1);
     a.stride_h = a.stride_w = 2, a.oh = a.ow = 28;
-    CHECK(tsrt_conv_choose(&a) == TSRT_CONV_IM2COL);
+    CHECK(tsrt_conv_choose(&a) == TSRT_CONV_PHASED);
     tsrt_conv_args d = {.n = 1, .c = 32, .h = 112, .w = 112, .o = 32, .kh = 3, .kw = 3, .oh = 112, .ow = 112,
                         .groups = 32, .pad_h = 1, .pad_w = 1};
     CHECK(tsrt_conv_choose(&d) == TSRT_CONV_DEPTHWISE);
@@ -257,5 +348,6 @@ int main(void)
     test_choose();
     test_combinations();
     test_shapes();
+    test_fast_paths();
     return check_report();
 }

@@ -56,13 +56,15 @@ enum {
     TSRT_CONV_AUTO = 0, /* tsrt_conv_choose's pick */
     TSRT_CONV_IM2COL = 1,
     TSRT_CONV_GEMM_1X1 = 2,
-    TSRT_CONV_DEPTHWISE = 3
+    TSRT_CONV_DEPTHWISE = 3,
+    TSRT_CONV_PHASED = 4,
+    TSRT_CONV_WINOGRAD = 5
 };
 
 TSRT_FN const char *tsrt_conv_algo_name(int algo)
 {
-    static const char *const names[] = {"auto", "im2col", "gemm_1x1", "depthwise"};
-    return algo >= 0 && algo <= 3 ? names[algo] : "?";
+    static const char *const names[] = {"auto", "im2col", "gemm_1x1", "depthwise", "phased", "winograd"};
+    return algo >= 0 && algo <= 5 ? names[algo] : "?";
 }
 
 /* The arguments with defaults applied (0 -> 1, 0 -> dense strides). */
@@ -81,6 +83,13 @@ static tsrt_conv_args tsrt__conv_norm(const tsrt_conv_args *a)
     if (!v.x_bs) v.x_bs = v.c * v.h * v.w;
     if (!v.y_bs) v.y_bs = v.o * v.oh * v.ow;
     return v;
+}
+
+/* 3x3, stride 1, no dilation of either kind: Winograd F(2x2, 3x3) applies. */
+static int tsrt__conv_wg_applies(const tsrt_conv_args *v)
+{
+    return v->kh == 3 && v->kw == 3 && v->stride_h == 1 && v->stride_w == 1 && v->dil_h == 1 && v->dil_w == 1 &&
+           v->ldil_h == 1 && v->ldil_w == 1;
 }
 
 static int tsrt__conv_is_1x1(const tsrt_conv_args *v)
@@ -109,14 +118,18 @@ TSRT_FN int tsrt_conv_choose(const tsrt_conv_args *args)
     const tsrt_conv_args v = tsrt__conv_norm(args);
     if (v.c / v.groups == 1 && v.o / v.groups <= 4 && v.groups > 1) return TSRT_CONV_DEPTHWISE;
     if (tsrt__conv_is_1x1(&v)) return TSRT_CONV_GEMM_1X1;
+    if (tsrt__conv_wg_applies(&v) && v.c / v.groups >= 16 && v.o / v.groups >= 16 && v.oh * v.ow >= 128)
+        return TSRT_CONV_WINOGRAD;
+    if (v.ldil_h == 1 && v.ldil_w == 1) return TSRT_CONV_PHASED;
     return TSRT_CONV_IM2COL;
 }
 
-/* Bytes of workspace per thread, valid for every algorithm. */
-TSRT_FN size_t tsrt_conv_workspace(const tsrt_conv_args *args)
+/* The j with 0 <= j*s + off < n, as [lo, hi) within [0, m). */
+static inline void tsrt__tap_range(int64_t off, int64_t s, int64_t n, int64_t m, int64_t *lo, int64_t *hi)
 {
-    const tsrt_conv_args v = tsrt__conv_norm(args);
-    return tsrt_sgemm_workspace(v.o / v.groups, v.oh * v.ow, v.c / v.groups * v.kh * v.kw);
+    *lo = off >= 0 ? 0 : (-off + s - 1) / s;
+    *hi = n - 1 - off < 0 ? 0 : tsrt__min(m, (n - 1 - off) / s + 1);
+    if (*lo > *hi) *lo = *hi;
 }
 
 /* ==== implicit GEMM: im2col packing ========================================== */
@@ -215,56 +228,667 @@ static void tsrt__im2col_pack(const void *vctx, int64_t p0, int64_t kc, int64_t 
     }
 }
 
-/* Binding of product bi = image * G + group for both GEMM algorithms. */
-typedef struct tsrt__conv_bind_ctx {
-    const tsrt_conv_args *v;
-    tsrt__im2col *im; /* NULL for GEMM_1X1 */
-} tsrt__conv_bind_ctx;
+/* ==== implicit GEMM from a padded copy split by stride phase (PHASED) ======== *
+ *
+ * The input of one (image, group) is copied once into "phase images": for
+ * strides (sh, sw), phase (a, b) holds the padded input's rows a, a + sh,
+ * a + 2sh... and columns b, b + sw..., zeros where the padding is. Tap
+ * (u, v) of output (i, j) then reads phase ((u*dh) % sh, (v*dw) % sw) at
+ * row i + (u*dh)/sh, column j + (v*dw)/sw: for every row k = (c, u, v) of
+ * X', a run of output positions within one output row is a run of
+ * consecutive floats at a fixed offset off[k] from the position's own
+ * index i*Wq + j. A B micro-panel is then packed with two vector moves per
+ * k (16 positions in one output row) or one pair per row segment, with no
+ * border tests: the im2col index arithmetic and the zero tests happen once
+ * per input element (in the copy) instead of once per element of X'
+ * (KH*KW times as many). Stride 2 is a stride-1 problem on 4 phase images;
+ * a strided 1x1 conv is a plain GEMM on the subsampled copy; the 7x7/2
+ * stem is 4 phases of 3 channels. With no padding, stride 1 and a 1x1
+ * kernel the input itself is the only phase (GEMM_1X1) and nothing is
+ * copied. */
+typedef struct tsrt__phx {
+    const tsrt_conv_args *v;  /* normalised */
+    int64_t sh, sw;           /* strides of the phase split */
+    int64_t PH, PW;           /* phases kept: row phases a < PH, column phases b < PW */
+    int64_t Hq, Wq;           /* rows and columns of one phase image */
+    int64_t plane;            /* floats from one (channel, phase) image to the next */
+    int copy;                 /* 0: the input is read in place */
+    const float *xq;          /* phase images of the current product */
+    float *buf;               /* where they are copied */
+    const ptrdiff_t *off;     /* off[k], k = (c*KH + u)*KW + v: row k of X' at xq + off[k] + i*Wq + j */
+} tsrt__phx;
 
-static void tsrt__conv_bind(const void *vctx, int64_t bi, tsrt__gop *op)
+static void tsrt__phx_geom(const tsrt_conv_args *v, tsrt__phx *g)
 {
-    const tsrt__conv_bind_ctx *ctx = vctx;
+    const int64_t eh = (v->kh - 1) * v->dil_h, ew = (v->kw - 1) * v->dil_w;
+    g->v = v;
+    g->sh = v->stride_h, g->sw = v->stride_w;
+    g->copy = !tsrt__conv_is_1x1(v);
+    if (!g->copy) {
+        g->PH = g->PW = 1, g->Hq = v->h, g->Wq = v->w, g->plane = v->h * v->w;
+        return;
+    }
+    g->PH = tsrt__min(v->stride_h, eh + 1), g->PW = tsrt__min(v->stride_w, ew + 1);
+    g->Hq = v->oh + eh / v->stride_h, g->Wq = v->ow + ew / v->stride_w;
+    /* 16 floats of slack for the packer's whole-vector reads past a row's
+     * end; an odd number of cache lines per plane, so that the rows of one
+     * micro-panel (one per channel, a plane apart) spread over the L1 sets. */
+    int64_t pl = tsrt__rup(g->Hq * g->Wq + 16, 16);
+    if (pl / 16 % 2 == 0) pl += 16;
+    g->plane = pl;
+}
+
+/* Floats of the copy (0 when the input is read in place), and of off. */
+static int64_t tsrt__phx_floats(const tsrt__phx *g)
+{
+    return g->copy ? g->v->c / g->v->groups * g->PH * g->PW * g->plane + 16 : 0;
+}
+
+static void tsrt__phx_offsets(const tsrt__phx *g, ptrdiff_t *off)
+{
+    const tsrt_conv_args *v = g->v;
+    const int64_t cg = v->c / v->groups;
+    ptrdiff_t *o = off;
+    for (int64_t c = 0; c < cg; c++)
+        for (int64_t u = 0; u < v->kh; u++)
+            for (int64_t w = 0; w < v->kw; w++) {
+                const int64_t uu = u * v->dil_h, ww = w * v->dil_w;
+                const int64_t ph = ((c * g->PH + uu % v->stride_h) * g->PW + ww % v->stride_w);
+                *o++ = ph * g->plane + uu / v->stride_h * g->Wq + ww / v->stride_w;
+            }
+}
+
+/* Copies phase rows [r0, r1) of every channel and phase of the group whose
+ * first input channel is at x into g->buf. */
+static void tsrt__phx_copy(const tsrt__phx *g, const float *x, int64_t r0, int64_t r1)
+{
+    const tsrt_conv_args *v = g->v;
+    const int64_t cg = v->c / v->groups, H = v->h, W = v->w, sh = g->sh, sw = g->sw, Wq = g->Wq;
+    /* Input rows in order (phase row r, then row phase a: input row
+     * r*sh + a - pad), the column phases of one input row while it is in
+     * L1. */
+    for (int64_t c = 0; c < cg; c++)
+        for (int64_t r = r0; r < r1; r++)
+            for (int64_t a = 0; a < g->PH; a++)
+                for (int64_t b = 0; b < g->PW; b++) {
+                    float *d = g->buf + ((c * g->PH + a) * g->PW + b) * g->plane + r * Wq;
+                    const int64_t iy = r * sh + a - v->pad_h;
+                    if (iy < 0 || iy >= H) {
+                        memset(d, 0, sizeof(float) * (size_t)Wq);
+                        continue;
+                    }
+                    int64_t qlo, qhi; /* columns inside the image */
+                    tsrt__tap_range(b - v->pad_w, sw, W, Wq, &qlo, &qhi);
+                    const float *row = x + (c * H + iy) * W + b - v->pad_w; /* column q at row[q*sw] */
+                    /* (Loops, not memset: the borders are a float or two,
+                     * and a call per row was a tenth of a strided conv.) */
+                    for (int64_t q = 0; q < qlo; q++) d[q] = 0.0f;
+                    if (sw == 1)
+                        memcpy(d + qlo, row + qlo, sizeof(float) * (size_t)(qhi - qlo));
+                    else if (sw == 2) {
+                        int64_t q = qlo;
+                        for (; q + 8 <= qhi; q += 8) {
+                            tsrt__v8 a0, a1;
+                            TSRT__V8_LOAD(a0, row + 2 * q);
+                            TSRT__V8_LOAD(a1, row + 2 * q + 8);
+                            TSRT__V8_STORE(d + q, __builtin_shufflevector(a0, a1, 0, 2, 4, 6, 8, 10, 12, 14));
+                        }
+                        for (; q < qhi; q++) d[q] = row[2 * q];
+                    } else
+                        for (int64_t q = qlo; q < qhi; q++) d[q] = row[q * sw];
+                    for (int64_t q = qhi; q < Wq; q++) d[q] = 0.0f;
+                }
+}
+
+/* NR floats from s to d (unaligned), in 8-float vectors. */
+static inline void tsrt__copy_nr(float *d, const float *s)
+{
+    for (int t = 0; t < TSRT_NR; t += 8) {
+        tsrt__v8 q;
+        TSRT__V8_LOAD(q, s + t);
+        TSRT__V8_STORE(d + t, q);
+    }
+}
+
+/* Packs rows [p0, p0+kc) x columns [j0, j0+nc) of X' from the phase images
+ * (the tsrt__pack_b_fn contract). The NR positions of a micro-panel are cut
+ * into runs within one output row (one run unless it crosses a row end);
+ * a run is NR consecutive floats of its phase row, copied whole: the next
+ * run, or the zeros past nc, overwrite what a short run copied too much
+ * (into the same row of the panel or the start of the next, packed after
+ * it; the workspace has NR floats of slack past the panel). Reading past a
+ * run stays inside the copy's slack; the input read in place (no copy) is
+ * read exactly. */
+static void tsrt__phx_pack(const void *vctx, int64_t p0, int64_t kc, int64_t j0, int64_t nc, float *dst)
+{
+    const tsrt__phx *g = vctx;
+    const int64_t OW = g->v->ow, Wq = g->Wq;
+    const ptrdiff_t *off = g->off + p0;
+    for (int64_t jr = 0; jr < nc; jr += TSRT_NR, dst += TSRT_NR * kc) {
+        const int64_t nr = tsrt__min(TSRT_NR, nc - jr);
+        int64_t st[TSRT_NR], sl[TSRT_NR];
+        ptrdiff_t sq[TSRT_NR];
+        int ns = 0;
+        for (int64_t t = 0; t < nr; ns++) {
+            const int64_t n = j0 + jr + t, i = n / OW, j = n % OW, len = tsrt__min(OW - j, nr - t);
+            st[ns] = t, sl[ns] = len, sq[ns] = i * Wq + j;
+            t += len;
+        }
+        const float *xq = g->xq;
+        if (ns == 1 && nr == TSRT_NR) {
+            const float *s = xq + sq[0];
+            for (int64_t p = 0; p < kc; p++) tsrt__copy_nr(dst + p * TSRT_NR, s + off[p]);
+        } else if (g->copy) {
+            for (int64_t p = 0; p < kc; p++) {
+                float *d = dst + p * TSRT_NR;
+                const float *s = xq + off[p];
+                for (int q = 0; q < ns; q++) tsrt__copy_nr(d + st[q], s + sq[q]);
+                for (int64_t t = nr; t < TSRT_NR; t++) d[t] = 0.0f;
+            }
+        } else {
+            for (int64_t p = 0; p < kc; p++) {
+                float *d = dst + p * TSRT_NR;
+                const float *s = xq + off[p];
+                for (int q = 0; q < ns; q++)
+                    for (int64_t t = 0; t < sl[q]; t++) d[st[q] + t] = s[sq[q] + t];
+                for (int64_t t = nr; t < TSRT_NR; t++) d[t] = 0.0f;
+            }
+        }
+    }
+}
+
+/* ==== the GEMM algorithms: binding, threads, workspace ======================== */
+
+enum { TSRT__CG_IM2COL, TSRT__CG_1X1, TSRT__CG_PHASED };
+
+typedef struct tsrt__conv_gemm_ctx {
+    const tsrt_conv_args *v;
+    int mode;
+    tsrt__im2col im;
+    tsrt__phx phx;
+} tsrt__conv_gemm_ctx;
+
+/* Workspace of the GEMM algorithms, in order: off (phased), the phase
+ * images (phased), the GEMM's packed panels, NR floats of slack (the
+ * phased packer's overrun). Each part starts aligned. */
+static size_t tsrt__conv_gemm_ws(const tsrt_conv_args *v, size_t *off_bytes, size_t *phx_bytes)
+{
+    tsrt__phx g;
+    tsrt__phx_geom(v, &g);
+    const int64_t K = v->c / v->groups * v->kh * v->kw;
+    *off_bytes = (size_t)tsrt__rup(K * (int64_t)sizeof(ptrdiff_t), TSRT_ALIGN) + TSRT_ALIGN;
+    *phx_bytes = (size_t)tsrt__rup(tsrt__phx_floats(&g) * (int64_t)sizeof(float), TSRT_ALIGN) + TSRT_ALIGN;
+    return *off_bytes + *phx_bytes + tsrt_sgemm_workspace(v->o / v->groups, v->oh * v->ow, K) +
+           TSRT_WS_NR * sizeof(float);
+}
+
+/* Product bi = image * G + group: operands, and the copy of the input rows
+ * that columns [j0, j1) need. */
+static void tsrt__conv_gemm_bind(tsrt__conv_gemm_ctx *ctx, int64_t bi, int64_t j0, int64_t j1, tsrt__gop *op)
+{
     const tsrt_conv_args *v = ctx->v;
     const int64_t img = bi / v->groups, g = bi % v->groups, og = v->o / v->groups, cg = v->c / v->groups;
     const float *x = v->x + img * v->x_bs + g * cg * v->h * v->w;
     op->a = v->wt + g * og * op->k;
-    if (ctx->im)
-        ctx->im->x = x;
-    else
-        op->b = x;
     op->c = v->y + img * v->y_bs + g * og * v->oh * v->ow;
     op->epi_m0 = img * v->o + g * og;
+    if (ctx->mode == TSRT__CG_IM2COL)
+        ctx->im.x = x;
+    else if (ctx->mode == TSRT__CG_1X1 || !ctx->phx.copy)
+        op->b = x, ctx->phx.xq = x;
+    else {
+        const int64_t r0 = j0 / v->ow, r1 = (j1 - 1) / v->ow + 1 + (v->kh - 1) * v->dil_h / v->stride_h;
+        tsrt__phx_copy(&ctx->phx, x, r0, tsrt__min(r1, ctx->phx.Hq));
+        ctx->phx.xq = ctx->phx.buf;
+    }
 }
 
-static void tsrt__conv_gemm(const tsrt_conv_args *v, int im2col, int ith, int nth, void *ws)
+static void tsrt__conv_gemm(const tsrt_conv_args *v, int mode, int ith, int nth, void *ws)
 {
-    tsrt__im2col im = {v, NULL};
-    tsrt__conv_bind_ctx bctx = {v, im2col ? &im : NULL};
+    tsrt__conv_gemm_ctx ctx = {.v = v, .mode = mode};
+    ctx.im.v = v;
     tsrt__gop op = {0};
     op.m = v->o / v->groups;
     op.n = v->oh * v->ow;
     op.k = v->c / v->groups * v->kh * v->kw;
     op.a_rs = op.k, op.a_cs = 1;
     op.b_rs = v->h * v->w, op.b_cs = 1;
-    op.pack_b = im2col ? tsrt__im2col_pack : NULL;
-    op.pack_b_ctx = &im;
     op.c_rs = v->oh * v->ow, op.c_cs = 1;
     op.beta = v->beta;
+    op.a_direct = 1;
     op.epi = v->epi;
     op.epi_ctx = v->epi_ctx;
-    /* im2col packing costs about twice the plain copy per float. */
-    tsrt__gemm_batched(&op, v->n * v->groups, tsrt__conv_bind, &bctx, 16, im2col ? 32 : 16, ith, nth, ws);
+    size_t off_bytes, phx_bytes;
+    tsrt__conv_gemm_ws(v, &off_bytes, &phx_bytes);
+    char *w = (char *)ws;
+    int64_t wb = 16;
+    if (mode == TSRT__CG_IM2COL) {
+        op.pack_b = tsrt__im2col_pack, op.pack_b_ctx = &ctx.im;
+        wb = 32; /* im2col packing costs about twice the plain copy per float */
+    } else if (mode == TSRT__CG_PHASED) {
+        tsrt__phx_geom(v, &ctx.phx);
+        ptrdiff_t *off = (ptrdiff_t *)(void *)tsrt__align(w);
+        tsrt__phx_offsets(&ctx.phx, off);
+        ctx.phx.off = off;
+        ctx.phx.buf = tsrt__align(w + off_bytes);
+        op.pack_b = tsrt__phx_pack, op.pack_b_ctx = &ctx.phx;
+        wb = 20; /* the copy, then a plain copy per float */
+    }
+    w += off_bytes + phx_bytes;
+    /* As tsrt__gemm_batched, with the copy of each product's input. */
+    if (op.m <= 0 || op.n <= 0) return;
+    const int64_t batch = v->n * v->groups;
+    float *pa, *pb;
+    tsrt__ws_split(w, op.m, op.k, &pa, &pb);
+    const tsrt__share s = tsrt__split(batch, op.m, op.n, op.k, 16, wb, ith, nth);
+    const int64_t U = tsrt__cdiv(op.m, TSRT_MR);
+    const int64_t j0 = s.c0 * TSRT_NR, j1 = tsrt__min(s.c1 * TSRT_NR, op.n);
+    if (j0 >= j1) return;
+    for (int64_t bi = s.r0 / U; bi < batch && bi * U < s.r1; bi++) {
+        const int64_t lo = tsrt__max(s.r0, bi * U) - bi * U, hi = tsrt__min(s.r1, (bi + 1) * U) - bi * U;
+        tsrt__conv_gemm_bind(&ctx, bi, j0, j1, &op);
+        tsrt__gemm_range(&op, lo * TSRT_MR, tsrt__min(hi * TSRT_MR, op.m), j0, j1, pa, pb);
+    }
+}
+
+/* ==== Winograd F(2x2, 3x3) (WINOGRAD) ========================================= *
+ *
+ * 3x3, stride 1, no dilation: each 2x2 output tile is
+ *   Y = A^T [ sum_c (G g_c G^T) . (B^T d_c B) ] A
+ * with d_c the 4x4 input patch of channel c and g_c its 3x3 filter. The
+ * 16 elementwise sums over c are 16 GEMMs of O x C by C x tiles: 16 multiply-
+ * adds per 4 outputs instead of 36, 2.25x fewer. The transforms only add,
+ * subtract and halve (A, B: 0 and +-1; G: 0, +-1/2, 1), so the result is
+ * the direct one up to a few roundings (error bound in docs/kernels.md).
+ *
+ * Layouts (all in the workspace; NR = the micro-kernel's width):
+ *   xp  the input, zero-padded and split by column parity (the "phase
+ *       images" of tsrt__phx with column stride 2): the four columns
+ *       2tx .. 2tx+3 of a patch are even[tx], odd[tx], even[tx+1],
+ *       odd[tx+1], so 8 consecutive tiles are 4 unaligned vector loads per
+ *       input row, no shuffles;
+ *   V   transformed input, per panel of NR tiles (tiles numbered row by
+ *       row, ty*TW + tx): V[xi][c][NR], a packed B micro-panel per xi;
+ *   U   transformed weights of a block of output channels: U[xi][o][c],
+ *       rows read in place by tsrt__ukr_full_ua;
+ *   M   the 16 products of one panel: M[xi][o][NR].
+ * Loop: output-channel blocks (U of one block <= 256 KiB, in L2) > panels
+ * > xi > channel blocks (KC) > 6-row micro-tiles; then the output transform
+ * of the panel and the epilogue on its runs of output positions. V is
+ * computed per panel when there is one channel block, else once for all
+ * the thread's panels and re-read per block. */
+#ifndef TSRT__WG_U_FLOATS
+#define TSRT__WG_U_FLOATS 65536 /* U block budget: 256 KiB */
+#endif
+
+typedef struct tsrt__wg {
+    const tsrt_conv_args *v;
+    int64_t CG, OG, TH, TW, T, NP; /* tiles: TH x TW = T, NP panels of NR */
+    int64_t obcap;                 /* output channels per block, at most */
+    tsrt__phx xp;                  /* the padded copy, 2 column phases */
+} tsrt__wg;
+
+static void tsrt__wg_geom(const tsrt_conv_args *v, tsrt__wg *g)
+{
+    g->v = v;
+    g->CG = v->c / v->groups, g->OG = v->o / v->groups;
+    g->TH = tsrt__cdiv(v->oh, 2), g->TW = tsrt__cdiv(v->ow, 2), g->T = g->TH * g->TW;
+    g->NP = tsrt__cdiv(g->T, TSRT_NR);
+    g->obcap = tsrt__max(TSRT_MR, TSRT__WG_U_FLOATS / (16 * tsrt__max(g->CG, 1)));
+    tsrt__phx *x = &g->xp;
+    x->v = v, x->sh = 1, x->sw = 2, x->PH = 1, x->PW = 2, x->copy = 1;
+    x->Hq = 2 * g->TH + 2, x->Wq = g->TW + 1;
+    /* 32 floats of slack before and after each plane: the vector loads of
+     * lanes outside a tile row read there (and throw the values away). */
+    int64_t pl = tsrt__rup(x->Hq * x->Wq + 64, 16);
+    if (pl / 16 % 2 == 0) pl += 16;
+    x->plane = pl;
+}
+
+/* Workspace floats of each part, bounded over the instruction sets. */
+static void tsrt__wg_ws(const tsrt__wg *g, int64_t *xp, int64_t *u, int64_t *vv, int64_t *m)
+{
+    const int64_t ob = tsrt__min(g->OG, g->obcap) + TSRT_WS_MR, vall = g->OG > g->obcap;
+    *xp = g->CG * 2 * g->xp.plane + 64;
+    *u = 16 * ob * g->CG;
+    *vv = 16 * (g->CG * (vall ? g->T + TSRT_WS_NR : TSRT_WS_NR) + 16);
+    *m = 16 * ob * TSRT_WS_NR;
+}
+
+/* A run of the 8 lanes of a lane group within one tile row: lanes
+ * [l0, l1) are tiles (ty, tx0 + l); tx0 may be outside [0, TW). */
+typedef struct { int64_t ty, tx0; int l0, l1; } tsrt__wg_seg;
+
+static int tsrt__wg_segs(const tsrt__wg *g, int64_t t0, tsrt__wg_seg *sg)
+{
+    int n = 0;
+    for (int l = 0; l < 8 && t0 + l < g->T; n++) {
+        const int64_t t = t0 + l, ty = t / g->TW, tx = t % g->TW;
+        const int len = (int)tsrt__min(8 - l, g->TW - tx);
+        sg[n] = (tsrt__wg_seg){ty, tx - l, l, l + len};
+        l += len;
+    }
+    return n;
+}
+
+typedef int32_t tsrt__v8i __attribute__((vector_size(32)));
+
+/* r = lanes [l0, l1) of a, the others of r (a macro: vectors passed by
+ * value change the ABI without AVX, -Wpsabi). */
+#define TSRT__BLEND(r, a, l0, l1)                                                        \
+    do {                                                                                 \
+        const tsrt__v8i lane_ = {0, 1, 2, 3, 4, 5, 6, 7};                               \
+        const tsrt__v8i m_ = (lane_ >= (l0)) & (lane_ < (l1));                           \
+        (r) = (tsrt__v8)(((tsrt__v8i)(a) & m_) | ((tsrt__v8i)(r) & ~m_));               \
+    } while (0)
+
+/* The 16 transformed values of channel c, 8 tiles from virtual tile
+ * (ty, tx0) (lane l = tile (ty, tx0 + l)), one output row i at a time
+ * (rows ka, kb of the patch: B^T row i is +-1 on them), each then
+ * transformed along the columns; out(i, j, vector) receives them. */
+#define TSRT__WG_IN(g, c, ty, tx0, out)                                                         \
+    do {                                                                                        \
+        const int64_t Wq_ = (g)->xp.Wq;                                                         \
+        const float *e_ = (g)->xp.buf + (c) * 2 * (g)->xp.plane + 2 * (ty) * Wq_ + (tx0);       \
+        const float *o_ = e_ + (g)->xp.plane;                                                   \
+        for (int i_ = 0; i_ < 4; i_++) {                                                        \
+            /* B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1]: row i is r[ka] + sg*r[kb] */     \
+            const int ka_ = i_ == 0 ? 0 : i_ == 2 ? 2 : 1, kb_ = i_ == 0 ? 2 : i_ == 3 ? 3 : i_ == 1 ? 2 : 1; \
+            const float sg_ = i_ == 1 ? 1.0f : -1.0f;                                           \
+            tsrt__v8 a0_, a1_, a2_, a3_, b0_, b1_, b2_, b3_;                                    \
+            const float *ea_ = e_ + ka_ * Wq_, *oa_ = o_ + ka_ * Wq_;                           \
+            const float *eb_ = e_ + kb_ * Wq_, *ob_ = o_ + kb_ * Wq_;                           \
+            TSRT__V8_LOAD(a0_, ea_), TSRT__V8_LOAD(a1_, oa_), TSRT__V8_LOAD(a2_, ea_ + 1);       \
+            TSRT__V8_LOAD(a3_, oa_ + 1);                                                        \
+            TSRT__V8_LOAD(b0_, eb_), TSRT__V8_LOAD(b1_, ob_), TSRT__V8_LOAD(b2_, eb_ + 1);       \
+            TSRT__V8_LOAD(b3_, ob_ + 1);                                                        \
+            const tsrt__v8 d0_ = a0_ + sg_ * b0_, d1_ = a1_ + sg_ * b1_;                        \
+            const tsrt__v8 d2_ = a2_ + sg_ * b2_, d3_ = a3_ + sg_ * b3_;                        \
+            out(i_, 0, d0_ - d2_);                                                              \
+            out(i_, 1, d1_ + d2_);                                                              \
+            out(i_, 2, d2_ - d1_);                                                              \
+            out(i_, 3, d1_ - d3_);                                                              \
+        }                                                                                       \
+    } while (0)
+
+/* V of panel p (all channels) into vp: V[xi][c][NR] at vp + xi*xs + c*NR.
+ * Lanes of a group of 8 tiles that span several tile rows are computed
+ * once per row (virtual origins outside the row read the copy's slack)
+ * and blended. */
+static void tsrt__wg_input(const tsrt__wg *g, int64_t p, float *vp, ptrdiff_t xs)
+{
+    tsrt__wg_seg sg[TSRT_NR / 8][9];
+    int ns[TSRT_NR / 8];
+    for (int h = 0; h < TSRT_NR / 8; h++) ns[h] = tsrt__wg_segs(g, p * TSRT_NR + 8 * h, sg[h]);
+    /* Channels outermost: the patch rows of one channel serve every lane
+     * group while they are in L1. */
+    for (int64_t c = 0; c < g->CG; c++)
+        for (int h = 0; h < TSRT_NR / 8; h++) {
+            float *vc = vp + c * TSRT_NR + 8 * h;
+            const tsrt__wg_seg *sh = sg[h];
+            if (ns[h] == 1 && sh[0].l0 == 0 && sh[0].l1 == 8) {
+#define TSRT__WG_ST(i, j, val) TSRT__V8_STORE(vc + ((i) * 4 + (j)) * xs, (val))
+                TSRT__WG_IN(g, c, sh[0].ty, sh[0].tx0, TSRT__WG_ST);
+#undef TSRT__WG_ST
+                continue;
+            }
+            tsrt__v8 r[16];
+            for (int i = 0; i < 16; i++) r[i] = (tsrt__v8){0};
+            for (int q = 0; q < ns[h]; q++) {
+                const int l0 = sh[q].l0, l1 = sh[q].l1;
+#define TSRT__WG_BL(i, j, val) TSRT__BLEND(r[(i) * 4 + (j)], (val), l0, l1)
+                TSRT__WG_IN(g, c, sh[q].ty, sh[q].tx0, TSRT__WG_BL);
+#undef TSRT__WG_BL
+            }
+            for (int i = 0; i < 16; i++) TSRT__V8_STORE(vc + i * xs, r[i]);
+        }
+}
+
+/* o0..o7 = the transpose of the 8x8 matrix with rows r0..r7 (unpack,
+ * shuffle, then swap of 128-bit halves: 24 shuffles). */
+#define TSRT__TRANSPOSE8(r0, r1, r2, r3, r4, r5, r6, r7, o0, o1, o2, o3, o4, o5, o6, o7)             \
+    do {                                                                                        \
+        const tsrt__v8 t0_ = __builtin_shufflevector(r0, r1, 0, 8, 1, 9, 4, 12, 5, 13);          \
+        const tsrt__v8 t1_ = __builtin_shufflevector(r0, r1, 2, 10, 3, 11, 6, 14, 7, 15);        \
+        const tsrt__v8 t2_ = __builtin_shufflevector(r2, r3, 0, 8, 1, 9, 4, 12, 5, 13);          \
+        const tsrt__v8 t3_ = __builtin_shufflevector(r2, r3, 2, 10, 3, 11, 6, 14, 7, 15);        \
+        const tsrt__v8 t4_ = __builtin_shufflevector(r4, r5, 0, 8, 1, 9, 4, 12, 5, 13);          \
+        const tsrt__v8 t5_ = __builtin_shufflevector(r4, r5, 2, 10, 3, 11, 6, 14, 7, 15);        \
+        const tsrt__v8 t6_ = __builtin_shufflevector(r6, r7, 0, 8, 1, 9, 4, 12, 5, 13);          \
+        const tsrt__v8 t7_ = __builtin_shufflevector(r6, r7, 2, 10, 3, 11, 6, 14, 7, 15);        \
+        const tsrt__v8 u0_ = __builtin_shufflevector(t0_, t2_, 0, 1, 8, 9, 4, 5, 12, 13);        \
+        const tsrt__v8 u1_ = __builtin_shufflevector(t0_, t2_, 2, 3, 10, 11, 6, 7, 14, 15);      \
+        const tsrt__v8 u2_ = __builtin_shufflevector(t1_, t3_, 0, 1, 8, 9, 4, 5, 12, 13);        \
+        const tsrt__v8 u3_ = __builtin_shufflevector(t1_, t3_, 2, 3, 10, 11, 6, 7, 14, 15);      \
+        const tsrt__v8 u4_ = __builtin_shufflevector(t4_, t6_, 0, 1, 8, 9, 4, 5, 12, 13);        \
+        const tsrt__v8 u5_ = __builtin_shufflevector(t4_, t6_, 2, 3, 10, 11, 6, 7, 14, 15);      \
+        const tsrt__v8 u6_ = __builtin_shufflevector(t5_, t7_, 0, 1, 8, 9, 4, 5, 12, 13);        \
+        const tsrt__v8 u7_ = __builtin_shufflevector(t5_, t7_, 2, 3, 10, 11, 6, 7, 14, 15);      \
+        o0 = __builtin_shufflevector(u0_, u4_, 0, 1, 2, 3, 8, 9, 10, 11);                        \
+        o1 = __builtin_shufflevector(u1_, u5_, 0, 1, 2, 3, 8, 9, 10, 11);                        \
+        o2 = __builtin_shufflevector(u2_, u6_, 0, 1, 2, 3, 8, 9, 10, 11);                        \
+        o3 = __builtin_shufflevector(u3_, u7_, 0, 1, 2, 3, 8, 9, 10, 11);                        \
+        o4 = __builtin_shufflevector(u0_, u4_, 4, 5, 6, 7, 12, 13, 14, 15);                      \
+        o5 = __builtin_shufflevector(u1_, u5_, 4, 5, 6, 7, 12, 13, 14, 15);                      \
+        o6 = __builtin_shufflevector(u2_, u6_, 4, 5, 6, 7, 12, 13, 14, 15);                      \
+        o7 = __builtin_shufflevector(u3_, u7_, 4, 5, 6, 7, 12, 13, 14, 15);                      \
+    } while (0)
+
+/* U of output channels [o0, o0+on) into u: U[xi][oo][c] at u + (xi*obp + oo)*CG + c;
+ * rows on .. obp-1 zero. G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1]. */
+static void tsrt__wg_weights(const tsrt__wg *g, const float *wt, int64_t o0, int64_t on, int64_t obp, float *u)
+{
+    const int64_t CG = g->CG;
+    for (int64_t oo = 0; oo < obp; oo++) {
+        float *uo = u + oo * CG;
+        if (oo >= on) {
+            for (int i = 0; i < 16; i++) memset(uo + i * obp * CG, 0, sizeof(float) * (size_t)CG);
+            continue;
+        }
+        const float *w = wt + (o0 + oo) * CG * 9;
+        for (int64_t c = 0; c < CG; c += 8) {
+            const int n = (int)tsrt__min(8, CG - c);
+            tsrt__v8 k[9]; /* k[t]: tap t of channels c .. c+7 */
+            if (n == 8) {
+                /* Rows of 9 taps, 8 channels: taps 0-7 by an 8x8 transpose
+                 * of unaligned row loads, tap 8 element by element. (A
+                 * gather through a stack array stalled on store-to-load
+                 * forwarding: a third of a 14x14 conv's time.) */
+                const float *wc = w + c * 9;
+                tsrt__v8 r0, r1, r2, r3, r4, r5, r6, r7;
+                TSRT__V8_LOAD(r0, wc), TSRT__V8_LOAD(r1, wc + 9), TSRT__V8_LOAD(r2, wc + 18);
+                TSRT__V8_LOAD(r3, wc + 27), TSRT__V8_LOAD(r4, wc + 36), TSRT__V8_LOAD(r5, wc + 45);
+                TSRT__V8_LOAD(r6, wc + 54), TSRT__V8_LOAD(r7, wc + 63);
+                TSRT__TRANSPOSE8(r0, r1, r2, r3, r4, r5, r6, r7, k[0], k[1], k[2], k[3], k[4], k[5], k[6], k[7]);
+                k[8] = (tsrt__v8){wc[8], wc[17], wc[26], wc[35], wc[44], wc[53], wc[62], wc[71]};
+            } else {
+                for (int t = 0; t < 9; t++) {
+                    float tmp[8] = {0};
+                    for (int l = 0; l < n; l++) tmp[l] = w[(c + l) * 9 + t];
+                    TSRT__V8_LOAD(k[t], tmp);
+                }
+            }
+            tsrt__v8 r[4][3]; /* G g */
+            for (int t = 0; t < 3; t++) {
+                const tsrt__v8 a = k[t], b = k[3 + t], cc = k[6 + t];
+                r[0][t] = a, r[1][t] = 0.5f * (a + b + cc), r[2][t] = 0.5f * (a - b + cc), r[3][t] = cc;
+            }
+            tsrt__v8 z[16]; /* (G g) G^T */
+            for (int i = 0; i < 4; i++) {
+                const tsrt__v8 a = r[i][0], b = r[i][1], cc = r[i][2];
+                z[4 * i] = a, z[4 * i + 1] = 0.5f * (a + b + cc), z[4 * i + 2] = 0.5f * (a - b + cc), z[4 * i + 3] = cc;
+            }
+            for (int i = 0; i < 16; i++) {
+                if (n == 8) {
+                    TSRT__V8_STORE(uo + i * obp * CG + c, z[i]);
+                } else {
+                    float tmp[8];
+                    TSRT__V8_STORE(tmp, z[i]);
+                    memcpy(uo + i * obp * CG + c, tmp, sizeof(float) * (size_t)n);
+                }
+            }
+        }
+    }
+}
+
+/* The output transform of panel p for output channels [o0, o0+on) of the
+ * product whose output plane 0 is y (channel stride OH*OW), then the
+ * epilogue on the runs of positions it finished. A^T = [1 1 1 0; 0 1 -1 -1]. */
+static void tsrt__wg_output(const tsrt__wg *g, int64_t p, const float *m, int64_t obp, int64_t o0, int64_t on,
+                            float *y, int64_t epi_m0)
+{
+    const tsrt_conv_args *v = g->v;
+    const int64_t OH = v->oh, OW = v->ow, HW = OH * OW;
+    tsrt__wg_seg sgs[TSRT_NR / 8][9];
+    int nss[TSRT_NR / 8];
+    for (int hh = 0; hh < TSRT_NR / 8; hh++) nss[hh] = tsrt__wg_segs(g, p * TSRT_NR + 8 * hh, sgs[hh]);
+    for (int64_t oo = 0; oo < on; oo++) {
+        float *yo = y + (o0 + oo) * HW;
+        for (int64_t h = 0; h < TSRT_NR; h += 8) {
+            const tsrt__wg_seg *sg = sgs[h / 8];
+            const int ns = nss[h / 8];
+            if (!ns) break;
+            tsrt__v8 q[16];
+            for (int i = 0; i < 16; i++) TSRT__V8_LOAD(q[i], m + (i * obp + oo) * TSRT_NR + h);
+            tsrt__v8 s0[4], s1[4];
+            for (int j = 0; j < 4; j++) s0[j] = q[j] + q[4 + j] + q[8 + j], s1[j] = q[4 + j] - q[8 + j] - q[12 + j];
+            const tsrt__v8 y00 = s0[0] + s0[1] + s0[2], y01 = s0[1] - s0[2] - s0[3];
+            const tsrt__v8 y10 = s1[0] + s1[1] + s1[2], y11 = s1[1] - s1[2] - s1[3];
+            tsrt__v8 z[2][2]; /* output rows 2ty + a, 16 columns 2tx .. 2tx+15 */
+            z[0][0] = __builtin_shufflevector(y00, y01, 0, 8, 1, 9, 2, 10, 3, 11);
+            z[0][1] = __builtin_shufflevector(y00, y01, 4, 12, 5, 13, 6, 14, 7, 15);
+            z[1][0] = __builtin_shufflevector(y10, y11, 0, 8, 1, 9, 2, 10, 3, 11);
+            z[1][1] = __builtin_shufflevector(y10, y11, 4, 12, 5, 13, 6, 14, 7, 15);
+            for (int k = 0; k < ns; k++)
+                for (int a = 0; a < 2; a++) {
+                    const int64_t oy = 2 * sg[k].ty + a;
+                    if (oy >= OH) break;
+                    const int64_t x0 = 2 * (sg[k].tx0 + sg[k].l0), x1 = tsrt__min(OW, 2 * (sg[k].tx0 + sg[k].l1));
+                    float *yr = yo + oy * OW + x0;
+                    if (x1 - x0 == 16) { /* 8 whole tiles inside the row */
+                        if (v->beta) {
+                            tsrt__v8 o0, o1;
+                            TSRT__V8_LOAD(o0, yr), TSRT__V8_LOAD(o1, yr + 8);
+                            TSRT__V8_STORE(yr, z[a][0] + o0), TSRT__V8_STORE(yr + 8, z[a][1] + o1);
+                        } else {
+                            TSRT__V8_STORE(yr, z[a][0]), TSRT__V8_STORE(yr + 8, z[a][1]);
+                        }
+                        continue;
+                    }
+                    float zz[16];
+                    TSRT__V8_STORE(zz, z[a][0]), TSRT__V8_STORE(zz + 8, z[a][1]);
+                    const float *zr = zz + 2 * sg[k].l0;
+                    if (v->beta)
+                        for (int64_t xx = 0; xx < x1 - x0; xx++) yr[xx] += zr[xx];
+                    else
+                        for (int64_t xx = 0; xx < x1 - x0; xx++) yr[xx] = zr[xx];
+                }
+        }
+    }
+    if (!v->epi) return;
+    /* The panel's tiles cover, per tile row, output rows 2ty and 2ty+1 and
+     * columns [2tx0, 2tx1): runs of positions, merged when contiguous. */
+    const int64_t t0 = p * TSRT_NR, t1 = tsrt__min(g->T, t0 + TSRT_NR);
+    int64_t r0 = -1, r1 = -1; /* the pending run */
+    for (int64_t t = t0; t < t1;) {
+        const int64_t ty = t / g->TW, tx = t % g->TW, tx1 = tsrt__min(g->TW, tx + (t1 - t));
+        for (int64_t oy = 2 * ty; oy < tsrt__min(OH, 2 * ty + 2); oy++) {
+            const int64_t a = oy * OW + 2 * tx, b = oy * OW + tsrt__min(OW, 2 * tx1);
+            if (a == r1)
+                r1 = b;
+            else {
+                if (r0 >= 0) v->epi(v->epi_ctx, y + o0 * HW + r0, HW, 1, epi_m0 + o0, r0, on, r1 - r0);
+                r0 = a, r1 = b;
+            }
+        }
+        t += tx1 - tx;
+    }
+    if (r0 >= 0) v->epi(v->epi_ctx, y + o0 * HW + r0, HW, 1, epi_m0 + o0, r0, on, r1 - r0);
+}
+
+static size_t tsrt__wg_ws_bytes(const tsrt_conv_args *v)
+{
+    tsrt__wg g;
+    tsrt__wg_geom(v, &g);
+    int64_t xp, u, vv, m;
+    tsrt__wg_ws(&g, &xp, &u, &vv, &m);
+    return (size_t)(xp + u + vv + m) * sizeof(float) + 5 * TSRT_ALIGN;
+}
+
+static void tsrt__conv_wg(const tsrt_conv_args *v, int ith, int nth, void *ws)
+{
+    tsrt__wg g;
+    tsrt__wg_geom(v, &g);
+    int64_t nxp, nu, nv, nm;
+    tsrt__wg_ws(&g, &nxp, &nu, &nv, &nm);
+    float *xpb = tsrt__align(ws), *ub = tsrt__align(xpb + nxp), *vb = tsrt__align(ub + nu), *mb = tsrt__align(vb + nv);
+    g.xp.buf = xpb + 32;
+    /* Threads split output channels (MR units) x panels, as a GEMM of
+     * OG x (NP*NR) x 16*CG whose A and B each cost a transform. */
+    const int64_t batch = v->n * v->groups, CG = g.CG;
+    const tsrt__share s = tsrt__split(batch, g.OG, g.NP * TSRT_NR, 16 * CG, 8, 8, ith, nth);
+    const int64_t Uu = tsrt__cdiv(g.OG, TSRT_MR), p0 = s.c0, p1 = tsrt__min(s.c1, g.NP);
+    if (p0 >= p1) return;
+    const int64_t KB = tsrt__min(TSRT_KC, tsrt__rup(tsrt__cdiv(CG, tsrt__cdiv(CG, TSRT_KC)), 8));
+    float bt[2 * TSRT_KC] __attribute__((aligned(TSRT_ALIGN)));
+    const int64_t tA = p0 * TSRT_NR, tB = tsrt__min(g.T, p1 * TSRT_NR) - 1;
+    for (int64_t bi = s.r0 / Uu; bi < batch && bi * Uu < s.r1; bi++) {
+        const int64_t img = bi / v->groups, gr = bi % v->groups;
+        const int64_t o_lo = (tsrt__max(s.r0, bi * Uu) - bi * Uu) * TSRT_MR;
+        const int64_t o_hi = tsrt__min(g.OG, (tsrt__min(s.r1, (bi + 1) * Uu) - bi * Uu) * TSRT_MR);
+        const float *x = v->x + img * v->x_bs + gr * CG * v->h * v->w, *wt = v->wt + gr * g.OG * CG * 9;
+        float *y = v->y + img * v->y_bs + gr * g.OG * v->oh * v->ow;
+        const int64_t epi_m0 = img * v->o + gr * g.OG;
+        tsrt__phx_copy(&g.xp, x, 2 * (tA / g.TW), tsrt__min(g.xp.Hq, 2 * (tB / g.TW) + 4));
+        const int64_t ogt = o_hi - o_lo, nob = tsrt__cdiv(ogt, g.obcap);
+        const int64_t ob = tsrt__rup(tsrt__cdiv(ogt, nob), TSRT_MR);
+        const int vall = nob > 1;
+        /* One cache line between the xi planes of V: a power-of-two
+         * distance would put the 16 stores of one channel in one L1 set. */
+        const ptrdiff_t xs = (vall ? p1 - p0 : 1) * CG * TSRT_NR + 16;
+        if (vall)
+            for (int64_t p = p0; p < p1; p++) tsrt__wg_input(&g, p, vb + (p - p0) * CG * TSRT_NR, xs);
+        for (int64_t o0 = o_lo; o0 < o_hi; o0 += ob) {
+            const int64_t on = tsrt__min(ob, o_hi - o0), obp = tsrt__rup(on, TSRT_MR);
+            tsrt__wg_weights(&g, wt, o0, on, obp, ub);
+            for (int64_t p = p0; p < p1; p++) {
+                const float *vp = vb + (vall ? (p - p0) * CG * TSRT_NR : 0);
+                if (!vall) tsrt__wg_input(&g, p, vb, xs);
+                /* Tiles in this panel: a short last panel takes the 6x8
+                 * kernel or dot products (tsrt__ukr_ua's tails). */
+                const int64_t nt = tsrt__min(TSRT_NR, g.T - p * TSRT_NR);
+                for (int xi = 0; xi < 16; xi++)
+                    for (int64_t c0 = 0; c0 < CG; c0 += KB) {
+                        const int64_t kc = tsrt__min(KB, CG - c0);
+                        const float *vx = vp + xi * xs + c0 * TSRT_NR;
+                        if (nt <= 2) tsrt__b_cols(kc, vx, nt, bt);
+                        for (int64_t ir = 0; ir < obp; ir += TSRT_MR) {
+                            const float *ua = ub + (xi * obp + ir) * CG + c0;
+                            float *mo = mb + (xi * obp + ir) * TSRT_NR;
+                            if (nt == TSRT_NR)
+                                tsrt__ukr_full_ua(kc, ua, CG, vx, mo, TSRT_NR, c0 > 0);
+                            else
+                                tsrt__ukr_ua(kc, ua, CG, vx, mo, TSRT_NR, 1, c0 > 0, nt, bt);
+                        }
+                    }
+                tsrt__wg_output(&g, p, mb, obp, o0, on, y, epi_m0);
+            }
+        }
+    }
+}
+
+/* Bytes of workspace per thread, valid for every algorithm. */
+TSRT_FN size_t tsrt_conv_workspace(const tsrt_conv_args *args)
+{
+    const tsrt_conv_args v = tsrt__conv_norm(args);
+    size_t off_bytes, phx_bytes;
+    const size_t gw = tsrt__conv_gemm_ws(&v, &off_bytes, &phx_bytes);
+    if (!tsrt__conv_wg_applies(&v)) return gw;
+    const size_t ww = tsrt__wg_ws_bytes(&v);
+    return gw > ww ? gw : ww;
 }
 
 /* ==== depthwise: direct ======================================================= */
-
-/* The j with 0 <= j*s + off < n, as [lo, hi) within [0, m). */
-static inline void tsrt__tap_range(int64_t off, int64_t s, int64_t n, int64_t m, int64_t *lo, int64_t *hi)
-{
-    *lo = off >= 0 ? 0 : (-off + s - 1) / s;
-    *hi = n - 1 - off < 0 ? 0 : tsrt__min(m, (n - 1 - off) / s + 1);
-    if (*lo > *hi) *lo = *hi;
-}
 
 /* Output columns [j0, j1) of row i, tap by tap: for each tap inside the
  * image, one pass over the contiguous range of columns it reaches (a loop
@@ -411,10 +1035,18 @@ TSRT_FN int tsrt_conv(const tsrt_conv_args *args, int algo, int ith, int nth, vo
         return 0;
     case TSRT_CONV_GEMM_1X1:
         if (!tsrt__conv_is_1x1(&v)) return -1;
-        tsrt__conv_gemm(&v, 0, ith, nth, ws);
+        tsrt__conv_gemm(&v, TSRT__CG_1X1, ith, nth, ws);
         return 0;
     case TSRT_CONV_IM2COL:
-        tsrt__conv_gemm(&v, 1, ith, nth, ws);
+        tsrt__conv_gemm(&v, TSRT__CG_IM2COL, ith, nth, ws);
+        return 0;
+    case TSRT_CONV_WINOGRAD:
+        if (!tsrt__conv_wg_applies(&v)) return -1;
+        tsrt__conv_wg(&v, ith, nth, ws);
+        return 0;
+    case TSRT_CONV_PHASED:
+        if (v.ldil_h != 1 || v.ldil_w != 1) return -1;
+        tsrt__conv_gemm(&v, TSRT__CG_PHASED, ith, nth, ws);
         return 0;
     default:
         return -1;

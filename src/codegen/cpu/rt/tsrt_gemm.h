@@ -68,6 +68,7 @@ typedef struct tsrt_sgemm_args {
 typedef void (*tsrt__pack_b_fn)(const void *ctx, int64_t p0, int64_t kc, int64_t j0, int64_t nc,
                                 float *dst);
 
+
 /* One product C = A·B as the driver sees it (after the optional transpose
  * of the whole problem). epi_m0/epi_n0 are added to the epilogue's
  * coordinates; `swapped` says the driver computes C^T = B^T·A^T and the
@@ -83,6 +84,7 @@ typedef struct tsrt__gop {
     float *c;
     ptrdiff_t c_rs, c_cs;
     int beta, swapped;
+    int a_direct; /* A may be read in place (a_cs == 1) by the small-N loop nest */
     tsrt_epilogue_fn epi;
     void *epi_ctx;
     int64_t epi_m0, epi_n0;
@@ -169,6 +171,91 @@ static void tsrt__gemm_k0(const tsrt__gop *op, int64_t i0, int64_t i1, int64_t j
         }
 }
 
+/* Packs B[pc .. pc+kc)[jc .. jc+nc) (micro-panels) at pb. */
+static inline void tsrt__pack_b_op(const tsrt__gop *op, int64_t pc, int64_t kc, int64_t jc, int64_t nc, float *pb)
+{
+    if (op->pack_b)
+        op->pack_b(op->pack_b_ctx, pc, kc, jc, nc, pb);
+    else
+        tsrt__pack_b(op->b + pc * op->b_rs + jc * op->b_cs, op->b_rs, op->b_cs, kc, nc, pb);
+}
+
+/* Prefetches rows [p0, p0+np) of the strided B's micro-panel at column
+ * j0: the next panel's, while the micro-kernel works on this one. With few
+ * rows of A there is too little work per panel to hide np cache misses,
+ * and rows far apart (a 56x56 image: 12.5 KiB) defeat the hardware
+ * prefetcher (GEMM M = 64, N = 3136, K = 256: 50 -> 62-69 GFLOP/s). (The
+ * same for the PHASED packer's source measured nothing: it is in cache.) */
+static inline void tsrt__prefetch_b_op(const tsrt__gop *op, int64_t p0, int64_t np, int64_t j0)
+{
+    const float *b = op->b + p0 * op->b_rs + j0 * op->b_cs;
+    for (int64_t p = 0; p < np; p++) {
+        __builtin_prefetch(b + p * op->b_rs, 0, 3);
+        __builtin_prefetch(b + p * op->b_rs + (TSRT_NR - 1) * op->b_cs, 0, 3);
+    }
+}
+
+/* Columns up to which A is read in place (op->a_direct). */
+#ifndef TSRT_UA_COLS
+#define TSRT_UA_COLS 256
+#endif
+
+/* Columns up to which the small-N loop nest runs: the whole packed B panel
+ * (kc x 256 floats, 256 KiB) stays in L2. */
+#ifndef TSRT_SN_COLS
+#define TSRT_SN_COLS (16 * TSRT_NR)
+#endif
+
+/* The loop nest for few columns (N <= TSRT_SN_COLS: convolutions on 7x7 or
+ * 14x14 maps) with A row-major (the weights): packing A would cost about
+ * one cycle per float against N/16 cycles of multiply-adds per float (25%
+ * at N = 49), so A is read in place by tsrt__ukr_full_ua. The B panel is
+ * packed once per K block; then each A micro-panel (6 rows x kc) meets every
+ * B micro-panel while it is in L1, so the weights cross the memory bus once
+ * (the next micro-panel's rows are prefetched meanwhile). A short last
+ * micro-panel (mr < MR) is packed, zero-padded. */
+static __attribute__((unused)) void tsrt__gemm_range_sn(const tsrt__gop *op, int64_t i0, int64_t i1, int64_t j0, int64_t j1,
+                                float *restrict pa, float *restrict pb)
+{
+    const int64_t K = op->k, nc = j1 - j0;
+    const int64_t KB = tsrt__min(TSRT_KC, tsrt__rup(tsrt__cdiv(K, tsrt__cdiv(K, TSRT_KC)), 8));
+    const ptrdiff_t lda = op->a_rs;
+    for (int64_t pc = 0; pc < K; pc += KB) {
+        const int64_t kc = tsrt__min(KB, K - pc);
+        const int beta = pc ? 1 : op->beta, last = pc + kc == K;
+        for (int64_t jr = 0; jr < nc; jr += TSRT_NR)
+            tsrt__pack_b_op(op, pc, kc, j0 + jr, tsrt__min(TSRT_NR, nc - jr), pb + jr * kc);
+        for (int64_t ic = i0; ic < i1; ic += TSRT_MC) {
+            const int64_t mc = tsrt__min(TSRT_MC, i1 - ic);
+            for (int64_t ir = ic; ir < ic + mc; ir += TSRT_MR) {
+                const int64_t mr = tsrt__min(TSRT_MR, i1 - ir);
+                const float *a = op->a + ir * lda + pc;
+                float *ci = op->c + ir * op->c_rs + j0 * op->c_cs;
+                /* The next micro-panel's rows, while this one computes. */
+                if (ir + TSRT_MR < i1) {
+                    const float *an = a + TSRT_MR * lda;
+                    const int64_t rows = tsrt__min(TSRT_MR, i1 - ir - TSRT_MR);
+                    for (int64_t i = 0; i < rows; i++)
+                        for (int64_t p = 0; p < kc; p += 16) __builtin_prefetch(an + i * lda + p, 0, 3);
+                }
+                if (mr == TSRT_MR) {
+                    for (int64_t jr = 0; jr < nc; jr += TSRT_NR)
+                        tsrt__ukr_ua(kc, a, lda, pb + jr * kc, ci + jr * op->c_cs, op->c_rs, op->c_cs, beta,
+                                     tsrt__min(TSRT_NR, nc - jr), NULL);
+                } else {
+                    tsrt__pack_a(a, lda, 1, mr, kc, pa);
+                    for (int64_t jr = 0; jr < nc; jr += TSRT_NR)
+                        tsrt__ukr(kc, pa, pb + jr * kc, ci + jr * op->c_cs, op->c_rs, op->c_cs, beta, mr,
+                                  tsrt__min(TSRT_NR, nc - jr));
+                }
+            }
+            if (last && op->epi)
+                for (int64_t jc = 0; jc < nc; jc += TSRT_EPI_COLS)
+                    tsrt__epi(op, ic, j0 + jc, mc, tsrt__min(TSRT_EPI_COLS, nc - jc));
+        }
+    }
+}
+
 /* Rows [i0, i1) x columns [j0, j1) of one product; pa/pb are the packed-A
  * and packed-B buffers (aligned, sized by tsrt_sgemm_workspace). */
 static void tsrt__gemm_range(const tsrt__gop *op, int64_t i0, int64_t i1, int64_t j0, int64_t j1,
@@ -180,6 +267,17 @@ static void tsrt__gemm_range(const tsrt__gop *op, int64_t i0, int64_t i1, int64_
         tsrt__gemm_k0(op, i0, i1, j0, j1);
         return;
     }
+#ifdef TSRT_EXP_SN
+    if (op->a_direct && op->a_cs == 1 && j1 - j0 <= TSRT_SN_COLS) {
+        tsrt__gemm_range_sn(op, i0, i1, j0, j1, pa, pb);
+        return;
+    }
+#endif
+    float bt[2 * TSRT_KC] __attribute__((aligned(TSRT_ALIGN))); /* see tsrt__ukr_col */
+    /* A read in place only for few columns (see tsrt__ukr_full_ua): with
+     * many, each packed float serves enough multiply-adds, and one packed
+     * stream reads better from L2 than six rows. */
+    const int ua = op->a_direct && op->a_cs == 1 && j1 - j0 <= TSRT_UA_COLS;
     /* Equal blocks rather than full ones and a remainder: K = 576 runs as
      * 3 x 192, not 256 + 256 + 64 (a short block pays the C tile's load and
      * store for few FMAs), N = 3136 as 2 x 1568, not 3072 + 64. Never
@@ -204,18 +302,37 @@ static void tsrt__gemm_range(const tsrt__gop *op, int64_t i0, int64_t i1, int64_
                      * packing 4 or 16 micro-panels at a time and against
                      * software prefetch of the next micro-panel's source:
                      * all within the noise of this machine.) */
-                    if (ic == i0) {
-                        if (op->pack_b)
-                            op->pack_b(op->pack_b_ctx, pc, kc, jc + jr, nr, pb + jr * kc);
-                        else
-                            tsrt__pack_b(op->b + pc * op->b_rs + (jc + jr) * op->b_cs, op->b_rs, op->b_cs, kc,
-                                         nr, pb + jr * kc);
-                    }
+                    if (ic == i0) tsrt__pack_b_op(op, pc, kc, jc + jr, nr, pb + jr * kc);
+                    /* A last panel of 1 or 2 columns, with A read in
+                     * place, is dot products (tsrt__ukr_col): its columns
+                     * contiguous, once per row block. */
+                    const int cols = ua && nr <= 2;
+                    if (cols && ic == i0) tsrt__b_cols(kc, pb + jr * kc, nr, bt);
+                    /* The next micro-panel's source rows of a strided B,
+                     * spread over this panel's micro-kernel calls. */
+                    const int pfb = ic == i0 && jr + TSRT_NR < nc && !op->pack_b;
+                    const int64_t pstep = tsrt__cdiv(kc, tsrt__cdiv(mc, TSRT_MR));
+                    int64_t pf = 0;
                     for (int64_t ir = 0; ir < mc; ir += TSRT_MR) {
                         const int64_t mr = tsrt__min(TSRT_MR, mc - ir);
-                        if (jr == 0)
-                            tsrt__pack_a(op->a + (ic + ir) * op->a_rs + pc * op->a_cs, op->a_rs, op->a_cs, mr, kc,
-                                         pa + ir * kc);
+                        const float *a = op->a + (ic + ir) * op->a_rs + pc * op->a_cs;
+                        if (pfb && pf < kc) {
+                            const int64_t np = tsrt__min(pstep, kc - pf);
+                            tsrt__prefetch_b_op(op, pc + pf, np, jc + jr + TSRT_NR);
+                            pf += np;
+                        }
+                        if (ua && mr == TSRT_MR) {
+                            /* A read in place; on the first column strip,
+                             * the next micro-panel's rows come in meanwhile. */
+                            if (jr == 0 && ir + TSRT_MR < mc)
+                                for (int64_t i = 0; i < tsrt__min(TSRT_MR, mc - ir - TSRT_MR); i++)
+                                    for (int64_t p = 0; p < kc; p += 16)
+                                        __builtin_prefetch(a + (TSRT_MR + i) * op->a_rs + p, 0, 3);
+                            tsrt__ukr_ua(kc, a, op->a_rs, pb + jr * kc, cj + ir * op->c_rs, op->c_rs, op->c_cs, beta,
+                                         nr, cols ? bt : NULL);
+                            continue;
+                        }
+                        if (jr == 0) tsrt__pack_a(a, op->a_rs, op->a_cs, mr, kc, pa + ir * kc);
                         tsrt__ukr(kc, pa + ir * kc, pb + jr * kc, cj + ir * op->c_rs, op->c_rs, op->c_cs, beta, mr,
                                   nr);
                     }

@@ -43,28 +43,43 @@
  *
  * One k step: two B vectors, six broadcasts of A, twelve FMAs. Two
  * broadcast registers alternate so a broadcast never waits for the FMAs of
- * the previous row. Offsets are bytes: A advances 24 per step, B 64. */
+ * the previous row. a0..a5 are the memory operands of the six A elements
+ * (rows 0..5 of column p), b0/b1 the byte offsets of the two B vectors
+ * (B advances 64 bytes per step). */
 #define TSRT__AVX2_ASM_STEP(a0, a1, a2, a3, a4, a5, b0, b1)                   \
     "vmovaps " b0 "(%[b]), %[v0]\n\t"                                        \
     "vmovaps " b1 "(%[b]), %[v1]\n\t"                                        \
-    "vbroadcastss " a0 "(%[a]), %[x]\n\t"                                    \
-    "vbroadcastss " a1 "(%[a]), %[y]\n\t"                                    \
+    "vbroadcastss " a0 ", %[x]\n\t"                                          \
+    "vbroadcastss " a1 ", %[y]\n\t"                                          \
     "vfmadd231ps %[v0], %[x], %[c00]\n\t"                                    \
     "vfmadd231ps %[v1], %[x], %[c01]\n\t"                                    \
-    "vbroadcastss " a2 "(%[a]), %[x]\n\t"                                    \
+    "vbroadcastss " a2 ", %[x]\n\t"                                          \
     "vfmadd231ps %[v0], %[y], %[c10]\n\t"                                    \
     "vfmadd231ps %[v1], %[y], %[c11]\n\t"                                    \
-    "vbroadcastss " a3 "(%[a]), %[y]\n\t"                                    \
+    "vbroadcastss " a3 ", %[y]\n\t"                                          \
     "vfmadd231ps %[v0], %[x], %[c20]\n\t"                                    \
     "vfmadd231ps %[v1], %[x], %[c21]\n\t"                                    \
-    "vbroadcastss " a4 "(%[a]), %[x]\n\t"                                    \
+    "vbroadcastss " a4 ", %[x]\n\t"                                          \
     "vfmadd231ps %[v0], %[y], %[c30]\n\t"                                    \
     "vfmadd231ps %[v1], %[y], %[c31]\n\t"                                    \
-    "vbroadcastss " a5 "(%[a]), %[y]\n\t"                                    \
+    "vbroadcastss " a5 ", %[y]\n\t"                                          \
     "vfmadd231ps %[v0], %[x], %[c40]\n\t"                                    \
     "vfmadd231ps %[v1], %[x], %[c41]\n\t"                                    \
     "vfmadd231ps %[v0], %[y], %[c50]\n\t"                                    \
     "vfmadd231ps %[v1], %[y], %[c51]\n\t"
+
+/* Expands the address-list macros below before TSRT__AVX2_ASM_STEP
+ * splits its arguments. */
+#define TSRT__AVX2_STEP(...) TSRT__AVX2_ASM_STEP(__VA_ARGS__)
+
+/* Packed A (a[p*6 + i], 24 bytes per step): the six byte offsets. */
+#define TSRT__AVX2_PA(o0, o1, o2, o3, o4, o5)                                 \
+    o0 "(%[a])", o1 "(%[a])", o2 "(%[a])", o3 "(%[a])", o4 "(%[a])", o5 "(%[a])"
+/* Unpacked A (row i at a + i*lda, contiguous in p, 4 bytes per step): rows
+ * 0-2 from %[a], rows 3-5 from %[a3] = a + 3*lda, %[r] = lda in bytes;
+ * d is the byte offset of the step within each row. */
+#define TSRT__AVX2_UA(d)                                                      \
+    d "(%[a])", d "(%[a],%[r],1)", d "(%[a],%[r],2)", d "(%[a3])", d "(%[a3],%[r],1)", d "(%[a3],%[r],2)"
 
 #define TSRT__AVX2_ROW(i, r0, r1)                                             \
     do {                                                                      \
@@ -113,10 +128,10 @@ static inline void tsrt__ukr_full(int64_t k, const float *restrict a, const floa
         "je 2f\n\t"
         ".p2align 5\n"
         "1:\n\t" /* unrolled by 4: one branch per 48 FMAs */
-        TSRT__AVX2_ASM_STEP("0", "4", "8", "12", "16", "20", "0", "32")
-        TSRT__AVX2_ASM_STEP("24", "28", "32", "36", "40", "44", "64", "96")
-        TSRT__AVX2_ASM_STEP("48", "52", "56", "60", "64", "68", "128", "160")
-        TSRT__AVX2_ASM_STEP("72", "76", "80", "84", "88", "92", "192", "224")
+        TSRT__AVX2_STEP(TSRT__AVX2_PA("0", "4", "8", "12", "16", "20"), "0", "32")
+        TSRT__AVX2_STEP(TSRT__AVX2_PA("24", "28", "32", "36", "40", "44"), "64", "96")
+        TSRT__AVX2_STEP(TSRT__AVX2_PA("48", "52", "56", "60", "64", "68"), "128", "160")
+        TSRT__AVX2_STEP(TSRT__AVX2_PA("72", "76", "80", "84", "88", "92"), "192", "224")
         "add $96, %[a]\n\t"
         "add $256, %[b]\n\t"
         "dec %[k4]\n\t"
@@ -125,7 +140,7 @@ static inline void tsrt__ukr_full(int64_t k, const float *restrict a, const floa
         "test %[k1], %[k1]\n\t"
         "je 4f\n"
         "3:\n\t"
-        TSRT__AVX2_ASM_STEP("0", "4", "8", "12", "16", "20", "0", "32")
+        TSRT__AVX2_STEP(TSRT__AVX2_PA("0", "4", "8", "12", "16", "20"), "0", "32")
         "add $24, %[a]\n\t"
         "add $64, %[b]\n\t"
         "dec %[k1]\n\t"
@@ -146,6 +161,170 @@ static inline void tsrt__ukr_full(int64_t k, const float *restrict a, const floa
     TSRT__AVX2_ROW(5, c50, c51);
 }
 
+/* The same tile with A unpacked: row i of the micro-panel at a + i*lda,
+ * contiguous in p (a row-major weight matrix read in place). For products
+ * whose other dimension is small, packing A would cost as much as using it.
+ * Six read streams instead of one; the broadcasts take the addressing
+ * modes base + index*{1,2}. */
+static inline void tsrt__ukr_full_ua(int64_t k, const float *restrict a, ptrdiff_t lda, const float *restrict b,
+                                     float *restrict c, ptrdiff_t rs, int beta)
+{
+    tsrt__v8 c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51;
+    for (int i = 0; i < 6; i++) {
+        __builtin_prefetch(c + i * rs, 1, 3);
+        __builtin_prefetch(c + i * rs + 15, 1, 3);
+    }
+    int64_t k4 = k / 4, k1 = k % 4;
+    const float *a3 = a + 3 * lda;
+    const ptrdiff_t r = lda * (ptrdiff_t)sizeof(float);
+    tsrt__v8 v0, v1, x, y;
+    __asm__ volatile(
+        "vxorps %[c00], %[c00], %[c00]\n\t"
+        "vxorps %[c01], %[c01], %[c01]\n\t"
+        "vxorps %[c10], %[c10], %[c10]\n\t"
+        "vxorps %[c11], %[c11], %[c11]\n\t"
+        "vxorps %[c20], %[c20], %[c20]\n\t"
+        "vxorps %[c21], %[c21], %[c21]\n\t"
+        "vxorps %[c30], %[c30], %[c30]\n\t"
+        "vxorps %[c31], %[c31], %[c31]\n\t"
+        "vxorps %[c40], %[c40], %[c40]\n\t"
+        "vxorps %[c41], %[c41], %[c41]\n\t"
+        "vxorps %[c50], %[c50], %[c50]\n\t"
+        "vxorps %[c51], %[c51], %[c51]\n\t"
+        "test %[k4], %[k4]\n\t"
+        "je 2f\n\t"
+        ".p2align 5\n"
+        "1:\n\t"
+        TSRT__AVX2_STEP(TSRT__AVX2_UA("0"), "0", "32")
+        TSRT__AVX2_STEP(TSRT__AVX2_UA("4"), "64", "96")
+        TSRT__AVX2_STEP(TSRT__AVX2_UA("8"), "128", "160")
+        TSRT__AVX2_STEP(TSRT__AVX2_UA("12"), "192", "224")
+        "add $16, %[a]\n\t"
+        "add $16, %[a3]\n\t"
+        "add $256, %[b]\n\t"
+        "dec %[k4]\n\t"
+        "jne 1b\n"
+        "2:\n\t"
+        "test %[k1], %[k1]\n\t"
+        "je 4f\n"
+        "3:\n\t"
+        TSRT__AVX2_STEP(TSRT__AVX2_UA("0"), "0", "32")
+        "add $4, %[a]\n\t"
+        "add $4, %[a3]\n\t"
+        "add $64, %[b]\n\t"
+        "dec %[k1]\n\t"
+        "jne 3b\n"
+        "4:\n\t"
+        : [a] "+r"(a), [a3] "+r"(a3), [b] "+r"(b), [k4] "+r"(k4), [k1] "+r"(k1),
+          [c00] "=&x"(c00), [c01] "=&x"(c01), [c10] "=&x"(c10), [c11] "=&x"(c11),
+          [c20] "=&x"(c20), [c21] "=&x"(c21), [c30] "=&x"(c30), [c31] "=&x"(c31),
+          [c40] "=&x"(c40), [c41] "=&x"(c41), [c50] "=&x"(c50), [c51] "=&x"(c51),
+          [v0] "=&x"(v0), [v1] "=&x"(v1), [x] "=&x"(x), [y] "=&x"(y)
+        : [r] "r"(r)
+        : "cc", "memory");
+    TSRT__AVX2_ROW(0, c00, c01);
+    TSRT__AVX2_ROW(1, c10, c11);
+    TSRT__AVX2_ROW(2, c20, c21);
+    TSRT__AVX2_ROW(3, c30, c31);
+    TSRT__AVX2_ROW(4, c40, c41);
+    TSRT__AVX2_ROW(5, c50, c51);
+}
+
+/* 6 x 8 with A read in place: the left half of a packed B micro-panel
+ * (B still advances 64 bytes per step), for a last column panel of at
+ * most 8 columns (N = 196 = 12*16 + 4). Two sets of six accumulators, for
+ * even and odd p, keep 12 FMA chains in flight; they are added at the end
+ * (a different summation order than the 6x16 kernel's, within the same
+ * error bound). */
+#define TSRT__AVX2_ASM_STEP8(a0, a1, a2, a3, a4, a5, b0, s)                   \
+    "vmovaps " b0 "(%[b]), %[v0]\n\t"                                        \
+    "vbroadcastss " a0 ", %[x]\n\t"                                          \
+    "vbroadcastss " a1 ", %[y]\n\t"                                          \
+    "vfmadd231ps %[v0], %[x], %[c0" s "]\n\t"                                \
+    "vbroadcastss " a2 ", %[x]\n\t"                                          \
+    "vfmadd231ps %[v0], %[y], %[c1" s "]\n\t"                                \
+    "vbroadcastss " a3 ", %[y]\n\t"                                          \
+    "vfmadd231ps %[v0], %[x], %[c2" s "]\n\t"                                \
+    "vbroadcastss " a4 ", %[x]\n\t"                                          \
+    "vfmadd231ps %[v0], %[y], %[c3" s "]\n\t"                                \
+    "vbroadcastss " a5 ", %[y]\n\t"                                          \
+    "vfmadd231ps %[v0], %[x], %[c4" s "]\n\t"                                \
+    "vfmadd231ps %[v0], %[y], %[c5" s "]\n\t"
+#define TSRT__AVX2_STEP8(...) TSRT__AVX2_ASM_STEP8(__VA_ARGS__)
+
+#define TSRT__AVX2_ROW8(i, r)                                                 \
+    do {                                                                      \
+        float *ci_ = c + (i) * rs;                                            \
+        if (beta) {                                                           \
+            tsrt__v8 o_;                                                      \
+            TSRT__V8_LOAD(o_, ci_);                                           \
+            r += o_;                                                          \
+        }                                                                     \
+        TSRT__V8_STORE(ci_, r);                                               \
+    } while (0)
+
+#define TSRT_HAVE_UKR8 1
+static inline void tsrt__ukr_full_ua8(int64_t k, const float *restrict a, ptrdiff_t lda, const float *restrict b,
+                                      float *restrict c, ptrdiff_t rs, int beta)
+{
+    tsrt__v8 c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51;
+    int64_t k4 = k / 4, k1 = k % 4;
+    const float *a3 = a + 3 * lda;
+    const ptrdiff_t r = lda * (ptrdiff_t)sizeof(float);
+    tsrt__v8 v0, v1, x, y;
+    __asm__ volatile(
+        "vxorps %[c00], %[c00], %[c00]\n\t"
+        "vxorps %[c01], %[c01], %[c01]\n\t"
+        "vxorps %[c10], %[c10], %[c10]\n\t"
+        "vxorps %[c11], %[c11], %[c11]\n\t"
+        "vxorps %[c20], %[c20], %[c20]\n\t"
+        "vxorps %[c21], %[c21], %[c21]\n\t"
+        "vxorps %[c30], %[c30], %[c30]\n\t"
+        "vxorps %[c31], %[c31], %[c31]\n\t"
+        "vxorps %[c40], %[c40], %[c40]\n\t"
+        "vxorps %[c41], %[c41], %[c41]\n\t"
+        "vxorps %[c50], %[c50], %[c50]\n\t"
+        "vxorps %[c51], %[c51], %[c51]\n\t"
+        "test %[k4], %[k4]\n\t"
+        "je 2f\n\t"
+        ".p2align 5\n"
+        "1:\n\t"
+        TSRT__AVX2_STEP8(TSRT__AVX2_UA("0"), "0", "0")
+        TSRT__AVX2_STEP8(TSRT__AVX2_UA("4"), "64", "1")
+        TSRT__AVX2_STEP8(TSRT__AVX2_UA("8"), "128", "0")
+        TSRT__AVX2_STEP8(TSRT__AVX2_UA("12"), "192", "1")
+        "add $16, %[a]\n\t"
+        "add $16, %[a3]\n\t"
+        "add $256, %[b]\n\t"
+        "dec %[k4]\n\t"
+        "jne 1b\n"
+        "2:\n\t"
+        "test %[k1], %[k1]\n\t"
+        "je 4f\n"
+        "3:\n\t"
+        TSRT__AVX2_STEP8(TSRT__AVX2_UA("0"), "0", "0")
+        "add $4, %[a]\n\t"
+        "add $4, %[a3]\n\t"
+        "add $64, %[b]\n\t"
+        "dec %[k1]\n\t"
+        "jne 3b\n"
+        "4:\n\t"
+        : [a] "+r"(a), [a3] "+r"(a3), [b] "+r"(b), [k4] "+r"(k4), [k1] "+r"(k1),
+          [c00] "=&x"(c00), [c01] "=&x"(c01), [c10] "=&x"(c10), [c11] "=&x"(c11),
+          [c20] "=&x"(c20), [c21] "=&x"(c21), [c30] "=&x"(c30), [c31] "=&x"(c31),
+          [c40] "=&x"(c40), [c41] "=&x"(c41), [c50] "=&x"(c50), [c51] "=&x"(c51),
+          [v0] "=&x"(v0), [v1] "=&x"(v1), [x] "=&x"(x), [y] "=&x"(y)
+        : [r] "r"(r)
+        : "cc", "memory");
+    c00 += c01, c10 += c11, c20 += c21, c30 += c31, c40 += c41, c50 += c51;
+    TSRT__AVX2_ROW8(0, c00);
+    TSRT__AVX2_ROW8(1, c10);
+    TSRT__AVX2_ROW8(2, c20);
+    TSRT__AVX2_ROW8(3, c30);
+    TSRT__AVX2_ROW8(4, c40);
+    TSRT__AVX2_ROW8(5, c50);
+}
+
 /* ==== AVX-512: 14 x 32 ===================================================== */
 #elif TSRT_ISA == TSRT_ISA_AVX512
 /* NOT RUN ON AVX-512 HARDWARE: no such machine was available when this was
@@ -160,7 +339,7 @@ static inline void tsrt__ukr_full(int64_t k, const float *restrict a, const floa
 #define TSRT__Z_DECL(i) __m512 c##i##0 = _mm512_setzero_ps(), c##i##1 = c##i##0
 #define TSRT__Z_FMA(i, u)                                                     \
     do {                                                                      \
-        __m512 x_ = _mm512_set1_ps(a[14 * (u) + (i)]);                        \
+        __m512 x_ = _mm512_set1_ps(a[(i) * as_ + (u) * ps_]);                      \
         c##i##0 = _mm512_fmadd_ps(x_, b0_, c##i##0);                          \
         c##i##1 = _mm512_fmadd_ps(x_, b1_, c##i##1);                          \
     } while (0)
@@ -185,8 +364,10 @@ static inline void tsrt__ukr_full(int64_t k, const float *restrict a, const floa
         _mm512_storeu_ps(ci_ + 16, c##i##1);                                  \
     } while (0)
 
-static inline void tsrt__ukr_full(int64_t k, const float *restrict a, const float *restrict b,
-                                  float *restrict c, ptrdiff_t rs, int beta)
+/* A element (i, p) at a[i*as_ + p*ps_]: packed (1, 14) or a row-major
+ * matrix read in place (lda, 1). */
+static inline void tsrt__ukr_full_s(int64_t k, const float *restrict a, ptrdiff_t as_, ptrdiff_t ps_,
+                                    const float *restrict b, float *restrict c, ptrdiff_t rs, int beta)
 {
     TSRT__Z_DECL(0); TSRT__Z_DECL(1); TSRT__Z_DECL(2); TSRT__Z_DECL(3);
     TSRT__Z_DECL(4); TSRT__Z_DECL(5); TSRT__Z_DECL(6); TSRT__Z_DECL(7);
@@ -200,12 +381,12 @@ static inline void tsrt__ukr_full(int64_t k, const float *restrict a, const floa
     for (; p + 2 <= k; p += 2) {
         TSRT__Z_STEP(0);
         TSRT__Z_STEP(1);
-        a += 28;
+        a += 2 * ps_;
         b += 64;
     }
     for (; p < k; p++) {
         TSRT__Z_STEP(0);
-        a += 14;
+        a += ps_;
         b += 32;
     }
     TSRT__Z_ROW(0); TSRT__Z_ROW(1); TSRT__Z_ROW(2); TSRT__Z_ROW(3);
@@ -214,12 +395,26 @@ static inline void tsrt__ukr_full(int64_t k, const float *restrict a, const floa
     TSRT__Z_ROW(12); TSRT__Z_ROW(13);
 }
 
+static inline void tsrt__ukr_full(int64_t k, const float *restrict a, const float *restrict b,
+                                  float *restrict c, ptrdiff_t rs, int beta)
+{
+    tsrt__ukr_full_s(k, a, 1, 14, b, c, rs, beta);
+}
+
+static inline void tsrt__ukr_full_ua(int64_t k, const float *restrict a, ptrdiff_t lda, const float *restrict b,
+                                     float *restrict c, ptrdiff_t rs, int beta)
+{
+    tsrt__ukr_full_s(k, a, lda, 1, b, c, rs, beta);
+}
+
 /* ==== portable: 6 x 16 in vector extensions ================================= */
 #else
 
 /* tsrt__v8 and its load/store macros are in tsrt_common.h. */
-static inline void tsrt__ukr_full(int64_t k, const float *restrict a, const float *restrict b,
-                                  float *restrict c, ptrdiff_t rs, int beta)
+/* A element (i, p) at a[i*as_ + p*ps_]: packed (1, 6) or a row-major
+ * matrix read in place (lda, 1). */
+static inline void tsrt__ukr_full_s(int64_t k, const float *restrict a, ptrdiff_t as_, ptrdiff_t ps_,
+                                    const float *restrict b, float *restrict c, ptrdiff_t rs, int beta)
 {
     tsrt__v8 acc[6][2];
     for (int i = 0; i < 6; i++) acc[i][0] = acc[i][1] = (tsrt__v8){0};
@@ -231,10 +426,10 @@ static inline void tsrt__ukr_full(int64_t k, const float *restrict a, const floa
             /* Mixed scalar/vector arithmetic broadcasts the scalar (GCC and
              * Clang). Not fused: the result is the FMA kernels' up to
              * rounding. */
-            acc[i][0] += a[i] * b0;
-            acc[i][1] += a[i] * b1;
+            acc[i][0] += a[i * as_] * b0;
+            acc[i][1] += a[i * as_] * b1;
         }
-        a += 6;
+        a += ps_;
         b += 16;
     }
     for (int i = 0; i < 6; i++) {
@@ -249,6 +444,18 @@ static inline void tsrt__ukr_full(int64_t k, const float *restrict a, const floa
         TSRT__V8_STORE(ci, acc[i][0]);
         TSRT__V8_STORE(ci + 8, acc[i][1]);
     }
+}
+
+static inline void tsrt__ukr_full(int64_t k, const float *restrict a, const float *restrict b,
+                                  float *restrict c, ptrdiff_t rs, int beta)
+{
+    tsrt__ukr_full_s(k, a, 1, 6, b, c, rs, beta);
+}
+
+static inline void tsrt__ukr_full_ua(int64_t k, const float *restrict a, ptrdiff_t lda, const float *restrict b,
+                                     float *restrict c, ptrdiff_t rs, int beta)
+{
+    tsrt__ukr_full_s(k, a, lda, 1, b, c, rs, beta);
 }
 
 #endif /* TSRT_ISA */
@@ -274,6 +481,72 @@ static inline void tsrt__ukr(int64_t k, const float *restrict a, const float *re
             float *e = c + i * rs + j * cs;
             *e = beta ? *e + t[i * TSRT_NR + j] : t[i * TSRT_NR + j];
         }
+}
+
+/* Column j (< nr) of C's MR rows for a last column panel of nr <= 2
+ * columns: dot products along k of the MR rows of A (read in place) with
+ * the column, 8 k at a time (packing-free, about a twelfth of a full
+ * micro-kernel call per column); bcol: the column, contiguous. */
+static inline void tsrt__ukr_col(int64_t k, const float *restrict a, ptrdiff_t lda, const float *restrict bcol,
+                                 float *restrict c, ptrdiff_t rs, int beta)
+{
+    tsrt__v8 acc[TSRT_MR];
+    for (int i = 0; i < TSRT_MR; i++) acc[i] = (tsrt__v8){0};
+    int64_t p = 0;
+    for (; p + 8 <= k; p += 8) {
+        tsrt__v8 bv;
+        TSRT__V8_LOAD(bv, bcol + p);
+        for (int i = 0; i < TSRT_MR; i++) {
+            tsrt__v8 av;
+            TSRT__V8_LOAD(av, a + i * lda + p);
+            acc[i] += av * bv;
+        }
+    }
+    for (int i = 0; i < TSRT_MR; i++) {
+        const tsrt__v8 q = acc[i];
+        float s = ((q[0] + q[4]) + (q[1] + q[5])) + ((q[2] + q[6]) + (q[3] + q[7]));
+        for (int64_t t = p; t < k; t++) s += a[i * lda + t] * bcol[t];
+        c[i * rs] = beta ? c[i * rs] + s : s;
+    }
+}
+
+/* tsrt__ukr with A read in place (row i at a + i*lda): a full MR-row
+ * micro-panel (there are no zero rows to pad a short one with: the caller
+ * packs those), any nr <= NR and column stride. bt: when not NULL and
+ * nr <= 2, the nr columns of the B micro-panel, each contiguous (stride
+ * k), for tsrt__ukr_col. */
+static inline void tsrt__ukr_ua(int64_t k, const float *restrict a, ptrdiff_t lda, const float *restrict b,
+                                float *restrict c, ptrdiff_t rs, ptrdiff_t cs, int beta, int64_t nr,
+                                const float *restrict bt)
+{
+    if (nr == TSRT_NR && cs == 1) {
+        tsrt__ukr_full_ua(k, a, lda, b, c, rs, beta);
+        return;
+    }
+    if (bt && nr <= 2) {
+        for (int64_t j = 0; j < nr; j++) tsrt__ukr_col(k, a, lda, bt + j * k, c + j * cs, rs, beta);
+        return;
+    }
+    float t[TSRT_MR * TSRT_NR] __attribute__((aligned(TSRT_ALIGN)));
+#ifdef TSRT_HAVE_UKR8
+    if (nr <= 8)
+        tsrt__ukr_full_ua8(k, a, lda, b, t, TSRT_NR, 0);
+    else
+#endif
+        tsrt__ukr_full_ua(k, a, lda, b, t, TSRT_NR, 0);
+    for (int64_t i = 0; i < TSRT_MR; i++)
+        for (int64_t j = 0; j < nr; j++) {
+            float *e = c + i * rs + j * cs;
+            *e = beta ? *e + t[i * TSRT_NR + j] : t[i * TSRT_NR + j];
+        }
+}
+
+/* Copies columns [0, nr) of a packed kc x NR B micro-panel into bt, each
+ * contiguous (bt[j*kc + p]), for tsrt__ukr_col. */
+static inline void tsrt__b_cols(int64_t kc, const float *restrict b, int64_t nr, float *restrict bt)
+{
+    for (int64_t j = 0; j < nr; j++)
+        for (int64_t p = 0; p < kc; p++) bt[j * kc + p] = b[p * TSRT_NR + j];
 }
 
 #endif /* TSRT_UKERNEL_H */
