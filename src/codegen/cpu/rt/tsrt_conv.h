@@ -303,56 +303,81 @@ static void tsrt__phx_offsets(const tsrt__phx *g, ptrdiff_t *off)
 
 /* Copies phase rows [r0, r1) of every channel and phase of the group whose
  * first input channel is at x into g->buf. */
+#define TSRT__PHX_ROWBUF 1024
 static void tsrt__phx_copy(const tsrt__phx *g, const float *x, int64_t r0, int64_t r1)
 {
     const tsrt_conv_args *v = g->v;
     const int64_t cg = v->c / v->groups, H = v->h, W = v->w, sh = g->sh, sw = g->sw, Wq = g->Wq;
+    /* Column strides 2 and 4 (stride-2 convs, the stem, Winograd): the
+     * padded input row is built once in rb (zeros, one memcpy), then every
+     * column phase is cut from it 8 columns at a time by shuffles, with no
+     * border tests (a phase row is 15-30 floats: per-column bounds handling
+     * was 12-16% of a Winograd conv). Whole vectors run past Wq into the
+     * next row of the plane (written later) or the plane's slack. */
+    const int64_t Lp = tsrt__rup(Wq, 8) * sw;
+    const int fast = (sw == 2 || sw == 4) && Lp + 32 <= TSRT__PHX_ROWBUF;
+    float rb[TSRT__PHX_ROWBUF] __attribute__((aligned(TSRT_ALIGN)));
+    int64_t lo = 0, hi = 0; /* the image's columns in rb: [lo, hi) */
+    if (fast) {
+        lo = tsrt__min(Lp, tsrt__max(0, v->pad_w)), hi = tsrt__max(lo, tsrt__min(Lp, W + v->pad_w));
+        for (int64_t q = 0; q < lo; q++) rb[q] = 0.0f;
+        for (int64_t q = hi; q < Lp + 32; q++) rb[q] = 0.0f;
+    }
     /* Input rows in order (phase row r, then row phase a: input row
      * r*sh + a - pad), the column phases of one input row while it is in
      * L1. */
     for (int64_t c = 0; c < cg; c++)
         for (int64_t r = r0; r < r1; r++)
-            for (int64_t a = 0; a < g->PH; a++)
-                for (int64_t b = 0; b < g->PW; b++) {
-                    float *d = g->buf + ((c * g->PH + a) * g->PW + b) * g->plane + r * Wq;
-                    const int64_t iy = r * sh + a - v->pad_h;
-                    if (iy < 0 || iy >= H) {
-                        memset(d, 0, sizeof(float) * (size_t)Wq);
-                        continue;
+            for (int64_t a = 0; a < g->PH; a++) {
+                float *d0 = g->buf + (c * g->PH + a) * g->PW * g->plane + r * Wq; /* phase b at d0 + b*plane */
+                const int64_t iy = r * sh + a - v->pad_h;
+                if (iy < 0 || iy >= H) {
+                    for (int64_t b = 0; b < g->PW; b++) memset(d0 + b * g->plane, 0, sizeof(float) * (size_t)Wq);
+                    continue;
+                }
+                const float *xr = x + (c * H + iy) * W;
+                if (fast) {
+                    memcpy(rb + lo, xr + lo - v->pad_w, sizeof(float) * (size_t)(hi - lo));
+                    for (int64_t q = 0; q < Wq; q += 8) {
+                        const float *s = rb + q * sw;
+                        tsrt__v8 a0, a1;
+                        TSRT__V8_LOAD(a0, s), TSRT__V8_LOAD(a1, s + 8);
+                        if (sw == 2) {
+                            TSRT__V8_STORE(d0 + q, __builtin_shufflevector(a0, a1, 0, 2, 4, 6, 8, 10, 12, 14));
+                            if (g->PW > 1)
+                                TSRT__V8_STORE(d0 + g->plane + q,
+                                               __builtin_shufflevector(a0, a1, 1, 3, 5, 7, 9, 11, 13, 15));
+                            continue;
+                        }
+                        tsrt__v8 a2, a3;
+                        TSRT__V8_LOAD(a2, s + 16), TSRT__V8_LOAD(a3, s + 24);
+#define TSRT__PHX_CUT4(b)                                                                           \
+    do {                                                                                            \
+        const tsrt__v8 l_ = __builtin_shufflevector(a0, a1, b, b + 4, b + 8, b + 12, b, b + 4, b + 8, b + 12); \
+        const tsrt__v8 h_ = __builtin_shufflevector(a2, a3, b, b + 4, b + 8, b + 12, b, b + 4, b + 8, b + 12); \
+        TSRT__V8_STORE(d0 + (b) * g->plane + q, __builtin_shufflevector(l_, h_, 0, 1, 2, 3, 8, 9, 10, 11)); \
+    } while (0)
+                        TSRT__PHX_CUT4(0);
+                        if (g->PW > 1) TSRT__PHX_CUT4(1);
+                        if (g->PW > 2) TSRT__PHX_CUT4(2);
+                        if (g->PW > 3) TSRT__PHX_CUT4(3);
+#undef TSRT__PHX_CUT4
                     }
+                    continue;
+                }
+                for (int64_t b = 0; b < g->PW; b++) {
+                    float *d = d0 + b * g->plane;
                     int64_t qlo, qhi; /* columns inside the image */
                     tsrt__tap_range(b - v->pad_w, sw, W, Wq, &qlo, &qhi);
-                    const float *row = x + (c * H + iy) * W + b - v->pad_w; /* column q at row[q*sw] */
-                    /* (Loops, not memset: the borders are a float or two,
-                     * and a call per row was a tenth of a strided conv.) */
+                    const float *row = xr + b - v->pad_w; /* column q at row[q*sw] */
                     for (int64_t q = 0; q < qlo; q++) d[q] = 0.0f;
                     if (sw == 1)
                         memcpy(d + qlo, row + qlo, sizeof(float) * (size_t)(qhi - qlo));
-                    else if (sw == 2 || sw == 4) {
-                        /* 8 columns from 16 or 32 loaded floats; q + 9 <= qhi
-                         * keeps the last load inside the input row. */
-                        int64_t q = qlo;
-                        if (sw == 2)
-                            for (; q + 9 <= qhi; q += 8) {
-                                tsrt__v8 a0, a1;
-                                TSRT__V8_LOAD(a0, row + 2 * q);
-                                TSRT__V8_LOAD(a1, row + 2 * q + 8);
-                                TSRT__V8_STORE(d + q, __builtin_shufflevector(a0, a1, 0, 2, 4, 6, 8, 10, 12, 14));
-                            }
-                        else
-                            for (; q + 9 <= qhi; q += 8) {
-                                tsrt__v8 a0, a1, a2, a3;
-                                TSRT__V8_LOAD(a0, row + 4 * q), TSRT__V8_LOAD(a1, row + 4 * q + 8);
-                                TSRT__V8_LOAD(a2, row + 4 * q + 16), TSRT__V8_LOAD(a3, row + 4 * q + 24);
-                                const tsrt__v8 lo = __builtin_shufflevector(a0, a1, 0, 4, 8, 12, 0, 4, 8, 12);
-                                const tsrt__v8 hi = __builtin_shufflevector(a2, a3, 0, 4, 8, 12, 0, 4, 8, 12);
-                                TSRT__V8_STORE(d + q, __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 8, 9, 10, 11));
-                            }
-                        for (; q < qhi; q++) d[q] = row[sw * q];
-                    } else
-                        for (int64_t q = qlo; q < qhi; q++) d[q] = row[q * sw];
+                    else
+                        for (int64_t q = qlo; q < qhi; q++) d[q] = row[sw * q];
                     for (int64_t q = qhi; q < Wq; q++) d[q] = 0.0f;
                 }
+            }
 }
 
 /* NR floats from s to d (unaligned), in 8-float vectors. */
@@ -604,35 +629,6 @@ typedef int32_t tsrt__v8i __attribute__((vector_size(32)));
         (r) = (tsrt__v8)(((tsrt__v8i)(a) & m_) | ((tsrt__v8i)(r) & ~m_));               \
     } while (0)
 
-/* The F(2x2) input transform of channel c, 8 tiles from virtual tile
- * (ty, tx0) (lane l = tile (ty, tx0 + l)), one output row i at a time
- * (B^T row i is +-1 on patch rows ka, kb), then along the columns;
- * out(i, j, vector) receives the 16 values. */
-#define TSRT__WG2_IN(g, c, ty, tx0, out)                                                        \
-    do {                                                                                        \
-        const int64_t Wq_ = (g)->xp.Wq;                                                         \
-        const float *e_ = (g)->xp.buf + (c) * 2 * (g)->xp.plane + 2 * (ty) * Wq_ + (tx0);       \
-        const float *o_ = e_ + (g)->xp.plane;                                                   \
-        for (int i_ = 0; i_ < 4; i_++) {                                                        \
-            /* B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1]: row i is r[ka] + sg*r[kb] */     \
-            const int ka_ = i_ == 0 ? 0 : i_ == 2 ? 2 : 1, kb_ = i_ == 0 ? 2 : i_ == 3 ? 3 : i_ == 1 ? 2 : 1; \
-            const float sg_ = i_ == 1 ? 1.0f : -1.0f;                                           \
-            tsrt__v8 a0_, a1_, a2_, a3_, b0_, b1_, b2_, b3_;                                    \
-            const float *ea_ = e_ + ka_ * Wq_, *oa_ = o_ + ka_ * Wq_;                           \
-            const float *eb_ = e_ + kb_ * Wq_, *ob_ = o_ + kb_ * Wq_;                           \
-            TSRT__V8_LOAD(a0_, ea_), TSRT__V8_LOAD(a1_, oa_), TSRT__V8_LOAD(a2_, ea_ + 1);       \
-            TSRT__V8_LOAD(a3_, oa_ + 1);                                                        \
-            TSRT__V8_LOAD(b0_, eb_), TSRT__V8_LOAD(b1_, ob_), TSRT__V8_LOAD(b2_, eb_ + 1);       \
-            TSRT__V8_LOAD(b3_, ob_ + 1);                                                        \
-            const tsrt__v8 d0_ = a0_ + sg_ * b0_, d1_ = a1_ + sg_ * b1_;                        \
-            const tsrt__v8 d2_ = a2_ + sg_ * b2_, d3_ = a3_ + sg_ * b3_;                        \
-            out(i_, 0, d0_ - d2_);                                                              \
-            out(i_, 1, d1_ + d2_);                                                              \
-            out(i_, 2, d2_ - d1_);                                                              \
-            out(i_, 3, d1_ - d3_);                                                              \
-        }                                                                                       \
-    } while (0)
-
 /* F(4x4)'s B^T on a 6-vector:
  * [4 0 -5 0 1 0; 0 -4 -4 1 1 0; 0 4 -4 -1 1 0; 0 -2 -1 2 1 0; 0 2 -1 -2 1 0; 0 4 0 -5 0 1]. */
 #define TSRT__WG4_BT(d0, d1, d2, d3, d4, d5, o0, o1, o2, o3, o4, o5)                        \
@@ -647,19 +643,50 @@ typedef int32_t tsrt__v8i __attribute__((vector_size(32)));
         o5 = 4.0f * (d1) - 5.0f * (d3) + (d5);                                              \
     } while (0)
 
-/* The F(4x4) input transform of channel c, 8 tiles from virtual tile
- * (ty, tx0) into t[36] (xi = 6i + j): along the columns of each patch row
- * (column 4tx + k is phase k % 4, index tx + k / 4), then along the rows. */
-static inline void tsrt__wg4_in(const tsrt__wg *g, int64_t c, int64_t ty, int64_t tx0, tsrt__v8 *t)
+/* The a x a patches of channel c for 8 tiles (lane l: segment q's tile
+ * (ty, tx0 + l) for l in [l0, l1)): d[k*a + j] = patch row k, column j,
+ * column m*tx + j being phase j % m, index tx + j / m. A group of lanes
+ * spanning several tile rows loads once per row and blends the loads. */
+static inline void tsrt__wg_load(const tsrt__wg *g, int64_t c, const tsrt__wg_seg *sg, int ns, tsrt__v8 *d)
 {
+    const int m = g->m, a = g->a;
     const int64_t Wq = g->xp.Wq, pl = g->xp.plane;
-    const float *r = g->xp.buf + c * 4 * pl + 4 * ty * Wq + tx0;
-    tsrt__v8 w[6][6]; /* w[k][j]: row k of the patch, column-transformed */
-    for (int k = 0; k < 6; k++, r += Wq) {
-        tsrt__v8 d0, d1, d2, d3, d4, d5;
-        TSRT__V8_LOAD(d0, r), TSRT__V8_LOAD(d1, r + pl), TSRT__V8_LOAD(d2, r + 2 * pl);
-        TSRT__V8_LOAD(d3, r + 3 * pl), TSRT__V8_LOAD(d4, r + 1), TSRT__V8_LOAD(d5, r + pl + 1);
-        TSRT__WG4_BT(d0, d1, d2, d3, d4, d5, w[k][0], w[k][1], w[k][2], w[k][3], w[k][4], w[k][5]);
+    for (int q = 0; q < ns; q++) {
+        const float *r = g->xp.buf + c * m * pl + m * sg[q].ty * Wq + sg[q].tx0;
+        const int whole = ns == 1 && sg[0].l0 == 0 && sg[0].l1 == 8;
+        for (int k = 0; k < a; k++, r += Wq)
+            for (int j = 0; j < a; j++) {
+                tsrt__v8 t;
+                TSRT__V8_LOAD(t, r + j % m * pl + j / m);
+                if (whole || q == 0)
+                    d[k * a + j] = t;
+                else
+                    TSRT__BLEND(d[k * a + j], t, sg[q].l0, sg[q].l1);
+            }
+    }
+}
+
+/* The input transforms B^T d B on loaded patches (d as tsrt__wg_load), into
+ * t[xi], xi = i*a + j. F(2x2)'s B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1]. */
+static inline void tsrt__wg2_bt(const tsrt__v8 *d, tsrt__v8 *t)
+{
+    tsrt__v8 w[4][4]; /* along the columns of each row */
+    for (int k = 0; k < 4; k++) {
+        const tsrt__v8 *r = d + 4 * k;
+        w[k][0] = r[0] - r[2], w[k][1] = r[1] + r[2], w[k][2] = r[2] - r[1], w[k][3] = r[1] - r[3];
+    }
+    for (int j = 0; j < 4; j++) {
+        t[j] = w[0][j] - w[2][j], t[4 + j] = w[1][j] + w[2][j];
+        t[8 + j] = w[2][j] - w[1][j], t[12 + j] = w[1][j] - w[3][j];
+    }
+}
+
+static inline void tsrt__wg4_bt(const tsrt__v8 *d, tsrt__v8 *t)
+{
+    tsrt__v8 w[6][6];
+    for (int k = 0; k < 6; k++) {
+        const tsrt__v8 *r = d + 6 * k;
+        TSRT__WG4_BT(r[0], r[1], r[2], r[3], r[4], r[5], w[k][0], w[k][1], w[k][2], w[k][3], w[k][4], w[k][5]);
     }
     for (int j = 0; j < 6; j++)
         TSRT__WG4_BT(w[0][j], w[1][j], w[2][j], w[3][j], w[4][j], w[5][j], t[j], t[6 + j], t[12 + j], t[18 + j],
@@ -667,10 +694,8 @@ static inline void tsrt__wg4_in(const tsrt__wg *g, int64_t c, int64_t ty, int64_
 }
 
 /* V of panel p (all channels) into vp: V[xi][c][NR] at vp + xi*xs + c*NR.
- * Lanes of a group of 8 tiles that span several tile rows are computed
- * once per row (virtual origins outside the row read the copy's slack)
- * and blended. Channels outermost: the patch rows of one channel serve
- * every lane group while they are in L1. */
+ * Channels outermost: the patch rows of one channel serve every lane
+ * group while they are in L1. */
 static void tsrt__wg_input(const tsrt__wg *g, int64_t p, float *vp, ptrdiff_t xs)
 {
     tsrt__wg_seg sg[TSRT_NR / 8][9];
@@ -679,33 +704,15 @@ static void tsrt__wg_input(const tsrt__wg *g, int64_t p, float *vp, ptrdiff_t xs
     for (int64_t c = 0; c < g->CG; c++)
         for (int h = 0; h < TSRT_NR / 8; h++) {
             float *vc = vp + c * TSRT_NR + 8 * h;
-            const tsrt__wg_seg *sh = sg[h];
-            const int whole = ns[h] == 1 && sh[0].l0 == 0 && sh[0].l1 == 8;
-            if (g->m == 2 && whole) {
-#define TSRT__WG_ST(i, j, val) TSRT__V8_STORE(vc + ((i) * 4 + (j)) * xs, (val))
-                TSRT__WG2_IN(g, c, sh[0].ty, sh[0].tx0, TSRT__WG_ST);
-#undef TSRT__WG_ST
-                continue;
-            }
-            tsrt__v8 r[36];
-            if (g->m == 4 && whole) {
-                tsrt__wg4_in(g, c, sh[0].ty, sh[0].tx0, r);
-            } else {
-                for (int i = 0; i < g->xi; i++) r[i] = (tsrt__v8){0};
-                for (int q = 0; q < ns[h]; q++) {
-                    const int l0 = sh[q].l0, l1 = sh[q].l1;
-                    if (g->m == 2) {
-#define TSRT__WG_BL(i, j, val) TSRT__BLEND(r[(i) * 4 + (j)], (val), l0, l1)
-                        TSRT__WG2_IN(g, c, sh[q].ty, sh[q].tx0, TSRT__WG_BL);
-#undef TSRT__WG_BL
-                    } else {
-                        tsrt__v8 t[36];
-                        tsrt__wg4_in(g, c, sh[q].ty, sh[q].tx0, t);
-                        for (int i = 0; i < 36; i++) TSRT__BLEND(r[i], t[i], l0, l1);
-                    }
-                }
-            }
-            for (int i = 0; i < g->xi; i++) TSRT__V8_STORE(vc + i * xs, r[i]);
+            tsrt__v8 d[36], t[36];
+            if (ns[h]) tsrt__wg_load(g, c, sg[h], ns[h], d);
+            else
+                for (int i = 0; i < g->xi; i++) d[i] = (tsrt__v8){0};
+            if (g->m == 2)
+                tsrt__wg2_bt(d, t);
+            else
+                tsrt__wg4_bt(d, t);
+            for (int i = 0; i < g->xi; i++) TSRT__V8_STORE(vc + i * xs, t[i]);
         }
 }
 
