@@ -75,38 +75,52 @@ static int64_t out_size(int64_t n, int64_t k, int64_t s, int64_t lo, int64_t hi,
     return t < 0 ? 0 : t / s + 1;
 }
 
-/* Winograd F(2x2, 3x3)'s error bound for output (i, j) of channel oc:
+/* Winograd F(m x m, 3x3)'s error bound for output (i, j) of channel oc:
  * with Y = A^T [sum_c (G g G^T) . (B^T d B)] A, every intermediate is a
- * short sum, so |error| <= (C/G + 12) eps S, where S is the same
+ * short sum, so |error| <= (C/G + c_m) eps S, where S is the same
  * expression with every matrix entry and datum replaced by its absolute
- * value (the C/G-term sum of the GEMM, 2 roundings in B^T d B, 4 in
- * G g G^T, 4 in the output transform). S is at most a few times the
- * direct sum of |terms|. */
-static double wino_sum(const float *x, const float *w, int64_t H, int64_t W, int64_t CG, int64_t ph, int64_t pw,
-                       int64_t i, int64_t j)
+ * value: the C/G-term sum of the GEMM plus the roundings of the
+ * transforms (m = 2: 2 in B^T d B, 4 in G g G^T, 4 in the output
+ * transform, c_2 = 12; m = 4: up to 6, 8 and 8, c_4 = 24). For m = 2, S is
+ * at most a few times the direct sum of |terms|; for m = 4 the entries of
+ * up to 8 (A) and 5 (B) make it 10-100 times larger. */
+static double wino_sum(int m, const float *x, const float *w, int64_t H, int64_t W, int64_t CG, int64_t ph,
+                       int64_t pw, int64_t i, int64_t j)
 {
-    static const double AT[2][4] = {{1, 1, 1, 0}, {0, 1, 1, 1}};
-    static const double G[4][3] = {{1, 0, 0}, {.5, .5, .5}, {.5, .5, .5}, {0, 0, 1}};
-    static const double BT[4][4] = {{1, 0, 1, 0}, {0, 1, 1, 0}, {0, 1, 1, 0}, {0, 1, 0, 1}};
-    const int64_t a = i % 2, b = j % 2, y0 = i - a - ph, x0 = j - b - pw;
+    static const double AT2[2][4] = {{1, 1, 1, 0}, {0, 1, 1, 1}};
+    static const double G2[4][3] = {{1, 0, 0}, {.5, .5, .5}, {.5, .5, .5}, {0, 0, 1}};
+    static const double BT2[4][4] = {{1, 0, 1, 0}, {0, 1, 1, 0}, {0, 1, 1, 0}, {0, 1, 0, 1}};
+    static const double AT4[4][6] = {{1, 1, 1, 1, 1, 0}, {0, 1, 1, 2, 2, 0}, {0, 1, 1, 4, 4, 0}, {0, 1, 1, 8, 8, 1}};
+    static const double G4[6][3] = {{1. / 4, 0, 0},          {1. / 6, 1. / 6, 1. / 6},  {1. / 6, 1. / 6, 1. / 6},
+                                    {1. / 24, 1. / 12, 1. / 6}, {1. / 24, 1. / 12, 1. / 6}, {0, 0, 1}};
+    static const double BT4[6][6] = {{4, 0, 5, 0, 1, 0}, {0, 4, 4, 1, 1, 0}, {0, 4, 4, 1, 1, 0},
+                                     {0, 2, 1, 2, 1, 0}, {0, 2, 1, 2, 1, 0}, {0, 4, 0, 5, 0, 1}};
+    const int a = m + 2;
+#define AT_(r, c) (m == 2 ? AT2[r][c] : AT4[r][c])
+#define G_(r, c) (m == 2 ? G2[r][c] : G4[r][c])
+#define BT_(r, c) (m == 2 ? BT2[r][c] : BT4[r][c])
+    const int64_t ti = i % m, tj = j % m, y0 = i - ti - ph, x0 = j - tj - pw;
     double S = 0;
-    for (int r = 0; r < 4; r++)
-        for (int q = 0; q < 4; q++) {
-            if (!AT[a][r] || !AT[b][q]) continue;
-            double m = 0;
+    for (int r = 0; r < a; r++)
+        for (int q = 0; q < a; q++) {
+            if (!AT_(ti, r) || !AT_(tj, q)) continue;
+            double sum = 0;
             for (int64_t c = 0; c < CG; c++) {
                 double u = 0, v = 0;
                 for (int k = 0; k < 3; k++)
-                    for (int l = 0; l < 3; l++) u += G[r][k] * G[q][l] * fabs(w[(c * 3 + k) * 3 + l]);
-                for (int k = 0; k < 4; k++)
-                    for (int l = 0; l < 4; l++) {
+                    for (int l = 0; l < 3; l++) u += G_(r, k) * G_(q, l) * fabs(w[(c * 3 + k) * 3 + l]);
+                for (int k = 0; k < a; k++)
+                    for (int l = 0; l < a; l++) {
                         const int64_t iy = y0 + k, ix = x0 + l;
-                        if (iy >= 0 && iy < H && ix >= 0 && ix < W) v += BT[r][k] * BT[q][l] * fabs(x[(c * H + iy) * W + ix]);
+                        if (iy >= 0 && iy < H && ix >= 0 && ix < W) v += BT_(r, k) * BT_(q, l) * fabs(x[(c * H + iy) * W + ix]);
                     }
-                m += u * v;
+                sum += u * v;
             }
-            S += m;
+            S += AT_(ti, r) * AT_(tj, q) * sum;
         }
+#undef AT_
+#undef G_
+#undef BT_
     return S;
 }
 
@@ -169,10 +183,12 @@ static int run_conv(const ccase *t, int algo, int nth, int perturb)
                         if (count[((img * O + oc) * OH + i) * OW + j] != 1) ok = 0;
                     }
                     double tol = (double)(K + 3) * FLT_EPSILON * abs_s;
-                    if (algo == TSRT_CONV_WINOGRAD)
-                        tol += (double)(CG + 12) * FLT_EPSILON *
-                               wino_sum(x + img * x_bs + g * CG * t->h * t->w, w + oc * K, t->h, t->w, CG, t->ph,
+                    if (algo == TSRT_CONV_WINOGRAD || algo == TSRT_CONV_WINOGRAD4) {
+                        const int m = algo == TSRT_CONV_WINOGRAD ? 2 : 4;
+                        tol += (double)(CG + (m == 2 ? 12 : 24)) * FLT_EPSILON *
+                               wino_sum(m, x + img * x_bs + g * CG * t->h * t->w, w + oc * K, t->h, t->w, CG, t->ph,
                                         t->pw, i, j);
+                    }
                     const double err = fabs((double)y[yi] - s);
                     if (!(err <= tol)) {
                         ok = 0;
@@ -201,9 +217,9 @@ static void check_conv(const ccase *t)
                          .stride_h = t->sh, .stride_w = t->sw, .pad_h = t->ph, .pad_w = t->pw, .dil_h = t->dh,
                          .dil_w = t->dw, .ldil_h = t->lh, .ldil_w = t->lw};
     const int dw = t->c == t->groups, one = tsrt__conv_is_1x1(&cv), wg = tsrt__conv_wg_applies(&cv);
-    for (int algo = TSRT_CONV_IM2COL; algo <= TSRT_CONV_WINOGRAD; algo++) {
+    for (int algo = TSRT_CONV_IM2COL; algo <= TSRT_CONV_WINOGRAD4; algo++) {
         if ((algo == TSRT_CONV_GEMM_1X1 && !one) || (algo == TSRT_CONV_DEPTHWISE && !dw)) continue;
-        if (algo == TSRT_CONV_WINOGRAD && !wg) continue;
+        if ((algo == TSRT_CONV_WINOGRAD || algo == TSRT_CONV_WINOGRAD4) && !wg) continue;
         if (algo == TSRT_CONV_PHASED && (t->lh != 1 || t->lw != 1)) continue;
         for (int nth = 1; nth <= 3; nth++) {
             int ok = run_conv(t, algo, nth, 0);
@@ -311,7 +327,12 @@ static void test_choose(void)
 {
     tsrt_conv_args a = {.n = 1, .c = 64, .h = 56, .w = 56, .o = 64, .kh = 3, .kw = 3, .oh = 56, .ow = 56, .pad_h = 1,
                         .pad_w = 1};
+    CHECK(tsrt_conv_choose(&a) == TSRT_CONV_WINOGRAD4);
+    a.h = a.w = a.oh = a.ow = 14;
     CHECK(tsrt_conv_choose(&a) == TSRT_CONV_WINOGRAD);
+    a.h = a.w = a.oh = a.ow = 7;
+    CHECK(tsrt_conv_choose(&a) == TSRT_CONV_PHASED);
+    a.h = a.w = a.oh = a.ow = 56;
     a.stride_h = 2, a.oh = 28;
     CHECK(tsrt_conv_choose(&a) == TSRT_CONV_PHASED);
     CHECK(tsrt_conv(&a, TSRT_CONV_WINOGRAD, 0, 1, NULL) == -1);

@@ -58,13 +58,14 @@ enum {
     TSRT_CONV_GEMM_1X1 = 2,
     TSRT_CONV_DEPTHWISE = 3,
     TSRT_CONV_PHASED = 4,
-    TSRT_CONV_WINOGRAD = 5
+    TSRT_CONV_WINOGRAD = 5,
+    TSRT_CONV_WINOGRAD4 = 6
 };
 
 TSRT_FN const char *tsrt_conv_algo_name(int algo)
 {
-    static const char *const names[] = {"auto", "im2col", "gemm_1x1", "depthwise", "phased", "winograd"};
-    return algo >= 0 && algo <= 5 ? names[algo] : "?";
+    static const char *const names[] = {"auto", "im2col", "gemm_1x1", "depthwise", "phased", "winograd", "winograd4"};
+    return algo >= 0 && algo <= 6 ? names[algo] : "?";
 }
 
 /* The arguments with defaults applied (0 -> 1, 0 -> dense strides). */
@@ -118,8 +119,10 @@ TSRT_FN int tsrt_conv_choose(const tsrt_conv_args *args)
     const tsrt_conv_args v = tsrt__conv_norm(args);
     if (v.c / v.groups == 1 && v.o / v.groups <= 4 && v.groups > 1) return TSRT_CONV_DEPTHWISE;
     if (tsrt__conv_is_1x1(&v)) return TSRT_CONV_GEMM_1X1;
-    if (tsrt__conv_wg_applies(&v) && v.c / v.groups >= 16 && v.o / v.groups >= 16 && v.oh * v.ow >= 128)
-        return TSRT_CONV_WINOGRAD;
+    if (tsrt__conv_wg_applies(&v) && v.c / v.groups >= 16 && v.o / v.groups >= 16) {
+        if (v.oh >= 24 && v.ow >= 24) return TSRT_CONV_WINOGRAD4;
+        if (v.oh * v.ow >= 128) return TSRT_CONV_WINOGRAD;
+    }
     if (v.ldil_h == 1 && v.ldil_w == 1) return TSRT_CONV_PHASED;
     return TSRT_CONV_IM2COL;
 }
@@ -300,44 +303,81 @@ static void tsrt__phx_offsets(const tsrt__phx *g, ptrdiff_t *off)
 
 /* Copies phase rows [r0, r1) of every channel and phase of the group whose
  * first input channel is at x into g->buf. */
+#define TSRT__PHX_ROWBUF 1024
 static void tsrt__phx_copy(const tsrt__phx *g, const float *x, int64_t r0, int64_t r1)
 {
     const tsrt_conv_args *v = g->v;
     const int64_t cg = v->c / v->groups, H = v->h, W = v->w, sh = g->sh, sw = g->sw, Wq = g->Wq;
+    /* Column strides 2 and 4 (stride-2 convs, the stem, Winograd): the
+     * padded input row is built once in rb (zeros, one memcpy), then every
+     * column phase is cut from it 8 columns at a time by shuffles, with no
+     * border tests (a phase row is 15-30 floats: per-column bounds handling
+     * was 12-16% of a Winograd conv). Whole vectors run past Wq into the
+     * next row of the plane (written later) or the plane's slack. */
+    const int64_t Lp = tsrt__rup(Wq, 8) * sw;
+    const int fast = (sw == 2 || sw == 4) && Lp + 32 <= TSRT__PHX_ROWBUF;
+    float rb[TSRT__PHX_ROWBUF] __attribute__((aligned(TSRT_ALIGN)));
+    int64_t lo = 0, hi = 0; /* the image's columns in rb: [lo, hi) */
+    if (fast) {
+        lo = tsrt__min(Lp, tsrt__max(0, v->pad_w)), hi = tsrt__max(lo, tsrt__min(Lp, W + v->pad_w));
+        for (int64_t q = 0; q < lo; q++) rb[q] = 0.0f;
+        for (int64_t q = hi; q < Lp + 32; q++) rb[q] = 0.0f;
+    }
     /* Input rows in order (phase row r, then row phase a: input row
      * r*sh + a - pad), the column phases of one input row while it is in
      * L1. */
     for (int64_t c = 0; c < cg; c++)
         for (int64_t r = r0; r < r1; r++)
-            for (int64_t a = 0; a < g->PH; a++)
-                for (int64_t b = 0; b < g->PW; b++) {
-                    float *d = g->buf + ((c * g->PH + a) * g->PW + b) * g->plane + r * Wq;
-                    const int64_t iy = r * sh + a - v->pad_h;
-                    if (iy < 0 || iy >= H) {
-                        memset(d, 0, sizeof(float) * (size_t)Wq);
-                        continue;
+            for (int64_t a = 0; a < g->PH; a++) {
+                float *d0 = g->buf + (c * g->PH + a) * g->PW * g->plane + r * Wq; /* phase b at d0 + b*plane */
+                const int64_t iy = r * sh + a - v->pad_h;
+                if (iy < 0 || iy >= H) {
+                    for (int64_t b = 0; b < g->PW; b++) memset(d0 + b * g->plane, 0, sizeof(float) * (size_t)Wq);
+                    continue;
+                }
+                const float *xr = x + (c * H + iy) * W;
+                if (fast) {
+                    memcpy(rb + lo, xr + lo - v->pad_w, sizeof(float) * (size_t)(hi - lo));
+                    for (int64_t q = 0; q < Wq; q += 8) {
+                        const float *s = rb + q * sw;
+                        tsrt__v8 a0, a1;
+                        TSRT__V8_LOAD(a0, s), TSRT__V8_LOAD(a1, s + 8);
+                        if (sw == 2) {
+                            TSRT__V8_STORE(d0 + q, __builtin_shufflevector(a0, a1, 0, 2, 4, 6, 8, 10, 12, 14));
+                            if (g->PW > 1)
+                                TSRT__V8_STORE(d0 + g->plane + q,
+                                               __builtin_shufflevector(a0, a1, 1, 3, 5, 7, 9, 11, 13, 15));
+                            continue;
+                        }
+                        tsrt__v8 a2, a3;
+                        TSRT__V8_LOAD(a2, s + 16), TSRT__V8_LOAD(a3, s + 24);
+#define TSRT__PHX_CUT4(b)                                                                           \
+    do {                                                                                            \
+        const tsrt__v8 l_ = __builtin_shufflevector(a0, a1, b, b + 4, b + 8, b + 12, b, b + 4, b + 8, b + 12); \
+        const tsrt__v8 h_ = __builtin_shufflevector(a2, a3, b, b + 4, b + 8, b + 12, b, b + 4, b + 8, b + 12); \
+        TSRT__V8_STORE(d0 + (b) * g->plane + q, __builtin_shufflevector(l_, h_, 0, 1, 2, 3, 8, 9, 10, 11)); \
+    } while (0)
+                        TSRT__PHX_CUT4(0);
+                        if (g->PW > 1) TSRT__PHX_CUT4(1);
+                        if (g->PW > 2) TSRT__PHX_CUT4(2);
+                        if (g->PW > 3) TSRT__PHX_CUT4(3);
+#undef TSRT__PHX_CUT4
                     }
+                    continue;
+                }
+                for (int64_t b = 0; b < g->PW; b++) {
+                    float *d = d0 + b * g->plane;
                     int64_t qlo, qhi; /* columns inside the image */
                     tsrt__tap_range(b - v->pad_w, sw, W, Wq, &qlo, &qhi);
-                    const float *row = x + (c * H + iy) * W + b - v->pad_w; /* column q at row[q*sw] */
-                    /* (Loops, not memset: the borders are a float or two,
-                     * and a call per row was a tenth of a strided conv.) */
+                    const float *row = xr + b - v->pad_w; /* column q at row[q*sw] */
                     for (int64_t q = 0; q < qlo; q++) d[q] = 0.0f;
                     if (sw == 1)
                         memcpy(d + qlo, row + qlo, sizeof(float) * (size_t)(qhi - qlo));
-                    else if (sw == 2) {
-                        int64_t q = qlo;
-                        for (; q + 8 <= qhi; q += 8) {
-                            tsrt__v8 a0, a1;
-                            TSRT__V8_LOAD(a0, row + 2 * q);
-                            TSRT__V8_LOAD(a1, row + 2 * q + 8);
-                            TSRT__V8_STORE(d + q, __builtin_shufflevector(a0, a1, 0, 2, 4, 6, 8, 10, 12, 14));
-                        }
-                        for (; q < qhi; q++) d[q] = row[2 * q];
-                    } else
-                        for (int64_t q = qlo; q < qhi; q++) d[q] = row[q * sw];
+                    else
+                        for (int64_t q = qlo; q < qhi; q++) d[q] = row[sw * q];
                     for (int64_t q = qhi; q < Wq; q++) d[q] = 0.0f;
                 }
+            }
 }
 
 /* NR floats from s to d (unaligned), in 8-float vectors. */
@@ -491,53 +531,57 @@ static void tsrt__conv_gemm(const tsrt_conv_args *v, int mode, int ith, int nth,
     }
 }
 
-/* ==== Winograd F(2x2, 3x3) (WINOGRAD) ========================================= *
+/* ==== Winograd F(m x m, 3x3), m = 2 (WINOGRAD) or 4 (WINOGRAD4) ============== *
  *
- * 3x3, stride 1, no dilation: each 2x2 output tile is
+ * 3x3, stride 1, no dilation: each m x m output tile is
  *   Y = A^T [ sum_c (G g_c G^T) . (B^T d_c B) ] A
- * with d_c the 4x4 input patch of channel c and g_c its 3x3 filter. The
- * 16 elementwise sums over c are 16 GEMMs of O x C by C x tiles: 16 multiply-
- * adds per 4 outputs instead of 36, 2.25x fewer. The transforms only add,
- * subtract and halve (A, B: 0 and +-1; G: 0, +-1/2, 1), so the result is
- * the direct one up to a few roundings (error bound in docs/kernels.md).
+ * with d_c the a x a input patch (a = m + 2) of channel c and g_c its 3x3
+ * filter. The a^2 elementwise sums over c are a^2 GEMMs of O x C by C x
+ * tiles: per output, 16/4 = 4 multiply-adds (m = 2) or 36/16 = 2.25
+ * (m = 4) instead of 9. F(2x2): A, B have entries 0, +-1 and G 0, +-1/2, 1,
+ * so the result is the direct one up to a few roundings; F(4x4) (Lavin's
+ * points 0, +-1, +-2) has entries up to 8 and 1/24 and loses about one
+ * more decimal digit (error bounds in docs/kernels.md).
  *
  * Layouts (all in the workspace; NR = the micro-kernel's width):
- *   xp  the input, zero-padded and split by column parity (the "phase
- *       images" of tsrt__phx with column stride 2): the four columns
- *       2tx .. 2tx+3 of a patch are even[tx], odd[tx], even[tx+1],
- *       odd[tx+1], so 8 consecutive tiles are 4 unaligned vector loads per
- *       input row, no shuffles;
+ *   xp  the input, zero-padded and split by column phase mod m (the phase
+ *       images of tsrt__phx with column stride m): column m*tx + k of the
+ *       padded input is phase k % m, index tx + k / m, so for 8 consecutive
+ *       tiles each of the a columns of a patch row is one unaligned vector
+ *       load, no shuffles;
  *   V   transformed input, per panel of NR tiles (tiles numbered row by
  *       row, ty*TW + tx): V[xi][c][NR], a packed B micro-panel per xi;
  *   U   transformed weights of a block of output channels: U[xi][o][c],
  *       rows read in place by tsrt__ukr_full_ua;
- *   M   the 16 products of one panel: M[xi][o][NR].
- * Loop: output-channel blocks (U of one block <= 256 KiB, in L2) > panels
- * > xi > channel blocks (KC) > 6-row micro-tiles; then the output transform
- * of the panel and the epilogue on its runs of output positions. V is
- * computed per panel when there is one channel block, else once for all
- * the thread's panels and re-read per block. */
+ *   M   the a^2 products of one panel: M[xi][o][NR].
+ * Loop: output-channel blocks (U of one block within a budget, in L2) >
+ * panels > xi > channel blocks (KC) > MR-row micro-tiles; then the output
+ * transform of the panel and the epilogue on its runs of output positions.
+ * V is computed per panel when there is one channel block, else once for
+ * all the thread's panels and re-read per block. */
 #ifndef TSRT__WG_U_FLOATS
 #define TSRT__WG_U_FLOATS 65536 /* U block budget: 256 KiB */
 #endif
 
 typedef struct tsrt__wg {
     const tsrt_conv_args *v;
+    int m, a, xi;                  /* tile m x m, patch a x a, xi = a*a */
     int64_t CG, OG, TH, TW, T, NP; /* tiles: TH x TW = T, NP panels of NR */
     int64_t obcap;                 /* output channels per block, at most */
-    tsrt__phx xp;                  /* the padded copy, 2 column phases */
+    tsrt__phx xp;                  /* the padded copy, m column phases */
 } tsrt__wg;
 
-static void tsrt__wg_geom(const tsrt_conv_args *v, tsrt__wg *g)
+static void tsrt__wg_geom(const tsrt_conv_args *v, int m, tsrt__wg *g)
 {
     g->v = v;
+    g->m = m, g->a = m + 2, g->xi = (m + 2) * (m + 2);
     g->CG = v->c / v->groups, g->OG = v->o / v->groups;
-    g->TH = tsrt__cdiv(v->oh, 2), g->TW = tsrt__cdiv(v->ow, 2), g->T = g->TH * g->TW;
+    g->TH = tsrt__cdiv(v->oh, m), g->TW = tsrt__cdiv(v->ow, m), g->T = g->TH * g->TW;
     g->NP = tsrt__cdiv(g->T, TSRT_NR);
-    g->obcap = tsrt__max(TSRT_MR, TSRT__WG_U_FLOATS / (16 * tsrt__max(g->CG, 1)));
+    g->obcap = tsrt__max(TSRT_MR, TSRT__WG_U_FLOATS / (g->xi * tsrt__max(g->CG, 1)));
     tsrt__phx *x = &g->xp;
-    x->v = v, x->sh = 1, x->sw = 2, x->PH = 1, x->PW = 2, x->copy = 1;
-    x->Hq = 2 * g->TH + 2, x->Wq = g->TW + 1;
+    x->v = v, x->sh = 1, x->sw = m, x->PH = 1, x->PW = m, x->copy = 1;
+    x->Hq = m * g->TH + 2, x->Wq = g->TW + 1;
     /* 32 floats of slack before and after each plane: the vector loads of
      * lanes outside a tile row read there (and throw the values away). */
     int64_t pl = tsrt__rup(x->Hq * x->Wq + 64, 16);
@@ -545,14 +589,17 @@ static void tsrt__wg_geom(const tsrt_conv_args *v, tsrt__wg *g)
     x->plane = pl;
 }
 
-/* Workspace floats of each part, bounded over the instruction sets. */
+/* Workspace floats of each part, bounded over the instruction sets (MR
+ * and NR differ: obcap and the rounding of a block to MR rows). */
 static void tsrt__wg_ws(const tsrt__wg *g, int64_t *xp, int64_t *u, int64_t *vv, int64_t *m)
 {
-    const int64_t ob = tsrt__min(g->OG, g->obcap) + TSRT_WS_MR, vall = g->OG > g->obcap;
-    *xp = g->CG * 2 * g->xp.plane + 64;
-    *u = 16 * ob * g->CG;
-    *vv = 16 * (g->CG * (vall ? g->T + TSRT_WS_NR : TSRT_WS_NR) + 16);
-    *m = 16 * ob * TSRT_WS_NR;
+    const int64_t b = TSRT__WG_U_FLOATS / (g->xi * tsrt__max(g->CG, 1));
+    const int64_t ob = tsrt__min(g->OG, tsrt__max(TSRT_WS_MR, b)) + TSRT_WS_MR;
+    const int vall = g->OG > tsrt__max(TSRT_AVX2_MR, b);
+    *xp = g->CG * g->m * g->xp.plane + 64;
+    *u = g->xi * ob * g->CG;
+    *vv = g->xi * (g->CG * (vall ? g->T + TSRT_WS_NR : TSRT_WS_NR) + 16);
+    *m = g->xi * ob * TSRT_WS_NR;
 }
 
 /* A run of the 8 lanes of a lane group within one tile row: lanes
@@ -582,65 +629,90 @@ typedef int32_t tsrt__v8i __attribute__((vector_size(32)));
         (r) = (tsrt__v8)(((tsrt__v8i)(a) & m_) | ((tsrt__v8i)(r) & ~m_));               \
     } while (0)
 
-/* The 16 transformed values of channel c, 8 tiles from virtual tile
- * (ty, tx0) (lane l = tile (ty, tx0 + l)), one output row i at a time
- * (rows ka, kb of the patch: B^T row i is +-1 on them), each then
- * transformed along the columns; out(i, j, vector) receives them. */
-#define TSRT__WG_IN(g, c, ty, tx0, out)                                                         \
-    do {                                                                                        \
-        const int64_t Wq_ = (g)->xp.Wq;                                                         \
-        const float *e_ = (g)->xp.buf + (c) * 2 * (g)->xp.plane + 2 * (ty) * Wq_ + (tx0);       \
-        const float *o_ = e_ + (g)->xp.plane;                                                   \
-        for (int i_ = 0; i_ < 4; i_++) {                                                        \
-            /* B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1]: row i is r[ka] + sg*r[kb] */     \
-            const int ka_ = i_ == 0 ? 0 : i_ == 2 ? 2 : 1, kb_ = i_ == 0 ? 2 : i_ == 3 ? 3 : i_ == 1 ? 2 : 1; \
-            const float sg_ = i_ == 1 ? 1.0f : -1.0f;                                           \
-            tsrt__v8 a0_, a1_, a2_, a3_, b0_, b1_, b2_, b3_;                                    \
-            const float *ea_ = e_ + ka_ * Wq_, *oa_ = o_ + ka_ * Wq_;                           \
-            const float *eb_ = e_ + kb_ * Wq_, *ob_ = o_ + kb_ * Wq_;                           \
-            TSRT__V8_LOAD(a0_, ea_), TSRT__V8_LOAD(a1_, oa_), TSRT__V8_LOAD(a2_, ea_ + 1);       \
-            TSRT__V8_LOAD(a3_, oa_ + 1);                                                        \
-            TSRT__V8_LOAD(b0_, eb_), TSRT__V8_LOAD(b1_, ob_), TSRT__V8_LOAD(b2_, eb_ + 1);       \
-            TSRT__V8_LOAD(b3_, ob_ + 1);                                                        \
-            const tsrt__v8 d0_ = a0_ + sg_ * b0_, d1_ = a1_ + sg_ * b1_;                        \
-            const tsrt__v8 d2_ = a2_ + sg_ * b2_, d3_ = a3_ + sg_ * b3_;                        \
-            out(i_, 0, d0_ - d2_);                                                              \
-            out(i_, 1, d1_ + d2_);                                                              \
-            out(i_, 2, d2_ - d1_);                                                              \
-            out(i_, 3, d1_ - d3_);                                                              \
-        }                                                                                       \
+/* F(4x4)'s B^T on a 6-vector:
+ * [4 0 -5 0 1 0; 0 -4 -4 1 1 0; 0 4 -4 -1 1 0; 0 -2 -1 2 1 0; 0 2 -1 -2 1 0; 0 4 0 -5 0 1]. */
+#define TSRT__WG4_BT(d0, d1, d2, d3, d4, d5, o0, o1, o2, o3, o4, o5)                        \
+    do {                                                                                    \
+        const tsrt__v8 s12_ = (d1) + (d2), s34_ = (d3) + (d4), t12_ = (d1) - (d2);          \
+        const tsrt__v8 t43_ = (d4) - (d3), u13_ = (d1) - (d3), u42_ = (d4) - (d2);          \
+        o0 = 4.0f * (d0) - 5.0f * (d2) + (d4);                                              \
+        o1 = s34_ - 4.0f * s12_;                                                            \
+        o2 = t43_ + 4.0f * t12_;                                                            \
+        o3 = u42_ - 2.0f * u13_;                                                            \
+        o4 = u42_ + 2.0f * u13_;                                                            \
+        o5 = 4.0f * (d1) - 5.0f * (d3) + (d5);                                              \
     } while (0)
 
+/* The a x a patches of channel c for 8 tiles (lane l: segment q's tile
+ * (ty, tx0 + l) for l in [l0, l1)): d[k*a + j] = patch row k, column j,
+ * column m*tx + j being phase j % m, index tx + j / m. A group of lanes
+ * spanning several tile rows loads once per row and blends the loads. */
+static inline void tsrt__wg_load(const tsrt__wg *g, int64_t c, const tsrt__wg_seg *sg, int ns, tsrt__v8 *d)
+{
+    const int m = g->m, a = g->a;
+    const int64_t Wq = g->xp.Wq, pl = g->xp.plane;
+    for (int q = 0; q < ns; q++) {
+        const float *r = g->xp.buf + c * m * pl + m * sg[q].ty * Wq + sg[q].tx0;
+        const int whole = ns == 1 && sg[0].l0 == 0 && sg[0].l1 == 8;
+        for (int k = 0; k < a; k++, r += Wq)
+            for (int j = 0; j < a; j++) {
+                tsrt__v8 t;
+                TSRT__V8_LOAD(t, r + j % m * pl + j / m);
+                if (whole || q == 0)
+                    d[k * a + j] = t;
+                else
+                    TSRT__BLEND(d[k * a + j], t, sg[q].l0, sg[q].l1);
+            }
+    }
+}
+
+/* The input transforms B^T d B on loaded patches (d as tsrt__wg_load), into
+ * t[xi], xi = i*a + j. F(2x2)'s B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1]. */
+static inline void tsrt__wg2_bt(const tsrt__v8 *d, tsrt__v8 *t)
+{
+    tsrt__v8 w[4][4]; /* along the columns of each row */
+    for (int k = 0; k < 4; k++) {
+        const tsrt__v8 *r = d + 4 * k;
+        w[k][0] = r[0] - r[2], w[k][1] = r[1] + r[2], w[k][2] = r[2] - r[1], w[k][3] = r[1] - r[3];
+    }
+    for (int j = 0; j < 4; j++) {
+        t[j] = w[0][j] - w[2][j], t[4 + j] = w[1][j] + w[2][j];
+        t[8 + j] = w[2][j] - w[1][j], t[12 + j] = w[1][j] - w[3][j];
+    }
+}
+
+static inline void tsrt__wg4_bt(const tsrt__v8 *d, tsrt__v8 *t)
+{
+    tsrt__v8 w[6][6];
+    for (int k = 0; k < 6; k++) {
+        const tsrt__v8 *r = d + 6 * k;
+        TSRT__WG4_BT(r[0], r[1], r[2], r[3], r[4], r[5], w[k][0], w[k][1], w[k][2], w[k][3], w[k][4], w[k][5]);
+    }
+    for (int j = 0; j < 6; j++)
+        TSRT__WG4_BT(w[0][j], w[1][j], w[2][j], w[3][j], w[4][j], w[5][j], t[j], t[6 + j], t[12 + j], t[18 + j],
+                     t[24 + j], t[30 + j]);
+}
+
 /* V of panel p (all channels) into vp: V[xi][c][NR] at vp + xi*xs + c*NR.
- * Lanes of a group of 8 tiles that span several tile rows are computed
- * once per row (virtual origins outside the row read the copy's slack)
- * and blended. */
+ * Channels outermost: the patch rows of one channel serve every lane
+ * group while they are in L1. */
 static void tsrt__wg_input(const tsrt__wg *g, int64_t p, float *vp, ptrdiff_t xs)
 {
     tsrt__wg_seg sg[TSRT_NR / 8][9];
     int ns[TSRT_NR / 8];
     for (int h = 0; h < TSRT_NR / 8; h++) ns[h] = tsrt__wg_segs(g, p * TSRT_NR + 8 * h, sg[h]);
-    /* Channels outermost: the patch rows of one channel serve every lane
-     * group while they are in L1. */
     for (int64_t c = 0; c < g->CG; c++)
         for (int h = 0; h < TSRT_NR / 8; h++) {
             float *vc = vp + c * TSRT_NR + 8 * h;
-            const tsrt__wg_seg *sh = sg[h];
-            if (ns[h] == 1 && sh[0].l0 == 0 && sh[0].l1 == 8) {
-#define TSRT__WG_ST(i, j, val) TSRT__V8_STORE(vc + ((i) * 4 + (j)) * xs, (val))
-                TSRT__WG_IN(g, c, sh[0].ty, sh[0].tx0, TSRT__WG_ST);
-#undef TSRT__WG_ST
-                continue;
-            }
-            tsrt__v8 r[16];
-            for (int i = 0; i < 16; i++) r[i] = (tsrt__v8){0};
-            for (int q = 0; q < ns[h]; q++) {
-                const int l0 = sh[q].l0, l1 = sh[q].l1;
-#define TSRT__WG_BL(i, j, val) TSRT__BLEND(r[(i) * 4 + (j)], (val), l0, l1)
-                TSRT__WG_IN(g, c, sh[q].ty, sh[q].tx0, TSRT__WG_BL);
-#undef TSRT__WG_BL
-            }
-            for (int i = 0; i < 16; i++) TSRT__V8_STORE(vc + i * xs, r[i]);
+            tsrt__v8 d[36], t[36];
+            if (ns[h]) tsrt__wg_load(g, c, sg[h], ns[h], d);
+            else
+                for (int i = 0; i < g->xi; i++) d[i] = (tsrt__v8){0};
+            if (g->m == 2)
+                tsrt__wg2_bt(d, t);
+            else
+                tsrt__wg4_bt(d, t);
+            for (int i = 0; i < g->xi; i++) TSRT__V8_STORE(vc + i * xs, t[i]);
         }
 }
 
@@ -674,15 +746,31 @@ static void tsrt__wg_input(const tsrt__wg *g, int64_t p, float *vp, ptrdiff_t xs
         o7 = __builtin_shufflevector(u3_, u7_, 4, 5, 6, 7, 12, 13, 14, 15);                      \
     } while (0)
 
-/* U of output channels [o0, o0+on) into u: U[xi][oo][c] at u + (xi*obp + oo)*CG + c;
- * rows on .. obp-1 zero. G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1]. */
+/* G g on a 3-vector: F(2x2) G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1];
+ * F(4x4) G = [1/4 0 0; -1/6 -1/6 -1/6; -1/6 1/6 -1/6; 1/24 1/12 1/6;
+ * 1/24 -1/12 1/6; 0 0 1]. o: m + 2 outputs. */
+#define TSRT__WG_G(m, g0, g1, g2, o)                                                         \
+    do {                                                                                     \
+        if ((m) == 2) {                                                                      \
+            const tsrt__v8 s_ = (g0) + (g2);                                                 \
+            o[0] = (g0), o[1] = 0.5f * (s_ + (g1)), o[2] = 0.5f * (s_ - (g1)), o[3] = (g2);   \
+        } else {                                                                             \
+            const tsrt__v8 s_ = (g0) + (g2), q_ = (1.0f / 24) * (g0) + (1.0f / 6) * (g2);    \
+            o[0] = 0.25f * (g0), o[1] = (-1.0f / 6) * (s_ + (g1)), o[2] = (-1.0f / 6) * (s_ - (g1)); \
+            o[3] = q_ + (1.0f / 12) * (g1), o[4] = q_ - (1.0f / 12) * (g1), o[5] = (g2);     \
+        }                                                                                    \
+    } while (0)
+
+/* U of output channels [o0, o0+on) into u: U[xi][oo][c] at
+ * u + (xi*obp + oo)*CG + c; rows on .. obp-1 zero. */
 static void tsrt__wg_weights(const tsrt__wg *g, const float *wt, int64_t o0, int64_t on, int64_t obp, float *u)
 {
     const int64_t CG = g->CG;
+    const int m = g->m, a = g->a;
     for (int64_t oo = 0; oo < obp; oo++) {
         float *uo = u + oo * CG;
         if (oo >= on) {
-            for (int i = 0; i < 16; i++) memset(uo + i * obp * CG, 0, sizeof(float) * (size_t)CG);
+            for (int i = 0; i < g->xi; i++) memset(uo + i * obp * CG, 0, sizeof(float) * (size_t)CG);
             continue;
         }
         const float *w = wt + (o0 + oo) * CG * 9;
@@ -708,37 +796,50 @@ static void tsrt__wg_weights(const tsrt__wg *g, const float *wt, int64_t o0, int
                     TSRT__V8_LOAD(k[t], tmp);
                 }
             }
-            tsrt__v8 r[4][3]; /* G g */
+            tsrt__v8 r[6][3], z[6]; /* G g (rows), then (G g) G^T row by row */
             for (int t = 0; t < 3; t++) {
-                const tsrt__v8 a = k[t], b = k[3 + t], cc = k[6 + t];
-                r[0][t] = a, r[1][t] = 0.5f * (a + b + cc), r[2][t] = 0.5f * (a - b + cc), r[3][t] = cc;
+                tsrt__v8 col[6];
+                TSRT__WG_G(m, k[t], k[3 + t], k[6 + t], col);
+                for (int i = 0; i < a; i++) r[i][t] = col[i];
             }
-            tsrt__v8 z[16]; /* (G g) G^T */
-            for (int i = 0; i < 4; i++) {
-                const tsrt__v8 a = r[i][0], b = r[i][1], cc = r[i][2];
-                z[4 * i] = a, z[4 * i + 1] = 0.5f * (a + b + cc), z[4 * i + 2] = 0.5f * (a - b + cc), z[4 * i + 3] = cc;
-            }
-            for (int i = 0; i < 16; i++) {
-                if (n == 8) {
-                    TSRT__V8_STORE(uo + i * obp * CG + c, z[i]);
-                } else {
-                    float tmp[8];
-                    TSRT__V8_STORE(tmp, z[i]);
-                    memcpy(uo + i * obp * CG + c, tmp, sizeof(float) * (size_t)n);
+            for (int i = 0; i < a; i++) {
+                TSRT__WG_G(m, r[i][0], r[i][1], r[i][2], z);
+                for (int j = 0; j < a; j++) {
+                    float *d = uo + (i * a + j) * obp * CG + c;
+                    if (n == 8) {
+                        TSRT__V8_STORE(d, z[j]);
+                    } else {
+                        float tmp[8];
+                        TSRT__V8_STORE(tmp, z[j]);
+                        memcpy(d, tmp, sizeof(float) * (size_t)n);
+                    }
                 }
             }
         }
     }
 }
 
+/* F(4x4)'s A^T on a 6-vector: [1 1 1 1 1 0; 0 1 -1 2 -2 0; 0 1 1 4 4 0;
+ * 0 1 -1 8 -8 1]. */
+#define TSRT__WG4_AT(m0, m1, m2, m3, m4, m5, y0, y1, y2, y3)                                \
+    do {                                                                                    \
+        const tsrt__v8 s1_ = (m1) + (m2), d1_ = (m1) - (m2), s2_ = (m3) + (m4), d2_ = (m3) - (m4); \
+        y0 = (m0) + s1_ + s2_;                                                              \
+        y1 = d1_ + 2.0f * d2_;                                                              \
+        y2 = s1_ + 4.0f * s2_;                                                              \
+        y3 = d1_ + 8.0f * d2_ + (m5);                                                       \
+    } while (0)
+
 /* The output transform of panel p for output channels [o0, o0+on) of the
  * product whose output plane 0 is y (channel stride OH*OW), then the
- * epilogue on the runs of positions it finished. A^T = [1 1 1 0; 0 1 -1 -1]. */
+ * epilogue on the runs of positions it finished. F(2x2)'s A^T =
+ * [1 1 1 0; 0 1 -1 -1]. */
 static void tsrt__wg_output(const tsrt__wg *g, int64_t p, const float *m, int64_t obp, int64_t o0, int64_t on,
                             float *y, int64_t epi_m0)
 {
     const tsrt_conv_args *v = g->v;
     const int64_t OH = v->oh, OW = v->ow, HW = OH * OW;
+    const int tm = g->m;
     tsrt__wg_seg sgs[TSRT_NR / 8][9];
     int nss[TSRT_NR / 8];
     for (int hh = 0; hh < TSRT_NR / 8; hh++) nss[hh] = tsrt__wg_segs(g, p * TSRT_NR + 8 * hh, sgs[hh]);
@@ -748,36 +849,70 @@ static void tsrt__wg_output(const tsrt__wg *g, int64_t p, const float *m, int64_
             const tsrt__wg_seg *sg = sgs[h / 8];
             const int ns = nss[h / 8];
             if (!ns) break;
-            tsrt__v8 q[16];
-            for (int i = 0; i < 16; i++) TSRT__V8_LOAD(q[i], m + (i * obp + oo) * TSRT_NR + h);
-            tsrt__v8 s0[4], s1[4];
-            for (int j = 0; j < 4; j++) s0[j] = q[j] + q[4 + j] + q[8 + j], s1[j] = q[4 + j] - q[8 + j] - q[12 + j];
-            const tsrt__v8 y00 = s0[0] + s0[1] + s0[2], y01 = s0[1] - s0[2] - s0[3];
-            const tsrt__v8 y10 = s1[0] + s1[1] + s1[2], y11 = s1[1] - s1[2] - s1[3];
-            tsrt__v8 z[2][2]; /* output rows 2ty + a, 16 columns 2tx .. 2tx+15 */
-            z[0][0] = __builtin_shufflevector(y00, y01, 0, 8, 1, 9, 2, 10, 3, 11);
-            z[0][1] = __builtin_shufflevector(y00, y01, 4, 12, 5, 13, 6, 14, 7, 15);
-            z[1][0] = __builtin_shufflevector(y10, y11, 0, 8, 1, 9, 2, 10, 3, 11);
-            z[1][1] = __builtin_shufflevector(y10, y11, 4, 12, 5, 13, 6, 14, 7, 15);
+            /* z[a][.]: output row m*ty + a, columns m*tx .. m*tx + 8m - 1 of
+             * the 8 lanes (tile by tile). */
+            tsrt__v8 z[4][4];
+            if (tm == 2) {
+                tsrt__v8 q[16];
+                for (int i = 0; i < 16; i++) TSRT__V8_LOAD(q[i], m + (i * obp + oo) * TSRT_NR + h);
+                tsrt__v8 s0[4], s1[4];
+                for (int j = 0; j < 4; j++)
+                    s0[j] = q[j] + q[4 + j] + q[8 + j], s1[j] = q[4 + j] - q[8 + j] - q[12 + j];
+                const tsrt__v8 y00 = s0[0] + s0[1] + s0[2], y01 = s0[1] - s0[2] - s0[3];
+                const tsrt__v8 y10 = s1[0] + s1[1] + s1[2], y11 = s1[1] - s1[2] - s1[3];
+                z[0][0] = __builtin_shufflevector(y00, y01, 0, 8, 1, 9, 2, 10, 3, 11);
+                z[0][1] = __builtin_shufflevector(y00, y01, 4, 12, 5, 13, 6, 14, 7, 15);
+                z[1][0] = __builtin_shufflevector(y10, y11, 0, 8, 1, 9, 2, 10, 3, 11);
+                z[1][1] = __builtin_shufflevector(y10, y11, 4, 12, 5, 13, 6, 14, 7, 15);
+            } else {
+                tsrt__v8 s[4][6]; /* A^T along the rows of M, per column j */
+                for (int j = 0; j < 6; j++) {
+                    tsrt__v8 q0, q1, q2, q3, q4, q5;
+                    const float *mj = m + (j * obp + oo) * TSRT_NR + h;
+                    const ptrdiff_t st = 6 * obp * TSRT_NR;
+                    TSRT__V8_LOAD(q0, mj), TSRT__V8_LOAD(q1, mj + st), TSRT__V8_LOAD(q2, mj + 2 * st);
+                    TSRT__V8_LOAD(q3, mj + 3 * st), TSRT__V8_LOAD(q4, mj + 4 * st), TSRT__V8_LOAD(q5, mj + 5 * st);
+                    TSRT__WG4_AT(q0, q1, q2, q3, q4, q5, s[0][j], s[1][j], s[2][j], s[3][j]);
+                }
+                for (int a = 0; a < 4; a++) {
+                    tsrt__v8 y0, y1, y2, y3; /* columns 4tx + 0..3, lane = tile */
+                    TSRT__WG4_AT(s[a][0], s[a][1], s[a][2], s[a][3], s[a][4], s[a][5], y0, y1, y2, y3);
+                    /* Interleave: tile by tile, 4 columns each. */
+                    const tsrt__v8 t0 = __builtin_shufflevector(y0, y1, 0, 8, 1, 9, 4, 12, 5, 13);
+                    const tsrt__v8 t1 = __builtin_shufflevector(y0, y1, 2, 10, 3, 11, 6, 14, 7, 15);
+                    const tsrt__v8 t2 = __builtin_shufflevector(y2, y3, 0, 8, 1, 9, 4, 12, 5, 13);
+                    const tsrt__v8 t3 = __builtin_shufflevector(y2, y3, 2, 10, 3, 11, 6, 14, 7, 15);
+                    const tsrt__v8 u0 = __builtin_shufflevector(t0, t2, 0, 1, 8, 9, 4, 5, 12, 13);
+                    const tsrt__v8 u1 = __builtin_shufflevector(t0, t2, 2, 3, 10, 11, 6, 7, 14, 15);
+                    const tsrt__v8 u2 = __builtin_shufflevector(t1, t3, 0, 1, 8, 9, 4, 5, 12, 13);
+                    const tsrt__v8 u3 = __builtin_shufflevector(t1, t3, 2, 3, 10, 11, 6, 7, 14, 15);
+                    z[a][0] = __builtin_shufflevector(u0, u1, 0, 1, 2, 3, 8, 9, 10, 11);
+                    z[a][1] = __builtin_shufflevector(u2, u3, 0, 1, 2, 3, 8, 9, 10, 11);
+                    z[a][2] = __builtin_shufflevector(u0, u1, 4, 5, 6, 7, 12, 13, 14, 15);
+                    z[a][3] = __builtin_shufflevector(u2, u3, 4, 5, 6, 7, 12, 13, 14, 15);
+                }
+            }
             for (int k = 0; k < ns; k++)
-                for (int a = 0; a < 2; a++) {
-                    const int64_t oy = 2 * sg[k].ty + a;
+                for (int a = 0; a < tm; a++) {
+                    const int64_t oy = tm * sg[k].ty + a;
                     if (oy >= OH) break;
-                    const int64_t x0 = 2 * (sg[k].tx0 + sg[k].l0), x1 = tsrt__min(OW, 2 * (sg[k].tx0 + sg[k].l1));
+                    const int64_t x0 = tm * (sg[k].tx0 + sg[k].l0), x1 = tsrt__min(OW, tm * (sg[k].tx0 + sg[k].l1));
                     float *yr = yo + oy * OW + x0;
-                    if (x1 - x0 == 16) { /* 8 whole tiles inside the row */
-                        if (v->beta) {
-                            tsrt__v8 o0, o1;
-                            TSRT__V8_LOAD(o0, yr), TSRT__V8_LOAD(o1, yr + 8);
-                            TSRT__V8_STORE(yr, z[a][0] + o0), TSRT__V8_STORE(yr + 8, z[a][1] + o1);
-                        } else {
-                            TSRT__V8_STORE(yr, z[a][0]), TSRT__V8_STORE(yr + 8, z[a][1]);
+                    if (x1 - x0 == 8 * tm) { /* 8 whole tiles inside the row */
+                        for (int q = 0; q < tm; q++) {
+                            if (v->beta) {
+                                tsrt__v8 o;
+                                TSRT__V8_LOAD(o, yr + 8 * q);
+                                TSRT__V8_STORE(yr + 8 * q, z[a][q] + o);
+                            } else {
+                                TSRT__V8_STORE(yr + 8 * q, z[a][q]);
+                            }
                         }
                         continue;
                     }
-                    float zz[16];
-                    TSRT__V8_STORE(zz, z[a][0]), TSRT__V8_STORE(zz + 8, z[a][1]);
-                    const float *zr = zz + 2 * sg[k].l0;
+                    float zz[32];
+                    for (int q = 0; q < tm; q++) TSRT__V8_STORE(zz + 8 * q, z[a][q]);
+                    const float *zr = zz + tm * sg[k].l0;
                     if (v->beta)
                         for (int64_t xx = 0; xx < x1 - x0; xx++) yr[xx] += zr[xx];
                     else
@@ -786,14 +921,15 @@ static void tsrt__wg_output(const tsrt__wg *g, int64_t p, const float *m, int64_
         }
     }
     if (!v->epi) return;
-    /* The panel's tiles cover, per tile row, output rows 2ty and 2ty+1 and
-     * columns [2tx0, 2tx1): runs of positions, merged when contiguous. */
+    /* The panel's tiles cover, per tile row, output rows m*ty .. m*ty+m-1
+     * and columns [m*tx0, m*tx1): runs of positions, merged when
+     * contiguous. */
     const int64_t t0 = p * TSRT_NR, t1 = tsrt__min(g->T, t0 + TSRT_NR);
     int64_t r0 = -1, r1 = -1; /* the pending run */
     for (int64_t t = t0; t < t1;) {
         const int64_t ty = t / g->TW, tx = t % g->TW, tx1 = tsrt__min(g->TW, tx + (t1 - t));
-        for (int64_t oy = 2 * ty; oy < tsrt__min(OH, 2 * ty + 2); oy++) {
-            const int64_t a = oy * OW + 2 * tx, b = oy * OW + tsrt__min(OW, 2 * tx1);
+        for (int64_t oy = tm * ty; oy < tsrt__min(OH, tm * ty + tm); oy++) {
+            const int64_t a = oy * OW + tm * tx, b = oy * OW + tsrt__min(OW, tm * tx1);
             if (a == r1)
                 r1 = b;
             else {
@@ -806,27 +942,27 @@ static void tsrt__wg_output(const tsrt__wg *g, int64_t p, const float *m, int64_
     if (r0 >= 0) v->epi(v->epi_ctx, y + o0 * HW + r0, HW, 1, epi_m0 + o0, r0, on, r1 - r0);
 }
 
-static size_t tsrt__wg_ws_bytes(const tsrt_conv_args *v)
+static size_t tsrt__wg_ws_bytes(const tsrt_conv_args *v, int m)
 {
     tsrt__wg g;
-    tsrt__wg_geom(v, &g);
-    int64_t xp, u, vv, m;
-    tsrt__wg_ws(&g, &xp, &u, &vv, &m);
-    return (size_t)(xp + u + vv + m) * sizeof(float) + 5 * TSRT_ALIGN;
+    tsrt__wg_geom(v, m, &g);
+    int64_t xp, u, vv, mm;
+    tsrt__wg_ws(&g, &xp, &u, &vv, &mm);
+    return (size_t)(xp + u + vv + mm) * sizeof(float) + 5 * TSRT_ALIGN;
 }
 
-static void tsrt__conv_wg(const tsrt_conv_args *v, int ith, int nth, void *ws)
+static void tsrt__conv_wg(const tsrt_conv_args *v, int m, int ith, int nth, void *ws)
 {
     tsrt__wg g;
-    tsrt__wg_geom(v, &g);
+    tsrt__wg_geom(v, m, &g);
     int64_t nxp, nu, nv, nm;
     tsrt__wg_ws(&g, &nxp, &nu, &nv, &nm);
     float *xpb = tsrt__align(ws), *ub = tsrt__align(xpb + nxp), *vb = tsrt__align(ub + nu), *mb = tsrt__align(vb + nv);
     g.xp.buf = xpb + 32;
     /* Threads split output channels (MR units) x panels, as a GEMM of
-     * OG x (NP*NR) x 16*CG whose A and B each cost a transform. */
-    const int64_t batch = v->n * v->groups, CG = g.CG;
-    const tsrt__share s = tsrt__split(batch, g.OG, g.NP * TSRT_NR, 16 * CG, 8, 8, ith, nth);
+     * OG x (NP*NR) x xi*CG whose A and B each cost a transform. */
+    const int64_t batch = v->n * v->groups, CG = g.CG, XI = g.xi;
+    const tsrt__share s = tsrt__split(batch, g.OG, g.NP * TSRT_NR, XI * CG, 8, 8, ith, nth);
     const int64_t Uu = tsrt__cdiv(g.OG, TSRT_MR), p0 = s.c0, p1 = tsrt__min(s.c1, g.NP);
     if (p0 >= p1) return;
     const int64_t KB = tsrt__min(TSRT_KC, tsrt__rup(tsrt__cdiv(CG, tsrt__cdiv(CG, TSRT_KC)), 8));
@@ -839,12 +975,12 @@ static void tsrt__conv_wg(const tsrt_conv_args *v, int ith, int nth, void *ws)
         const float *x = v->x + img * v->x_bs + gr * CG * v->h * v->w, *wt = v->wt + gr * g.OG * CG * 9;
         float *y = v->y + img * v->y_bs + gr * g.OG * v->oh * v->ow;
         const int64_t epi_m0 = img * v->o + gr * g.OG;
-        tsrt__phx_copy(&g.xp, x, 2 * (tA / g.TW), tsrt__min(g.xp.Hq, 2 * (tB / g.TW) + 4));
+        tsrt__phx_copy(&g.xp, x, m * (tA / g.TW), tsrt__min(g.xp.Hq, m * (tB / g.TW) + m + 2));
         const int64_t ogt = o_hi - o_lo, nob = tsrt__cdiv(ogt, g.obcap);
         const int64_t ob = tsrt__rup(tsrt__cdiv(ogt, nob), TSRT_MR);
         const int vall = nob > 1;
         /* One cache line between the xi planes of V: a power-of-two
-         * distance would put the 16 stores of one channel in one L1 set. */
+         * distance would put the stores of one channel in one L1 set. */
         const ptrdiff_t xs = (vall ? p1 - p0 : 1) * CG * TSRT_NR + 16;
         if (vall)
             for (int64_t p = p0; p < p1; p++) tsrt__wg_input(&g, p, vb + (p - p0) * CG * TSRT_NR, xs);
@@ -857,7 +993,7 @@ static void tsrt__conv_wg(const tsrt_conv_args *v, int ith, int nth, void *ws)
                 /* Tiles in this panel: a short last panel takes the 6x8
                  * kernel or dot products (tsrt__ukr_ua's tails). */
                 const int64_t nt = tsrt__min(TSRT_NR, g.T - p * TSRT_NR);
-                for (int xi = 0; xi < 16; xi++)
+                for (int xi = 0; xi < XI; xi++)
                     for (int64_t c0 = 0; c0 < CG; c0 += KB) {
                         const int64_t kc = tsrt__min(KB, CG - c0);
                         const float *vx = vp + xi * xs + c0 * TSRT_NR;
@@ -884,7 +1020,8 @@ TSRT_FN size_t tsrt_conv_workspace(const tsrt_conv_args *args)
     size_t off_bytes, phx_bytes;
     const size_t gw = tsrt__conv_gemm_ws(&v, &off_bytes, &phx_bytes);
     if (!tsrt__conv_wg_applies(&v)) return gw;
-    const size_t ww = tsrt__wg_ws_bytes(&v);
+    const size_t w2 = tsrt__wg_ws_bytes(&v, 2), w4 = tsrt__wg_ws_bytes(&v, 4);
+    const size_t ww = w2 > w4 ? w2 : w4;
     return gw > ww ? gw : ww;
 }
 
@@ -1041,8 +1178,9 @@ TSRT_FN int tsrt_conv(const tsrt_conv_args *args, int algo, int ith, int nth, vo
         tsrt__conv_gemm(&v, TSRT__CG_IM2COL, ith, nth, ws);
         return 0;
     case TSRT_CONV_WINOGRAD:
+    case TSRT_CONV_WINOGRAD4:
         if (!tsrt__conv_wg_applies(&v)) return -1;
-        tsrt__conv_wg(&v, ith, nth, ws);
+        tsrt__conv_wg(&v, algo == TSRT_CONV_WINOGRAD ? 2 : 4, ith, nth, ws);
         return 0;
     case TSRT_CONV_PHASED:
         if (v.ldil_h != 1 || v.ldil_w != 1) return -1;

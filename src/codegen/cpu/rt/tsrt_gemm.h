@@ -200,62 +200,6 @@ static inline void tsrt__prefetch_b_op(const tsrt__gop *op, int64_t p0, int64_t 
 #define TSRT_UA_COLS 256
 #endif
 
-/* Columns up to which the small-N loop nest runs: the whole packed B panel
- * (kc x 256 floats, 256 KiB) stays in L2. */
-#ifndef TSRT_SN_COLS
-#define TSRT_SN_COLS (16 * TSRT_NR)
-#endif
-
-/* The loop nest for few columns (N <= TSRT_SN_COLS: convolutions on 7x7 or
- * 14x14 maps) with A row-major (the weights): packing A would cost about
- * one cycle per float against N/16 cycles of multiply-adds per float (25%
- * at N = 49), so A is read in place by tsrt__ukr_full_ua. The B panel is
- * packed once per K block; then each A micro-panel (6 rows x kc) meets every
- * B micro-panel while it is in L1, so the weights cross the memory bus once
- * (the next micro-panel's rows are prefetched meanwhile). A short last
- * micro-panel (mr < MR) is packed, zero-padded. */
-static __attribute__((unused)) void tsrt__gemm_range_sn(const tsrt__gop *op, int64_t i0, int64_t i1, int64_t j0, int64_t j1,
-                                float *restrict pa, float *restrict pb)
-{
-    const int64_t K = op->k, nc = j1 - j0;
-    const int64_t KB = tsrt__min(TSRT_KC, tsrt__rup(tsrt__cdiv(K, tsrt__cdiv(K, TSRT_KC)), 8));
-    const ptrdiff_t lda = op->a_rs;
-    for (int64_t pc = 0; pc < K; pc += KB) {
-        const int64_t kc = tsrt__min(KB, K - pc);
-        const int beta = pc ? 1 : op->beta, last = pc + kc == K;
-        for (int64_t jr = 0; jr < nc; jr += TSRT_NR)
-            tsrt__pack_b_op(op, pc, kc, j0 + jr, tsrt__min(TSRT_NR, nc - jr), pb + jr * kc);
-        for (int64_t ic = i0; ic < i1; ic += TSRT_MC) {
-            const int64_t mc = tsrt__min(TSRT_MC, i1 - ic);
-            for (int64_t ir = ic; ir < ic + mc; ir += TSRT_MR) {
-                const int64_t mr = tsrt__min(TSRT_MR, i1 - ir);
-                const float *a = op->a + ir * lda + pc;
-                float *ci = op->c + ir * op->c_rs + j0 * op->c_cs;
-                /* The next micro-panel's rows, while this one computes. */
-                if (ir + TSRT_MR < i1) {
-                    const float *an = a + TSRT_MR * lda;
-                    const int64_t rows = tsrt__min(TSRT_MR, i1 - ir - TSRT_MR);
-                    for (int64_t i = 0; i < rows; i++)
-                        for (int64_t p = 0; p < kc; p += 16) __builtin_prefetch(an + i * lda + p, 0, 3);
-                }
-                if (mr == TSRT_MR) {
-                    for (int64_t jr = 0; jr < nc; jr += TSRT_NR)
-                        tsrt__ukr_ua(kc, a, lda, pb + jr * kc, ci + jr * op->c_cs, op->c_rs, op->c_cs, beta,
-                                     tsrt__min(TSRT_NR, nc - jr), NULL);
-                } else {
-                    tsrt__pack_a(a, lda, 1, mr, kc, pa);
-                    for (int64_t jr = 0; jr < nc; jr += TSRT_NR)
-                        tsrt__ukr(kc, pa, pb + jr * kc, ci + jr * op->c_cs, op->c_rs, op->c_cs, beta, mr,
-                                  tsrt__min(TSRT_NR, nc - jr));
-                }
-            }
-            if (last && op->epi)
-                for (int64_t jc = 0; jc < nc; jc += TSRT_EPI_COLS)
-                    tsrt__epi(op, ic, j0 + jc, mc, tsrt__min(TSRT_EPI_COLS, nc - jc));
-        }
-    }
-}
-
 /* Rows [i0, i1) x columns [j0, j1) of one product; pa/pb are the packed-A
  * and packed-B buffers (aligned, sized by tsrt_sgemm_workspace). */
 static void tsrt__gemm_range(const tsrt__gop *op, int64_t i0, int64_t i1, int64_t j0, int64_t j1,
@@ -267,12 +211,6 @@ static void tsrt__gemm_range(const tsrt__gop *op, int64_t i0, int64_t i1, int64_
         tsrt__gemm_k0(op, i0, i1, j0, j1);
         return;
     }
-#ifdef TSRT_EXP_SN
-    if (op->a_direct && op->a_cs == 1 && j1 - j0 <= TSRT_SN_COLS) {
-        tsrt__gemm_range_sn(op, i0, i1, j0, j1, pa, pb);
-        return;
-    }
-#endif
     float bt[2 * TSRT_KC] __attribute__((aligned(TSRT_ALIGN))); /* see tsrt__ukr_col */
     /* A read in place only for few columns (see tsrt__ukr_full_ua): with
      * many, each packed float serves enough multiply-adds, and one packed
@@ -323,7 +261,10 @@ static void tsrt__gemm_range(const tsrt__gop *op, int64_t i0, int64_t i1, int64_
                         }
                         if (ua && mr == TSRT_MR) {
                             /* A read in place; on the first column strip,
-                             * the next micro-panel's rows come in meanwhile. */
+                             * the next micro-panel's rows come in meanwhile.
+                             * (Prefetching the whole next block of A into L2
+                             * over the later strips instead: 5-10% slower on
+                             * 7x7 maps.) */
                             if (jr == 0 && ir + TSRT_MR < mc)
                                 for (int64_t i = 0; i < tsrt__min(TSRT_MR, mc - ir - TSRT_MR); i++)
                                     for (int64_t p = 0; p < kc; p += 16)
