@@ -43,7 +43,7 @@ typedef struct ts_jit_opts {
     int jobs;               /* parallel compiler processes; <= 0: number of online cores */
 } ts_jit_opts;
 
-#define TS_JIT_DEFAULT_FLAGS "-O3 -march=native -std=c11 -fno-math-errno"
+#define TS_JIT_DEFAULT_FLAGS "-O3 -march=native -std=c11 -fno-math-errno -fno-trapping-math"
 #define TS_JIT_KEY_HEX 32
 
 /* Compile (or load from the cache) n >= 1 translation units into one

@@ -196,9 +196,16 @@ static void put_op(ts_buf *o, ts_op op, ts_dtype rdt, ts_dtype adt, const char *
         {TS_OP_TAN, "tan"}, {TS_OP_TANH, "tanh"}, {TS_OP_ERF, "erf"}, {TS_OP_FLOOR, "floor"}, {TS_OP_CEIL, "ceil"},
         {TS_OP_ROUND, "rint"},
     };
+    /* f32 exp, log, tanh, erf: rt/scalar.h's vectorizable versions (within
+     * 1 ulp for exp and log, 2 for tanh and erf; docs/primitives.md, D24),
+     * since libm's calls keep a loop from vectorizing. The rest (and every
+     * f64 function) call libm: sqrt, floor, ceil and rint are single
+     * instructions already; sin, cos, tan, pow, atan2 and fmod are rare in
+     * models' hot loops. */
+    bool own = f32 && (op == TS_OP_EXP || op == TS_OP_LOG || op == TS_OP_TANH || op == TS_OP_ERF);
     for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++)
         if (fns[i].op == op) {
-            ts_buf_printf(o, "%s%s(%s)", fns[i].fn, sfx, a);
+            ts_buf_printf(o, "%s%s%s(%s)", own ? "tsrt_" : "", fns[i].fn, sfx, a);
             return;
         }
     ts_buf_printf(o, "/* no C for %s */ 0", ts_op_get(op)->name);
