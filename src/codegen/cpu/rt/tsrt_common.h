@@ -31,6 +31,17 @@
 #define TSRT_FN static __attribute__((unused))
 #endif
 
+/* Internal functions kept out of line: the micro-kernels are called from
+ * several places (full tiles, edges, the Winograd loops) and inlining each
+ * copy doubled a unit's compile time for no speed (a call costs a few
+ * cycles per micro-kernel call of ~1500). `unused`: a unit may include a
+ * header without calling everything in it. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define TSRT__OUTLINE static __attribute__((noinline, noclone, unused))
+#else
+#define TSRT__OUTLINE static __attribute__((noinline, unused))
+#endif
+
 /* ---- the epilogue callback ----------------------------------------------- */
 
 /* Called once for every block of C whose final value (A·B, plus the old C

@@ -202,7 +202,7 @@ static inline void tsrt__prefetch_b_op(const tsrt__gop *op, int64_t p0, int64_t 
 
 /* Rows [i0, i1) x columns [j0, j1) of one product; pa/pb are the packed-A
  * and packed-B buffers (aligned, sized by tsrt_sgemm_workspace). */
-static void tsrt__gemm_range(const tsrt__gop *op, int64_t i0, int64_t i1, int64_t j0, int64_t j1,
+TSRT__OUTLINE void tsrt__gemm_range(const tsrt__gop *op, int64_t i0, int64_t i1, int64_t j0, int64_t j1,
                              float *restrict pa, float *restrict pb)
 {
     const int64_t K = op->k;

@@ -95,7 +95,7 @@
         TSRT__V8_STORE(ci_ + 8, r1);                                          \
     } while (0)
 
-static inline void tsrt__ukr_full(int64_t k, const float *restrict a, const float *restrict b,
+TSRT__OUTLINE void tsrt__ukr_full(int64_t k, const float *restrict a, const float *restrict b,
                                   float *restrict c, ptrdiff_t rs, int beta)
 {
     /* tsrt__v8 is 32 bytes: with AVX the "x" constraint gives it a ymm. */
@@ -166,7 +166,7 @@ static inline void tsrt__ukr_full(int64_t k, const float *restrict a, const floa
  * whose other dimension is small, packing A would cost as much as using it.
  * Six read streams instead of one; the broadcasts take the addressing
  * modes base + index*{1,2}. */
-static inline void tsrt__ukr_full_ua(int64_t k, const float *restrict a, ptrdiff_t lda, const float *restrict b,
+TSRT__OUTLINE void tsrt__ukr_full_ua(int64_t k, const float *restrict a, ptrdiff_t lda, const float *restrict b,
                                      float *restrict c, ptrdiff_t rs, int beta)
 {
     tsrt__v8 c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51;
@@ -264,7 +264,7 @@ static inline void tsrt__ukr_full_ua(int64_t k, const float *restrict a, ptrdiff
     } while (0)
 
 #define TSRT_HAVE_UKR8 1
-static inline void tsrt__ukr_full_ua8(int64_t k, const float *restrict a, ptrdiff_t lda, const float *restrict b,
+TSRT__OUTLINE void tsrt__ukr_full_ua8(int64_t k, const float *restrict a, ptrdiff_t lda, const float *restrict b,
                                       float *restrict c, ptrdiff_t rs, int beta)
 {
     tsrt__v8 c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51;
@@ -395,13 +395,13 @@ static inline void tsrt__ukr_full_s(int64_t k, const float *restrict a, ptrdiff_
     TSRT__Z_ROW(12); TSRT__Z_ROW(13);
 }
 
-static inline void tsrt__ukr_full(int64_t k, const float *restrict a, const float *restrict b,
+TSRT__OUTLINE void tsrt__ukr_full(int64_t k, const float *restrict a, const float *restrict b,
                                   float *restrict c, ptrdiff_t rs, int beta)
 {
     tsrt__ukr_full_s(k, a, 1, 14, b, c, rs, beta);
 }
 
-static inline void tsrt__ukr_full_ua(int64_t k, const float *restrict a, ptrdiff_t lda, const float *restrict b,
+TSRT__OUTLINE void tsrt__ukr_full_ua(int64_t k, const float *restrict a, ptrdiff_t lda, const float *restrict b,
                                      float *restrict c, ptrdiff_t rs, int beta)
 {
     tsrt__ukr_full_s(k, a, lda, 1, b, c, rs, beta);
@@ -446,13 +446,13 @@ static inline void tsrt__ukr_full_s(int64_t k, const float *restrict a, ptrdiff_
     }
 }
 
-static inline void tsrt__ukr_full(int64_t k, const float *restrict a, const float *restrict b,
+TSRT__OUTLINE void tsrt__ukr_full(int64_t k, const float *restrict a, const float *restrict b,
                                   float *restrict c, ptrdiff_t rs, int beta)
 {
     tsrt__ukr_full_s(k, a, 1, 6, b, c, rs, beta);
 }
 
-static inline void tsrt__ukr_full_ua(int64_t k, const float *restrict a, ptrdiff_t lda, const float *restrict b,
+TSRT__OUTLINE void tsrt__ukr_full_ua(int64_t k, const float *restrict a, ptrdiff_t lda, const float *restrict b,
                                      float *restrict c, ptrdiff_t rs, int beta)
 {
     tsrt__ukr_full_s(k, a, lda, 1, b, c, rs, beta);
@@ -487,7 +487,7 @@ static inline void tsrt__ukr(int64_t k, const float *restrict a, const float *re
  * columns: dot products along k of the MR rows of A (read in place) with
  * the column, 8 k at a time (packing-free, about a twelfth of a full
  * micro-kernel call per column); bcol: the column, contiguous. */
-static inline void tsrt__ukr_col(int64_t k, const float *restrict a, ptrdiff_t lda, const float *restrict bcol,
+TSRT__OUTLINE void tsrt__ukr_col(int64_t k, const float *restrict a, ptrdiff_t lda, const float *restrict bcol,
                                  float *restrict c, ptrdiff_t rs, int beta)
 {
     tsrt__v8 acc[TSRT_MR];
