@@ -16,15 +16,22 @@
  *   rows) and zero outside. pad_h/pad_w are the low pads; the high pads
  *   follow from oh/ow, which the caller computes. A 1-D conv is h = kh = 1.
  *
- * Three algorithms, all reporting to the epilogue in GEMM coordinates:
+ * Six algorithms, all reporting to the epilogue in GEMM coordinates:
  * m0 = image * O + output channel, n0 = i * OW + j, rs = OH*OW, cs = 1.
  *   IM2COL     implicit GEMM per (image, group): C[o][i*OW+j] = W[o][(c,u,v)]
  *              · X'[(c,u,v)][i*OW+j]; the packed-B micro-panels of X' are
  *              built straight from the image (no im2col buffer).
+ *   PHASED     the same GEMM, X' packed from a zero-padded copy of the
+ *              input split by stride phase: two vector moves per row of a
+ *              micro-panel, no border tests (any stride, pad, dilation).
  *   GEMM_1X1   1x1, stride 1, no padding: X' is the image itself, a
  *              (C/G) x (H*W) row-major matrix: plain GEMM packing.
+ *   WINOGRAD   3x3 stride 1: Winograd F(2x2, 3x3), 16 GEMMs over 2x2 tiles.
+ *   WINOGRAD4  3x3 stride 1: Winograd F(4x4, 3x3), 36 GEMMs over 4x4 tiles.
  *   DEPTHWISE  one input channel per group: a direct kernel, 9 vector FMAs
- *              per 8 outputs for 3x3 stride 1 in the interior. */
+ *              per 8 outputs for 3x3 stride 1 in the interior.
+ * For few output positions (N <= 256: 14x14, 7x7 maps) the GEMMs read the
+ * weights in place instead of packing them (tsrt_gemm.h). */
 #ifndef TSRT_CONV_H
 #define TSRT_CONV_H
 
@@ -99,7 +106,7 @@ static int tsrt__conv_is_1x1(const tsrt_conv_args *v)
            v->ldil_h == 1 && v->ldil_w == 1 && v->oh == v->h && v->ow == v->w;
 }
 
-/* Which algorithm, and why:
+/* Which algorithm, and why (times: bench/conv_resnet50.c, docs/kernels.md):
  *  - one input channel per group and at most 4 outputs per group
  *    (depthwise, MobileNet): as a GEMM, M = O/G would fill at most 4 of the
  *    MR = 6 (14) rows of the micro-kernel and the im2col packing (K = 9 per
@@ -108,12 +115,17 @@ static int tsrt__conv_is_1x1(const tsrt_conv_args *v)
  *  - 1x1, stride 1, no padding, no input dilation: the image already is the
  *    GEMM's B matrix (C/G x H*W, row-major), so the plain GEMM packing (two
  *    vector moves per 16 floats) replaces the im2col index arithmetic;
- *  - everything else: implicit GEMM (im2col into the packed-B panels). With
- *    M = 64 output channels a packed float feeds only 64 multiply-adds and
- *    packing takes ~30% of a ResNet 3x3 conv (50-60% of peak, 0.7x MLAS).
- *    Not here (yet): Winograd F(4,3) for 3x3 stride 1 (2-2.5x fewer
- *    multiplies), direct NCHWc kernels (need a blocked layout kept across
- *    ops). */
+ *  - 3x3, stride 1, no dilation, >= 16 channels in and out per group:
+ *    Winograd, F(4x4) when both output sides are >= 24 (ResNet's 56x56 and
+ *    28x28: 0.35-0.4x the direct time), F(2x2) from 128 output positions
+ *    (14x14: 0.53x, F(4x4) has only 16 tiles there); below that (7x7) the
+ *    filter transform is not paid back (5.8 ms against 3.9 direct);
+ *  - everything else without input dilation: PHASED (im2col's per-element
+ *    index arithmetic and border tests were ~30% of a 3x3 conv with 64
+ *    output channels; stride-2 convs 0.56-0.76x the im2col time);
+ *  - with input dilation (transposed conv): IM2COL.
+ * Not here: direct NCHWc kernels (they need a blocked layout kept across
+ * ops). */
 TSRT_FN int tsrt_conv_choose(const tsrt_conv_args *args)
 {
     const tsrt_conv_args v = tsrt__conv_norm(args);
