@@ -547,7 +547,7 @@ static void template_kernel(em *e, const ts_lkernel *k)
     ts_buf names[TS_TMPL_MAX_ARGS];
     if (t->epi) {
         ts_buf_printf(out, "\ntypedef struct %s_ctx { void *const *bufs; const int64_t *D; } %s_ctx;\n", k->name, k->name);
-        ts_buf_printf(out, "static void %s_epi(void *vctx, float *block, ptrdiff_t rs, ptrdiff_t cs, int64_t m0, int64_t n0,\n"
+        ts_buf_printf(out, "static void %s_epi(void *vctx, float *restrict block, ptrdiff_t rs, ptrdiff_t cs, int64_t m0, int64_t n0,\n"
                            "    int64_t mb, int64_t nb)\n{\n", k->name);
         ts_buf_printf(out, "    const %s_ctx *ctx = vctx;\n    void *const *bufs = ctx->bufs;\n    const int64_t *D = ctx->D;\n"
                            "    (void)bufs; (void)D; (void)cs;\n", k->name);
