@@ -238,6 +238,16 @@ static void ref(em *e, ts_buf *b, ts_lx *x, bool inline_only);
 
 static void declare(em *e, ts_lx *x);
 
+/* 2 or 3 when x is a float pow by that constant, else 0. GPT-2's GELU
+ * has pow(x, 3); libm's powf per element kept its epilogue scalar (10 ms
+ * of each 18 ms MLP GEMM). x*x is pow(x, 2) exactly; x*x*x rounds twice
+ * (within 2 ulp, and the same specials: NaN, inf, signed zero). */
+static int small_float_power(const ts_lx *x)
+{
+    if (x->op != TS_OP_POW || !is_float(x->dt) || !x->a[1] || x->a[1]->k != TS_LX_CONST) return 0;
+    return x->a[1]->c == 2.0 ? 2 : x->a[1]->c == 3.0 ? 3 : 0;
+}
+
 /* The text of x's own operation with operand references. */
 static void rhs(em *e, ts_buf *b, ts_lx *x, bool inline_only)
 {
@@ -252,6 +262,8 @@ static void rhs(em *e, ts_buf *b, ts_lx *x, bool inline_only)
         break;
     case TS_LX_OP:
         if (x->index) ts_buf_printf(b, "(%s %s %s)", a, x->op == TS_OP_ADD ? "+" : x->op == TS_OP_SUB ? "-" : "*", bb);
+        else if (small_float_power(x) == 2) ts_buf_printf(b, "(%s * %s)", a, a);
+        else if (small_float_power(x) == 3) ts_buf_printf(b, "(%s * %s * %s)", a, a, a);
         else put_op(b, x->op, x->dt, x->a[0]->dt, a, bb, c);
         break;
     case TS_LX_CAST: put_cast(b, x->a[0]->dt, x->dt, a); break;
