@@ -3,7 +3,7 @@
  * writing tensors by extension, and the model-input list of an ONNX file.
  *
  * One file per command (cmd_run.c, cmd_ir.c, cmd_prims.c, cmd_check.c,
- * cmd_onnx.c); tessera.c holds main and the usage text; cli.c the shared
+ * cmd_onnx.c, cmd_cache.c); tessera.c holds main and the usage text; cli.c the shared
  * helpers below; onnx_inputs.c reads an ONNX model's input list. */
 #ifndef TS_CLI_H
 #define TS_CLI_H
@@ -168,5 +168,6 @@ int cmd_prims(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_onnx_ops(int argc, char **argv);
+int cmd_cache(int argc, char **argv);
 
 #endif

@@ -2,11 +2,12 @@
  * command table.
  *
  *   tessera run FILE [-i [NAME=]X]... [-o DIR] [--format npy|pb] [--repeat N] [--threads N]
- *               [--target T] [--passes LIST]
+ *               [--target T] [--profile FILE] [--passes LIST]
  *   tessera check PATH... [--xfail FILE] [--target T] [-j N] [--timeout S] [--verbose]
  *   tessera info MODEL.onnx
  *   tessera ir FILE [--passes LIST] [--dump-after NAME] [--dot]
  *   tessera prims [--tests DIR]
+ *   tessera cache [info | clean [--max-mb N]]
  *   tessera version
  *
  * docs/cli.md is the manual. Every user error ends the process with status 1
@@ -21,13 +22,15 @@ const char cli_usage_text[] =
     "\n"
     "commands:\n"
     "  run FILE [-i [NAME=]X]... [-o DIR] [--format npy|pb] [--repeat N] [--threads N]\n"
-    "      [--target interp] [--passes LIST]\n"
-    "      Run a model (IR text, or .onnx) with the reference interpreter. Inputs\n"
-    "      are .npy or ONNX TensorProto .pb files, bound by name (NAME=) or by\n"
-    "      position. Outputs go to DIR/output_K.npy (or .pb with --format pb) with\n"
-    "      -o, else a summary is printed. --repeat N times N runs after a warm-up\n"
+    "      [--target cpu|interp] [--profile FILE] [--passes LIST]\n"
+    "      Run a model (IR text, or .onnx): compiled for the CPU with --target cpu,\n"
+    "      else with the reference interpreter. Inputs are .npy or ONNX\n"
+    "      TensorProto .pb files, bound by name (NAME=) or by position. Outputs\n"
+    "      go to DIR/output_K.npy (or .pb with --format pb) with -o, else a\n"
+    "      summary is printed. --repeat N times N runs after a warm-up\n"
     "      and prints compile time, peak memory and the latency line last.\n"
-    "  check PATH... [--xfail FILE] [--target interp] [-j N] [--timeout S]\n"
+    "      --profile FILE writes a Chrome trace of the kernels' times.\n"
+    "  check PATH... [--xfail FILE] [--target cpu|interp] [-j N] [--timeout S]\n"
     "        [--rtol X] [--atol X] [--verbose]\n"
     "      Run ONNX backend test cases (a folder with model.onnx and\n"
     "      test_data_set_N/, or a folder of such folders) and compare the outputs.\n"
@@ -41,6 +44,9 @@ const char cli_usage_text[] =
     "  prims [--tests DIR]\n"
     "      List the primitives: arity, attributes, flags, interpreter kernel and\n"
     "      the number of test cases under DIR.\n"
+    "  cache [info | clean [--max-mb N]]\n"
+    "      The CPU target's cache of compiled modules: where it is and its size;\n"
+    "      clean empties it (or trims it to N MB, least recently used first).\n"
     "  version\n"
     "      Print the version.\n"
     "\n"
@@ -64,13 +70,13 @@ int main(int argc, char **argv)
         int (*run)(int argc, char **argv);
     } commands[] = {
         {"run", cmd_run}, {"check", cmd_check}, {"info", cmd_info}, {"ir", cmd_ir},
-        {"prims", cmd_prims}, {"version", cmd_version}, {"--version", cmd_version},
+        {"prims", cmd_prims}, {"cache", cmd_cache}, {"version", cmd_version}, {"--version", cmd_version},
         {"onnx-ops", cmd_onnx_ops},
     };
     if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0)
         return usage();
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(argv[1], commands[i].name) == 0) return commands[i].run(argc - 2, argv + 2);
-    return fail("unknown command '%s' (commands: run, check, info, ir, prims, version; see tessera --help)",
+    return fail("unknown command '%s' (commands: run, check, info, ir, prims, cache, version; see tessera --help)",
                 argv[1]);
 }

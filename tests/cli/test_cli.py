@@ -793,6 +793,20 @@ def test_cpu_target():
             check("cpu --profile: kernel events", any(e.get("name", "").startswith("ts_k") and e.get("dur", -1) >= 0 for e in events))
         rc, so, se = tessera("run", model, "-i", x, "--profile", prof)
         check("interp --profile: clear error", rc == 1 and "cpu target only" in se, se)
+        # tessera cache: counts entries, clean keeps files that are not entries
+        rc, so, se = tessera("cache")
+        m = re.match(r"cache dir=(.+) entries=(\d+) bytes=(\d+) limit_bytes=(\d+)\n$", so)
+        check("cache info", rc == 0 and m and m.group(1) == cache and int(m.group(2)) >= 1 and int(m.group(3)) > 0,
+              so + se)
+        with open(os.path.join(cache, "notes.txt"), "w") as f:
+            f.write("not a cache entry\n")
+        rc, so, se = tessera("cache", "clean")
+        check("cache clean", rc == 0 and re.search(r"removed [1-9]\d* entries\n.* entries=0 bytes=0 ", so, re.S)
+              and sorted(os.listdir(cache)) == ["notes.txt"], so + se + str(os.listdir(cache)))
+        rc, so, se = tessera("run", model, "-i", x, "--target", "cpu", "--repeat", "1")
+        check("cpu: cache miss after clean", rc == 0 and "cache=miss" in so, so + se)
+        expect_error("cache clean --max-mb bad", ["cache", "clean", "--max-mb", "-1"], "whole number of megabytes")
+        expect_error("cache unknown subcommand", ["cache", "purge"], "unknown subcommand 'purge'")
     finally:
         del os.environ["TESSERA_CACHE_DIR"]
     rc, so, se = tessera("ir", model, "--fusion")

@@ -11,6 +11,8 @@
 #include "core/sha256.h"
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <time.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -343,6 +345,100 @@ static void test_oom(void)
     }
 }
 
+/* ---- cache upkeep: usage, LRU trim, automatic trim ------------------------------ */
+
+/* Sets the .so's mtime to `age` seconds before now. */
+static void age_entry(const char *dir, const char *key, int age)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s.so", dir, key);
+    struct timespec t[2];
+    clock_gettime(CLOCK_REALTIME, &t[0]);
+    t[0].tv_sec -= age;
+    t[1] = t[0];
+    CHECK(utimensat(AT_FDCWD, path, t, 0) == 0);
+}
+
+static void test_cache_trim(void)
+{
+    char dir[300];
+    snprintf(dir, sizeof dir, "%s/trim", root);
+    ts_jit_opts o = fast;
+    o.cache_dir = dir;
+    ts_err err = {0};
+    int64_t entries = -1, bytes = -1, removed = -1;
+    /* a cache that does not exist yet is empty */
+    CHECK(ts_jit_cache_usage(&o, &entries, &bytes, &err) == TS_OK && entries == 0 && bytes == 0);
+    const char *srcs[3][1] = {{"int a(void) { return 1; }\n"}, {"int b(void) { return 2; }\n"},
+                              {"int c(void) { return 3; }\n"}};
+    char keys[3][TS_JIT_KEY_HEX + 1];
+    for (int i = 0; i < 3; i++) {
+        ts_jit_module *m = NULL;
+        CHECK_MSG(ts_jit_compile(&o, 1, srcs[i], &m, NULL, NULL, &err) == TS_OK, "%s", err.msg);
+        ts_jit_free(m);
+        CHECK(ts_jit_key(&o, 1, srcs[i], keys[i], &err) == TS_OK);
+    }
+    CHECK(ts_jit_cache_usage(&o, &entries, &bytes, &err) == TS_OK && entries == 3 && bytes > 0);
+    /* a, then c, then b in age (b least recently used) */
+    age_entry(dir, keys[0], 100);
+    age_entry(dir, keys[1], 300);
+    age_entry(dir, keys[2], 200);
+    /* a file that is not an entry is never counted or removed */
+    char foreign[400];
+    snprintf(foreign, sizeof foreign, "%s/0123456789abcdef0123456789abcdef.txt", dir);
+    FILE *f = fopen(foreign, "w");
+    if (f) fputs("mine\n", f), fclose(f);
+    int64_t one = bytes / 3 + 1; /* room for about one entry */
+    CHECK(ts_jit_cache_trim(&o, one + one / 2, NULL, &removed, &err) == TS_OK);
+    CHECK_MSG(removed == 2, "removed %lld", (long long)removed);
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s.so", dir, keys[0]);
+    CHECK(exists(path)); /* the most recent survives */
+    snprintf(path, sizeof path, "%s/%s.so", dir, keys[1]);
+    CHECK(!exists(path));
+    snprintf(path, sizeof path, "%s/%s.0.c", dir, keys[1]);
+    CHECK(!exists(path)); /* sources go with their object */
+    CHECK(exists(foreign));
+    /* a hit marks its entry used: compile b again (a miss), hit a, then
+     * trim to one entry keeping b: a goes, b stays */
+    ts_jit_module *m = NULL;
+    bool hit = true;
+    CHECK(ts_jit_compile(&o, 1, srcs[1], &m, &hit, NULL, &err) == TS_OK && !hit);
+    ts_jit_free(m);
+    CHECK(ts_jit_compile(&o, 1, srcs[0], &m, &hit, NULL, &err) == TS_OK && hit);
+    ts_jit_free(m);
+    CHECK(ts_jit_cache_trim(&o, 1, keys[1], &removed, &err) == TS_OK && removed == 1);
+    snprintf(path, sizeof path, "%s/%s.so", dir, keys[1]);
+    CHECK(exists(path));
+    CHECK(ts_jit_cache_usage(&o, &entries, &bytes, &err) == TS_OK && entries == 1);
+    /* 0 empties the cache */
+    CHECK(ts_jit_cache_trim(&o, 0, NULL, &removed, &err) == TS_OK && removed == 1);
+    CHECK(ts_jit_cache_usage(&o, &entries, &bytes, &err) == TS_OK && entries == 0 && bytes == 0);
+    CHECK(exists(foreign));
+    /* the automatic trim after a build: a 1 MB limit keeps the cache at
+     * most one big entry plus the new one */
+    CHECK(ts_jit_cache_limit_bytes() == (int64_t)TS_JIT_CACHE_DEFAULT_MB << 20);
+    setenv("TESSERA_CACHE_MAX_MB", "junk", 1);
+    CHECK(ts_jit_cache_limit_bytes() == (int64_t)TS_JIT_CACHE_DEFAULT_MB << 20);
+    setenv("TESSERA_CACHE_MAX_MB", "1", 1);
+    CHECK(ts_jit_cache_limit_bytes() == 1 << 20);
+    static char big[2][700000];
+    for (int i = 0; i < 2; i++) {
+        /* ~700 KB of source each: together over the limit */
+        int n = snprintf(big[i], sizeof big[i], "int big%d(void) { return 0; }\n", i);
+        memset(big[i] + n, ' ', sizeof big[i] - (size_t)n - 2);
+        big[i][sizeof big[i] - 2] = '\n';
+        big[i][sizeof big[i] - 1] = 0;
+        const char *src[1] = {big[i]};
+        CHECK(ts_jit_compile(&o, 1, src, &m, &hit, NULL, &err) == TS_OK && !hit);
+        ts_jit_free(m);
+    }
+    CHECK(ts_jit_cache_usage(&o, &entries, &bytes, &err) == TS_OK);
+    CHECK_MSG(entries == 1 && bytes <= (1 << 20), "entries %lld bytes %lld", (long long)entries, (long long)bytes);
+    unsetenv("TESSERA_CACHE_MAX_MB");
+    unlink(foreign);
+}
+
 int main(void)
 {
     const char *tmp = getenv("TMPDIR");
@@ -362,6 +458,7 @@ int main(void)
     test_cache_dir();
     test_race();
     test_oom();
+    test_cache_trim();
     CHECK(count_prefixed(root, ".tmp-") == 0);  /* nothing temporary left, failures included */
     remove_tree(root);
     return check_report();

@@ -669,9 +669,15 @@ ts_status ts_jit_compile(const ts_jit_opts *o, int n, const char *const *sources
     struct stat st;
     void *h = stat(so, &st) == 0 ? dlopen(so, RTLD_NOW | RTLD_LOCAL) : NULL;
     bool cached = h != NULL;
+    if (cached) ts_jit_cache_touch(so);
     if (!h) {
         ts_status s = build(&c, cc_path, key, n, sources, so, err);
         if (s != TS_OK) return s;
+        /* Trimming is upkeep: a cache we cannot read or trim still built
+         * this module, so that does not fail the compile; running out of
+         * memory does, as everywhere (the object stays cached). */
+        if (ts_jit_cache_trim(o, ts_jit_cache_limit_bytes(), key, NULL, err) == TS_ERR_OOM) return TS_ERR_OOM;
+        ts_err_clear(err);
         h = dlopen(so, RTLD_NOW | RTLD_LOCAL);
         if (!h) {
             const char *e = dlerror();

@@ -76,4 +76,28 @@ ts_status ts_jit_key(const ts_jit_opts *o, int n, const char *const *sources, ch
 /* The cache directory these options use (not created). */
 ts_status ts_jit_cache_dir(const ts_jit_opts *o, char *buf, size_t cap, ts_err *err);
 
+/* ---- cache maintenance (jit_cache.c) ----
+ * After each build the cache is trimmed to ts_jit_cache_limit_bytes(),
+ * least recently used entries first (a hit marks its entry used); the new
+ * entry is never the one removed. Only files named like cache entries are
+ * counted or removed. */
+#define TS_JIT_CACHE_DEFAULT_MB 1024
+
+/* $TESSERA_CACHE_MAX_MB in bytes when it is a positive integer, else the
+ * default. */
+int64_t ts_jit_cache_limit_bytes(void);
+
+/* The entries (compiled modules) in the cache and their bytes, sources
+ * included. A cache directory that does not exist yet is empty. */
+ts_status ts_jit_cache_usage(const ts_jit_opts *o, int64_t *entries, int64_t *bytes, ts_err *err);
+
+/* Removes least recently used entries until at most max_bytes remain
+ * (0: all), except the entry `keep` (a key, or NULL); *removed counts them
+ * (may be NULL). */
+ts_status ts_jit_cache_trim(const ts_jit_opts *o, int64_t max_bytes, const char *keep, int64_t *removed,
+                            ts_err *err);
+
+/* Marks the shared object at so_path as just used (best effort). */
+void ts_jit_cache_touch(const char *so_path);
+
 #endif
