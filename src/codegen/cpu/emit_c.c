@@ -373,12 +373,37 @@ static bool f32_into_f64(const ts_ls *u)
            u->value->a[0]->dt == TS_DTYPE_F32;
 }
 
+/* The cache lines of the LANES elements of a prefetch from i_b on, once
+ * per block of lanes. The address may lie past the buffer (the next row
+ * after the last one): a prefetch never faults, and nothing reads it. */
+static void put_prefetch(em *e, const ts_ls *loop, const ts_ls *st)
+{
+    int size = ts_dtype_bits(e->k->bufs[st->buf].dt) / 8, v = loop->var;
+    if (size < 1) size = 1;
+    indent(e);
+    ts_buf_printf(e->out, "{\n");
+    open_block(e);
+    indent(e);
+    ts_buf_printf(e->out, "const int64_t i%d = i%d_b;\n", v, v);
+    ts_buf a = {0};
+    ref(e, &a, st->index, false);
+    for (int off = 0; off < LANES * size; off += 64) {
+        indent(e);
+        ts_buf_printf(e->out, "__builtin_prefetch(b%d + %s + %d);\n", st->buf, a.data ? a.data : "0", off / size);
+    }
+    ts_buf_free(&a);
+    close_block(e);
+    indent(e);
+    ts_buf_printf(e->out, "}\n");
+}
+
 /* The body of the 16-lane loop: the stores, then the update into `lane`. */
 static void lane_body(em *e, const ts_ls *s, const ts_ls *u, ts_lx *value, ts_dtype dt, const char *lane)
 {
     indent(e);
     ts_buf_printf(e->out, "const int64_t i%d = i%d_b + l;\n", s->var, s->var);
-    for (const ts_ls *st = s->body; st != u; st = st->next) put_store(e, st);
+    for (const ts_ls *st = s->body; st != u; st = st->next)
+        if (st->k == TS_LS_STORE) put_store(e, st);
     ts_buf r = {0}, c = {0};
     ref(e, &r, value, false);
     put_combine(e, &c, u->op, dt, lane, r.data ? r.data : "0");
@@ -394,16 +419,20 @@ static void lane_loop(em *e, const ts_ls *s, const ts_ls *u, ts_lx *value, ts_dt
 {
     int v = s->var;
     indent(e);
-    ts_buf_printf(e->out, "for (; i%d_b + %d <= %s; i%d_b += %d)\n", v, LANES, end, v, LANES);
-    indent(e);
-    ts_buf_printf(e->out, "    for (int l = 0; l < %d; l++) {\n", LANES);
+    ts_buf_printf(e->out, "for (; i%d_b + %d <= %s; i%d_b += %d) {\n", v, LANES, end, v, LANES);
     open_block(e);
+    for (const ts_ls *st = s->body; st != u; st = st->next)
+        if (st->k == TS_LS_PREFETCH) put_prefetch(e, s, st);
+    indent(e);
+    ts_buf_printf(e->out, "for (int l = 0; l < %d; l++) {\n", LANES);
     open_block(e);
     lane_body(e, s, u, value, dt, lane);
     close_block(e);
+    indent(e);
+    ts_buf_printf(e->out, "}\n");
     close_block(e);
     indent(e);
-    ts_buf_printf(e->out, "    }\n");
+    ts_buf_printf(e->out, "}\n");
 }
 
 /* A vector loop whose body is one float update, after stores (a row
@@ -412,7 +441,7 @@ static void lane_loop(em *e, const ts_ls *s, const ts_ls *u, ts_lx *value, ts_dt
 static bool lane_reduction(em *e, const ts_ls *s, const char *ext)
 {
     const ts_ls *u = s->body;
-    while (u && u->k == TS_LS_STORE) u = u->next;
+    while (u && (u->k == TS_LS_STORE || u->k == TS_LS_PREFETCH)) u = u->next;
     if (!u || u->next || u->k != TS_LS_UPDATE || !is_float(u->value->dt)) return false;
     if (u->op != TS_OP_ADD && u->op != TS_OP_MAX && u->op != TS_OP_MIN) return false;
     if (s->extent->k == TS_LX_CONST && s->extent->ci < 4 * LANES) return false;   /* a short loop: lanes cost more */
@@ -586,6 +615,7 @@ static void stmts(em *e, const ts_ls *s)
         switch (s->k) {
         case TS_LS_FOR: for_loop(e, s); break;
         case TS_LS_STORE: put_store(e, s); break;
+        case TS_LS_PREFETCH: break;   /* only lane loops prefetch, once per block of lanes */
         case TS_LS_ACC:
             ref(e, &a, s->value, false);
             indent(e);
