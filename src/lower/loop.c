@@ -400,6 +400,11 @@ static void put_ls(ts_buf *b, const ts_ls *s, int indent)
             put_lx(b, s->value);
             ts_buf_puts(b, ")\n");
             break;
+        case TS_LS_PREFETCH:
+            ts_buf_printf(b, "prefetch b%d[", s->buf);
+            put_lx(b, s->index);
+            ts_buf_puts(b, "]\n");
+            break;
         }
     }
 }

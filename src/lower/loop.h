@@ -52,7 +52,8 @@ typedef enum ts_lsk {
     TS_LS_FOR,      /* for var in [0, extent): body */
     TS_LS_STORE,    /* buf[index] = value */
     TS_LS_ACC,      /* declare accumulator var of dtype dt = init */
-    TS_LS_UPDATE    /* acc var = op(acc, value) */
+    TS_LS_UPDATE,   /* acc var = op(acc, value) */
+    TS_LS_PREFETCH  /* a hint: buf[index] will be read soon (may lie past the buffer: never read) */
 } ts_lsk;
 
 /* Schedule marks on a loop. */
@@ -71,8 +72,8 @@ struct ts_ls {
                              included) share the one range split across threads */
     ts_lx *extent;        /* FOR */
     ts_ls *body;          /* FOR: first statement inside */
-    int buf;              /* STORE */
-    ts_lx *index, *value; /* STORE; UPDATE: value; ACC: value = the init */
+    int buf;              /* STORE, PREFETCH */
+    ts_lx *index, *value; /* STORE, PREFETCH: index; UPDATE: value; ACC: value = the init */
     ts_op op;             /* UPDATE: add, mul, max, min */
     ts_dtype dt;          /* ACC */
     ts_ls *next;

@@ -46,6 +46,11 @@ typedef struct lctx {
     const ts_value *row_val[64];   /* ROW: reductions already folded in this row ... */
     ts_lx *row_acc[64];            /* ... and their accumulators (cast to the value's dtype) */
     int n_row;
+    /* ROW: a reduction's costly input, kept in the row of a later output's
+     * buffer (stage_pick), is loaded from there by the phases that run
+     * while the row holds it, at their row coords stage_xc (NULL: none) */
+    const ts_value *stage_v, *stage_buf;
+    ts_lx **stage_xc;
 } lctx;
 
 static ts_lx *value_at(lctx *c, const ts_value *v, ts_lx **coords, bool compute);
@@ -216,8 +221,11 @@ static ts_lx *value_at(lctx *c, const ts_value *v, ts_lx **coords, bool compute_
     if (v == c->block_src) return ts_lx_load(c->p, v->type.dtype, TS_LBUF_BLOCK, c->block_index);
     for (int i = 0; i < c->n_row; i++)
         if (c->row_val[i] == v) return c->row_acc[i];   /* this row's reduction: its accumulator */
-    if (!compute_root && (c->f->mat[v->id] || !v->def)) return load(c, v, coords);
     int r = v->type.rank;
+    if (c->stage_xc && v == c->stage_v && !memcmp(coords, c->stage_xc, sizeof *coords * (size_t)r))
+        return ts_lx_load(c->p, v->type.dtype, ts_lkernel_buf(c->p, c->k, c->stage_buf, true),
+                          linear(c, r, v->type.dims, coords));
+    if (!compute_root && (c->f->mat[v->id] || !v->def)) return load(c, v, coords);
     unsigned s = memo_slot(v, coords);
     for (memo *m = c->memos[s]; m; m = m->next)
         if (m->v == v && !memcmp(m->coords, coords, sizeof *coords * (size_t)r)) return m->x;
@@ -382,36 +390,79 @@ static void lower_reduce(lctx *c, const ts_node *n)
 /* reduce_window: loops over the result, an accumulator over the window
  * positions; a position in the padding adds the identity (a guard keeps
  * the load from running there). */
+
+/* The guarded element of x at window offset k (k[i]: the offset along
+ * dim i, NULL where the window is 1) of result element yc. */
+static ts_lx *window_term(lctx *c, const ts_node *n, ts_lx **yc, ts_lx **k, ts_op op, ts_dtype adt)
+{
+    ts_lprog *p = c->p;
+    const ts_value *x = n->in[0];
+    int r = x->type.rank, cnt;
+    const int64_t *win = ts_node_ints(n, "window", &cnt), *st = ts_node_ints(n, "strides", &cnt);
+    const int64_t *dil = ts_node_ints(n, "dilations", &cnt), *lo = ts_node_ints(n, "pad_lo", &cnt);
+    ts_lx *xc[TS_MAX_RANK];
+    ts_lx *inside = ts_lx_const(p, TS_DTYPE_BOOL, 1);
+    for (int i = 0; i < r; i++) {
+        ts_lx *ki = win[i] > 1 ? ts_lx_mul(p, k[i], ts_lx_int(p, dil[i])) : ts_lx_int(p, 0);
+        xc[i] = ts_lx_sub(p, ts_lx_add(p, ts_lx_mul(p, yc[i], ts_lx_int(p, st[i])), ki), ts_lx_int(p, lo[i]));
+        if (lo[i] || win[i] > 1) {   /* a position that can fall outside x */
+            inside = ts_lx_and(p, inside, ts_lx_lt(p, ts_lx_int(p, -1), xc[i]));
+            inside = ts_lx_and(p, inside, ts_lx_lt(p, xc[i], dimx(c, x->type.dims[i])));
+        }
+    }
+    return ts_lx_guard(p, inside, ts_lx_cast(p, value_at(c, x, xc, false), adt), identity(c, op, adt));
+}
+
+/* A small window (pooling's 3x3) is one expression per result element,
+ * its positions folded in row-major order as the loop would: the
+ * innermost loop is then the result's last axis, where the vectorizer
+ * can work, instead of a 3-trip window loop (D27). max and min start from
+ * the first position (max(-inf, v) is v, NaN included); sums from 0,
+ * which keeps a sum of -0s at +0. */
+enum { WINDOW_UNROLL = 16 };
+
+static ts_lx *window_unrolled(lctx *c, const ts_node *n, ts_lx **yc, ts_op op, ts_dtype adt)
+{
+    int r = n->in[0]->type.rank, cnt;
+    const int64_t *win = ts_node_ints(n, "window", &cnt);
+    int64_t kk[TS_MAX_RANK] = {0};
+    ts_lx *k[TS_MAX_RANK], *a = op == TS_OP_REDUCE_SUM ? identity(c, op, adt) : NULL;
+    for (;;) {
+        for (int i = 0; i < r; i++) k[i] = ts_lx_int(c->p, kk[i]);
+        ts_lx *t = window_term(c, n, yc, k, op, adt);
+        a = a ? ts_lx_op(c->p, combine_op(op), adt, a, t, NULL) : t;
+        int i = r - 1;
+        while (i >= 0 && ++kk[i] == win[i]) kk[i--] = 0;
+        if (i < 0) return a;
+    }
+}
+
 static void lower_window(lctx *c, const ts_node *n)
 {
     static const ts_op kinds[] = {TS_OP_REDUCE_SUM, TS_OP_REDUCE_MAX, TS_OP_REDUCE_MIN};
     ts_op op = kinds[ts_node_int(n, "kind")];
     const ts_value *x = n->in[0], *y = n->out[0];
     int r = x->type.rank, cnt, acc = 0;
-    const int64_t *win = ts_node_ints(n, "window", &cnt), *st = ts_node_ints(n, "strides", &cnt);
-    const int64_t *dil = ts_node_ints(n, "dilations", &cnt), *lo = ts_node_ints(n, "pad_lo", &cnt);
+    const int64_t *win = ts_node_ints(n, "window", &cnt);
     ts_lprog *p = c->p;
     nest ns = {.tail = &c->k->body};
-    ts_lx *yc[TS_MAX_RANK], *xc[TS_MAX_RANK], *ext[TS_MAX_RANK], *wv[TS_MAX_RANK];
+    ts_lx *yc[TS_MAX_RANK], *ext[TS_MAX_RANK], *wv[TS_MAX_RANK], *k[TS_MAX_RANK];
     for (int i = 0; i < r; i++) yc[i] = open_loop(c, &ns, dimx(c, y->type.dims[i]));
+    ts_dtype dt = y->type.dtype, adt = acc_dtype(op, dt);
+    int64_t npos = 1;
+    for (int i = 0; i < r && npos <= WINDOW_UNROLL; i++) npos *= win[i];
+    if (npos <= WINDOW_UNROLL) {
+        store(c, &ns, y, yc, ts_lx_cast(p, window_unrolled(c, n, yc, op, adt), dt));
+        return;
+    }
     int nw = 0;
     for (int i = 0; i < r; i++)
         if (win[i] > 1) ext[nw++] = ts_lx_int(p, win[i]);
-    ts_dtype dt = y->type.dtype, adt = acc_dtype(op, dt);
     ts_ls **inner = NULL;
     ts_lx *a = open_reduction(c, &ns, op, adt, nw, ext, wv, &inner, &acc);
     if (!a) return;
-    ts_lx *inside = ts_lx_const(p, TS_DTYPE_BOOL, 1);
-    for (int i = 0, j = 0; i < r; i++) {
-        ts_lx *k = win[i] > 1 ? ts_lx_mul(p, wv[j++], ts_lx_int(p, dil[i])) : ts_lx_int(p, 0);
-        xc[i] = ts_lx_sub(p, ts_lx_add(p, ts_lx_mul(p, yc[i], ts_lx_int(p, st[i])), k), ts_lx_int(p, lo[i]));
-        if (lo[i] || win[i] > 1) {   /* a position that can fall outside x */
-            inside = ts_lx_and(p, inside, ts_lx_lt(p, ts_lx_int(p, -1), xc[i]));
-            inside = ts_lx_and(p, inside, ts_lx_lt(p, xc[i], dimx(c, x->type.dims[i])));
-        }
-    }
-    ts_lx *v = ts_lx_guard(p, inside, ts_lx_cast(p, value_at(c, x, xc, false), adt), identity(c, op, adt));
-    update(c, inner, acc, combine_op(op), v);
+    for (int i = 0, j = 0; i < r; i++) k[i] = win[i] > 1 ? wv[j++] : NULL;
+    update(c, inner, acc, combine_op(op), window_term(c, n, yc, k, op, adt));
     to_end(&ns);
     store(c, &ns, y, yc, ts_lx_cast(p, a, dt));
 }
@@ -621,13 +672,123 @@ static void lower_template(lctx *c, const ts_group *g)
     }
 }
 
+/* ---- row kernels ------------------------------------------------------------------ */
+
+/* Worth keeping rather than recomputing: a transcendental or a division
+ * per element (a store and a load in L1 cost less than an exp, not less
+ * than a sub); parts the same for the whole row (depth <= rdepth: the
+ * mean's division in layer norm) do not count. */
+static bool costly(const ts_lx *x, int rdepth, int depth)
+{
+    if (!x || depth > 16 || x->depth <= rdepth) return false;
+    if (x->k == TS_LX_OP) switch (x->op) {
+        case TS_OP_EXP: case TS_OP_LOG: case TS_OP_TANH: case TS_OP_ERF: case TS_OP_SQRT: case TS_OP_DIV:
+        case TS_OP_POW: case TS_OP_SIN: case TS_OP_COS: return true;
+        default: break;
+        }
+    for (int i = 0; i < 3; i++)
+        if (costly(x->a[i], rdepth, depth + 1)) return true;
+    return false;
+}
+
+/* Whether computing v (stored) inlines a read of u. */
+static bool reads(const lctx *c, const ts_value *v, const ts_value *u, int depth)
+{
+    if (!v->def || depth > 12) return false;
+    for (int i = 0; i < v->def->n_in; i++) {
+        const ts_value *a = v->def->in[i];
+        if (a == u || (!c->f->mat[a->id] && reads(c, a, u, depth + 1))) return true;
+    }
+    return false;
+}
+
+static bool row_shaped(const ts_group *g, const ts_value *v)
+{
+    const ts_type *t = &g->row_space->type;
+    if (v->type.rank != t->rank || !g->row_inner) return false;
+    for (int i = 0; i < t->rank; i++)
+        if (!ts_dim_eq(v->type.dims[i], t->dims[i])) return false;
+    return true;
+}
+
+/* Softmax computes exp(x - max) in the sum's pass and again for the
+ * output. The reduction at phase p can instead store its input u (an
+ * expression, not a stored value) into the row of the first later output
+ * of the same shape and dtype that reads u; the phases up to that one load
+ * it while the row is still in L1/L2, and the output overwrites it last.
+ * Returns that output's phase, or -1. */
+static int stage_pick(const lctx *c, const ts_group *g, int p)
+{
+    const ts_value *u = g->out[p]->def->in[0];
+    if (!u->def || c->f->mat[u->id] || !row_shaped(g, u)) return -1;
+    for (int q = p + 1; q < g->n_out; q++) {
+        const ts_value *w = g->out[q];
+        if (row_shaped(g, w) && w->type.dtype == u->type.dtype && reads(c, w, u, 0)) return q;
+    }
+    return -1;
+}
+
+/* x / d with d the same for the whole row (a row's sum in softmax, a
+ * norm) becomes x * (1 / d): one division per row instead of one per
+ * element (a vector division costs about four multiplies, a quarter of
+ * softmax's output pass). Two roundings instead of one: within 1.5 ulp
+ * of the quotient; 1/d overflows for |d| < 2^-128, where x/d may not
+ * (docs/decisions.md D27). */
+static ts_lx *row_recip(lctx *c, ts_lx *x, int rdepth, int depth)
+{
+    if (!x || depth > 32 || (x->k != TS_LX_OP && x->k != TS_LX_CAST) || x->depth <= rdepth) return x;
+    ts_lx *a[3] = {NULL, NULL, NULL};
+    bool same = true;
+    for (int i = 0; i < 3; i++) {
+        a[i] = row_recip(c, x->a[i], rdepth, depth + 1);
+        same &= a[i] == x->a[i];
+    }
+    if (x->k == TS_LX_OP && x->op == TS_OP_DIV && ts_dtype_is_fp(x->dt) && x->a[1]->depth <= rdepth)
+        return ts_lx_op(c->p, TS_OP_MUL, x->dt, a[0],
+                        ts_lx_op(c->p, TS_OP_DIV, x->dt, ts_lx_const(c->p, x->dt, 1), a[1], NULL), NULL);
+    if (same) return x;
+    if (x->k == TS_LX_CAST) return ts_lx_cast(c->p, a[0], x->dt);
+    return ts_lx_op(c->p, x->op, x->dt, a[0], a[1], a[2]);
+}
+
+/* The first pass over a row reads it from memory, the later ones from
+ * L1/L2. A second pass that is a costly reduction (softmax's exp and sum)
+ * prefetches the next row of the stored row inputs the first pass read,
+ * so that the DRAM reads overlap the exps instead of stalling the next
+ * row's first pass (softmax 8192x1024, one thread: -10%; layer norm's
+ * cheap variance pass measured 10% slower with it, so it is left out).
+ * Inserted at `inner`, before the update; xc the pass's coords. */
+static void prefetch_next_row(lctx *c, const ts_group *g, ts_ls **inner, ts_lx **xc)
+{
+    const ts_value *sp = g->row_space;
+    int r = sp->type.rank, no = r - g->row_inner;
+    ts_lx *isize = ts_lx_int(c->p, 1);
+    for (int i = no; i < r; i++) isize = ts_lx_mul(c->p, isize, dimx(c, sp->type.dims[i]));
+    ts_lx *next = ts_lx_add(c->p, linear(c, r, sp->type.dims, xc), isize);
+    for (int b = 0; b < c->k->n_bufs; b++) {
+        if (c->k->bufs[b].written || !row_shaped(g, c->k->bufs[b].v)) continue;
+        ts_ls *s = ts_ls_new(c->p, TS_LS_PREFETCH);
+        if (!s) return;
+        s->buf = b;
+        s->index = next;
+        s->next = *inner;
+        *inner = s;
+    }
+}
+
+static bool is_reduce(const ts_node *n)
+{
+    return n->op == TS_OP_REDUCE_SUM || n->op == TS_OP_REDUCE_PROD || n->op == TS_OP_REDUCE_MAX ||
+           n->op == TS_OP_REDUCE_MIN;
+}
+
 /* A ROW group: loops over the rows (O), then per phase either a reduction
  * over the row (I) into an accumulator that later phases read directly,
  * or a loop writing a stored value of the row (over I) or of O. */
 static void lower_row(lctx *c, const ts_group *g)
 {
     const ts_value *sp = g->row_space;
-    int r = sp->type.rank, ni = g->row_inner, no = r - ni;
+    int r = sp->type.rank, ni = g->row_inner, no = r - ni, stage_end = -1;
     nest ns = {.tail = &c->k->body};
     ts_lx *oc[TS_MAX_RANK], *xc[TS_MAX_RANK];
     for (int i = 0; i < no; i++) oc[i] = open_loop(c, &ns, dimx(c, sp->type.dims[i]));
@@ -639,8 +800,8 @@ static void lower_row(lctx *c, const ts_group *g)
         ns.tail = row_body;
         to_end(&ns);
         ns.depth = depth;
-        if (n->op == TS_OP_REDUCE_SUM || n->op == TS_OP_REDUCE_PROD || n->op == TS_OP_REDUCE_MAX ||
-            n->op == TS_OP_REDUCE_MIN) {
+        c->stage_xc = p <= stage_end ? xc : NULL;
+        if (is_reduce(n)) {
             ts_lx *ext[TS_MAX_RANK], *rv[TS_MAX_RANK];
             for (int i = 0; i < ni; i++) ext[i] = dimx(c, sp->type.dims[no + i]);
             ts_dtype dt = v->type.dtype, adt = acc_dtype(n->op, dt);
@@ -650,7 +811,20 @@ static void lower_row(lctx *c, const ts_group *g)
             if (!a) return;
             memcpy(xc, oc, sizeof *xc * (size_t)no);
             memcpy(xc + no, rv, sizeof *xc * (size_t)ni);
-            update(c, inner, acc, combine_op(n->op), ts_lx_cast(c->p, value_at(c, n->in[0], xc, false), adt));
+            ts_lx *ux = value_at(c, n->in[0], xc, false);
+            update(c, inner, acc, combine_op(n->op), ts_lx_cast(c->p, ux, adt));
+            if (p == 1 && costly(ux, depth, 0)) prefetch_next_row(c, g, inner, xc);
+            int q = stage_end < p ? stage_pick(c, g, p) : -1;
+            if (q > p && costly(ux, depth, 0)) {   /* u's row goes into out[q]'s, before the update */
+                ts_ls *u = *inner;
+                ns.tail = inner;
+                store(c, &ns, g->out[q], xc, ux);
+                if (*inner) (*inner)->next = u;
+                c->stage_v = n->in[0];
+                c->stage_buf = g->out[q];
+                stage_end = q;
+            }
+            ns.tail = row_body;
             to_end(&ns);
             ts_lx *val = ts_lx_cast(c->p, a, dt);
             if (c->n_row < 64) {
@@ -666,9 +840,10 @@ static void lower_row(lctx *c, const ts_group *g)
         } else {
             memcpy(xc, oc, sizeof *xc * (size_t)no);
             for (int i = 0; i < ni; i++) xc[no + i] = open_loop(c, &ns, dimx(c, sp->type.dims[no + i]));
-            store(c, &ns, v, xc, value_at(c, v, xc, true));
+            store(c, &ns, v, xc, row_recip(c, value_at(c, v, xc, true), depth, 0));
         }
     }
+    c->stage_xc = NULL;
 }
 
 ts_status ts_lower_group(ts_lprog *p, const ts_fusion *f, const ts_group *g, const char *name, ts_lkernel **out,

@@ -828,6 +828,48 @@ def test_cpu_target():
         del os.environ["TESSERA_CC"]
         del os.environ["TESSERA_CACHE_DIR"]
 
+def test_row_kernel():
+    """A softmax row kernel: its loop IR against the golden listing
+    (exp(x - max) kept in the output's row by the sum's pass, one division
+    per row), and compiled against the interpreter over rows of 600 (two
+    f32 blocks of 256 and a partial one, then the scalar tail)."""
+    model = os.path.join(MODELS, "softmax_rows.ir")
+    rc, so, se = tessera("ir", model, "--loops")
+    with open(os.path.join(MODELS, "softmax_rows.loops")) as f:
+        want = f.read()
+    check("row kernel: golden loops", rc == 0 and so == want, so + se)
+    x = np.random.default_rng(7).standard_normal((5, 600)).astype(np.float32) * 4
+    x[1, 3] = 80.0   # one element dominates its row
+    xs = save("rows.npy", x)
+    cache = tmp("jit_cache_rows")
+    os.environ["TESSERA_CACHE_DIR"] = cache
+    try:
+        rc, so, se = tessera("run", model, "-i", xs, "--target", "cpu", "-o", tmp("out_rows_cpu"))
+    finally:
+        del os.environ["TESSERA_CACHE_DIR"]
+    ref = run_model(model, [xs], "rows_interp")
+    if check("row kernel: cpu exit 0", rc == 0, se) and ref:
+        close("row kernel: cpu vs interpreter", np.load(tmp("out_rows_cpu/output_0.npy")), ref[0], rtol=1e-5,
+              atol=1e-7)
+    # f32 sums run in f32 blocks; one that overflows is redone in f64 as
+    # the reference sums: 3e38 + 3e38 - 3e38 is 3e38, not inf
+    x = np.random.default_rng(8).standard_normal((3, 600)).astype(np.float32)
+    x[1, 16], x[1, 32], x[1, 48] = 3e38, 3e38, -3e38
+    x[2, 5] = np.inf
+    xs = save("sum_rows.npy", x)
+    model = os.path.join(MODELS, "sum_rows.ir")
+    os.environ["TESSERA_CACHE_DIR"] = cache
+    try:
+        rc, so, se = tessera("run", model, "-i", xs, "--target", "cpu", "-o", tmp("out_sum_cpu"))
+    finally:
+        del os.environ["TESSERA_CACHE_DIR"]
+    if check("f32 sum blocks: cpu exit 0", rc == 0, se):
+        got = np.load(tmp("out_sum_cpu/output_0.npy"))
+        want = x.astype(np.float64).sum(axis=1).astype(np.float32)
+        check("f32 sum blocks: overflowing block redone in f64", np.isfinite(got[1]) and got[2] == np.inf and
+              np.allclose(got, want, rtol=1e-5, atol=1e-5), "got %s, want %s" % (got, want))
+
+
 def main():
     global TESSERA, TMP
     if len(sys.argv) != 2 or not os.access(sys.argv[1], os.X_OK):
@@ -841,7 +883,7 @@ def main():
         TMP = d
         for test in (test_attention_bundled, test_attention_any_length, test_broadcasting, test_reductions,
                      test_symbolic_batch, test_layout, test_errors, test_repeat, test_prims, test_ir,
-                     test_regions_dot, test_misc, test_cpu_target) + ONNX_TESTS:
+                     test_regions_dot, test_misc, test_cpu_target, test_row_kernel) + ONNX_TESTS:
             try:
                 test()
             except Exception as e:  # a crash in one test is one failure, not the end

@@ -357,10 +357,91 @@ static void put_combine(em *e, ts_buf *b, ts_op op, ts_dtype dt, const char *acc
     put_op(b, op, dt, dt, acc, v, NULL);
 }
 
-/* A vector loop whose body is one float update: 16 lanes, then the tail. */
+static void put_store(em *e, const ts_ls *s);
+
+/* An f32 value summed into an f64 accumulator (the reference's rule for
+ * f32 sums) is summed in f32 lanes over blocks of BLOCK elements (BLOCK
+ * / LANES terms per lane), each block's lanes then added to f64 lanes:
+ * the conversions and f64 adds, half the work of softmax's sum pass, run
+ * once per block. Error: at most (BLOCK / LANES - 1) u of the sum of
+ * magnitudes, whatever the length (docs/decisions.md D27). */
+enum { BLOCK = 256 };
+
+static bool f32_into_f64(const ts_ls *u)
+{
+    return u->op == TS_OP_ADD && u->value->dt == TS_DTYPE_F64 && u->value->k == TS_LX_CAST &&
+           u->value->a[0]->dt == TS_DTYPE_F32;
+}
+
+/* The cache lines of the LANES elements of a prefetch from i_b on, once
+ * per block of lanes. The address may lie past the buffer (the next row
+ * after the last one): a prefetch never faults, and nothing reads it. */
+static void put_prefetch(em *e, const ts_ls *loop, const ts_ls *st)
+{
+    int size = ts_dtype_bits(e->k->bufs[st->buf].dt) / 8, v = loop->var;
+    if (size < 1) size = 1;
+    indent(e);
+    ts_buf_printf(e->out, "{\n");
+    open_block(e);
+    indent(e);
+    ts_buf_printf(e->out, "const int64_t i%d = i%d_b;\n", v, v);
+    ts_buf a = {0};
+    ref(e, &a, st->index, false);
+    for (int off = 0; off < LANES * size; off += 64) {
+        indent(e);
+        ts_buf_printf(e->out, "__builtin_prefetch(b%d + %s + %d);\n", st->buf, a.data ? a.data : "0", off / size);
+    }
+    ts_buf_free(&a);
+    close_block(e);
+    indent(e);
+    ts_buf_printf(e->out, "}\n");
+}
+
+/* The body of the 16-lane loop: the stores, then the update into `lane`. */
+static void lane_body(em *e, const ts_ls *s, const ts_ls *u, ts_lx *value, ts_dtype dt, const char *lane)
+{
+    indent(e);
+    ts_buf_printf(e->out, "const int64_t i%d = i%d_b + l;\n", s->var, s->var);
+    for (const ts_ls *st = s->body; st != u; st = st->next)
+        if (st->k == TS_LS_STORE) put_store(e, st);
+    ts_buf r = {0}, c = {0};
+    ref(e, &r, value, false);
+    put_combine(e, &c, u->op, dt, lane, r.data ? r.data : "0");
+    indent(e);
+    ts_buf_printf(e->out, "%s = %s;\n", lane, c.data ? c.data : "0");
+    ts_buf_free(&r);
+    ts_buf_free(&c);
+}
+
+/* for (; i_b + LANES <= end; i_b += LANES) for each lane l: body */
+static void lane_loop(em *e, const ts_ls *s, const ts_ls *u, ts_lx *value, ts_dtype dt, const char *lane,
+                      const char *end)
+{
+    int v = s->var;
+    indent(e);
+    ts_buf_printf(e->out, "for (; i%d_b + %d <= %s; i%d_b += %d) {\n", v, LANES, end, v, LANES);
+    open_block(e);
+    for (const ts_ls *st = s->body; st != u; st = st->next)
+        if (st->k == TS_LS_PREFETCH) put_prefetch(e, s, st);
+    indent(e);
+    ts_buf_printf(e->out, "for (int l = 0; l < %d; l++) {\n", LANES);
+    open_block(e);
+    lane_body(e, s, u, value, dt, lane);
+    close_block(e);
+    indent(e);
+    ts_buf_printf(e->out, "}\n");
+    close_block(e);
+    indent(e);
+    ts_buf_printf(e->out, "}\n");
+}
+
+/* A vector loop whose body is one float update, after stores (a row
+ * kernel keeping the summed values, lower.c stage_pick): 16 lanes, then
+ * the tail. */
 static bool lane_reduction(em *e, const ts_ls *s, const char *ext)
 {
     const ts_ls *u = s->body;
+    while (u && (u->k == TS_LS_STORE || u->k == TS_LS_PREFETCH)) u = u->next;
     if (!u || u->next || u->k != TS_LS_UPDATE || !is_float(u->value->dt)) return false;
     if (u->op != TS_OP_ADD && u->op != TS_OP_MAX && u->op != TS_OP_MIN) return false;
     if (s->extent->k == TS_LX_CONST && s->extent->ci < 4 * LANES) return false;   /* a short loop: lanes cost more */
@@ -379,27 +460,57 @@ static bool lane_reduction(em *e, const ts_ls *s, const char *ext)
     ts_buf_printf(e->out, "for (int l = 0; l < %d; l++) lane%d[l] = %s;\n", LANES, v, ident);
     indent(e);
     ts_buf_printf(e->out, "int64_t i%d_b = 0;\n", v);
-    indent(e);
-    ts_buf_printf(e->out, "for (; i%d_b + %d <= %s; i%d_b += %d)\n", v, LANES, ext, v, LANES);
-    indent(e);
-    ts_buf_printf(e->out, "    for (int l = 0; l < %d; l++) {\n", LANES);
-    open_block(e);
-    open_block(e);
-    indent(e);
-    ts_buf_printf(e->out, "const int64_t i%d = i%d_b + l;\n", v, v);
-    ts_buf r = {0}, c = {0};
-    ref(e, &r, u->value, false);
     char lane[32];
     snprintf(lane, sizeof lane, "lane%d[l]", v);
-    put_combine(e, &c, u->op, dt, lane, r.data ? r.data : "0");
-    indent(e);
-    ts_buf_printf(e->out, "lane%d[l] = %s;\n", v, c.data ? c.data : "0");
-    ts_buf_free(&r);
-    ts_buf_free(&c);
-    close_block(e);
-    close_block(e);
-    indent(e);
-    ts_buf_printf(e->out, "    }\n");
+    if (f32_into_f64(u)) {
+        char flane[32], end[32];
+        snprintf(flane, sizeof flane, "flane%d[l]", v);
+        snprintf(end, sizeof end, "i%d_e", v);
+        indent(e);
+        ts_buf_printf(e->out, "while (i%d_b + %d <= %s) {\n", v, LANES, ext);
+        open_block(e);
+        indent(e);
+        ts_buf_printf(e->out, "const int64_t i%d_s = i%d_b;\n", v, v);
+        indent(e);
+        ts_buf_printf(e->out, "float flane%d[%d];\n", v, LANES);
+        indent(e);
+        ts_buf_printf(e->out, "for (int l = 0; l < %d; l++) flane%d[l] = 0;\n", LANES, v);
+        indent(e);
+        ts_buf_printf(e->out, "const int64_t i%d_e = i%d_b + %d < %s ? i%d_b + %d : %s;\n", v, v, BLOCK, ext, v,
+                      BLOCK, ext);
+        lane_loop(e, s, u, u->value->a[0], TS_DTYPE_F32, flane, end);
+        /* a partial that overflowed (or met inf/NaN) is redone in f64 in
+         * order: the reference's f64 sum does not overflow where f32 does */
+        indent(e);
+        ts_buf_printf(e->out, "uint32_t bad%d = 0;\n", v);
+        indent(e);
+        ts_buf_printf(e->out,
+                      "for (int l = 0; l < %d; l++) bad%d |= (tsrt_f2bits_(flane%d[l]) & 0x7f800000u) == 0x7f800000u;\n",
+                      LANES, v, v);
+        indent(e);
+        ts_buf_printf(e->out, "if (!bad%d) {\n", v);
+        indent(e);
+        ts_buf_printf(e->out, "    for (int l = 0; l < %d; l++) lane%d[l] = lane%d[l] + (double)flane%d[l];\n", LANES,
+                      v, v, v);
+        indent(e);
+        ts_buf_printf(e->out, "} else {\n");
+        open_block(e);
+        indent(e);
+        ts_buf_printf(e->out, "for (int64_t i%d = i%d_s; i%d < i%d_b; i%d++) {\n", v, v, v, v, v);
+        open_block(e);
+        stmts(e, s->body);
+        close_block(e);
+        indent(e);
+        ts_buf_printf(e->out, "}\n");
+        close_block(e);
+        indent(e);
+        ts_buf_printf(e->out, "}\n");
+        close_block(e);
+        indent(e);
+        ts_buf_printf(e->out, "}\n");
+    } else {
+        lane_loop(e, s, u, u->value, dt, lane, ext);
+    }
     indent(e);
     ts_buf_printf(e->out, "for (int64_t i%d = i%d_b; i%d < %s; i%d++) {\n", v, v, v, ext, v);
     open_block(e);
@@ -485,19 +596,26 @@ static void for_loop(em *e, const ts_ls *s)
     ts_buf_printf(e->out, "}\n");
 }
 
+static void put_store(em *e, const ts_ls *s)
+{
+    ts_buf a = {0}, b = {0};
+    ref(e, &a, s->index, false);
+    ref(e, &b, s->value, false);
+    indent(e);
+    if (s->buf == TS_LBUF_BLOCK) ts_buf_printf(e->out, "block[%s] = %s;\n", a.data, b.data);
+    else ts_buf_printf(e->out, "b%d[%s] = %s;\n", s->buf, a.data, b.data);
+    ts_buf_free(&a);
+    ts_buf_free(&b);
+}
+
 static void stmts(em *e, const ts_ls *s)
 {
     for (; s && e->status == TS_OK; s = s->next) {
         ts_buf a = {0}, b = {0}, c = {0};
         switch (s->k) {
         case TS_LS_FOR: for_loop(e, s); break;
-        case TS_LS_STORE:
-            ref(e, &a, s->index, false);
-            ref(e, &b, s->value, false);
-            indent(e);
-            if (s->buf == TS_LBUF_BLOCK) ts_buf_printf(e->out, "block[%s] = %s;\n", a.data, b.data);
-            else ts_buf_printf(e->out, "b%d[%s] = %s;\n", s->buf, a.data, b.data);
-            break;
+        case TS_LS_STORE: put_store(e, s); break;
+        case TS_LS_PREFETCH: break;   /* only lane loops prefetch, once per block of lanes */
         case TS_LS_ACC:
             ref(e, &a, s->value, false);
             indent(e);
