@@ -536,6 +536,9 @@ static void lower_gemm(lctx *c, const ts_node *n, const ts_value *out)
     role_geom(c, l, &lb, &batch, &a_bs);
     role_geom(c, r, &rb, &unused, &b_bs);
     ts_lx *args[] = {m, nn, k, a_rs, a_cs, b_rs, b_cs, nn, batch, a_bs, b_bs, ts_lx_mul(c->p, m, nn)};
+    /* A constant weight (the graph's own data, the same in every run) is
+     * worth packing once: the runtime keeps the packed copy per program. */
+    t->prepack_b = r->def && r->def->op == TS_OP_CONST && rb.n == 0;
     t->n_args = (int)(sizeof args / sizeof args[0]);
     memcpy(t->arg, args, sizeof args);
 }
