@@ -87,6 +87,104 @@ static bool cheap(const ts_fusion *f, const ts_value *v)
     return cheap(f, n->in[0]);
 }
 
+/* ---- strided views (D26) ------------------------------------------------------------- */
+
+static bool static_dims(const ts_value *v)
+{
+    for (int i = 0; i < v->type.rank; i++)
+        if (!ts_dim_is_const(v->type.dims[i]) || v->type.dims[i].c <= 0) return false;
+    return true;
+}
+
+/* A reshape of the strided view `in` (of value x) into v's dims: groups of
+ * axes with equal products map onto each other; each input group must be
+ * one strided run (axes of extent 1 have no stride to honour). */
+static bool reshape_view(const ts_value *x, const ts_sview *in, const ts_value *v, ts_sview *out)
+{
+    int ri = x->type.rank, ro = v->type.rank, i = 0, j = 0;
+    const ts_dim *di = x->type.dims, *dd = v->type.dims;
+    for (int k = 0; k < ro; k++) out->stride[k] = 0;
+    while (i < ri || j < ro) {
+        while (i < ri && di[i].c == 1) i++;
+        while (j < ro && dd[j].c == 1) j++;
+        if (i == ri && j == ro) break;
+        if (i == ri || j == ro) return false;
+        int i0 = i, j0 = j;
+        int64_t pi = di[i++].c, po = dd[j++].c;
+        while (pi != po) {
+            if (pi < po) {
+                if (i == ri) return false;
+                pi *= di[i++].c;
+            } else {
+                if (j == ro) return false;
+                po *= dd[j++].c;
+            }
+        }
+        int64_t last = -1, s = 0;   /* the group's innermost stride; contiguity of the rest */
+        for (int k = i - 1; k >= i0; k--) {
+            if (di[k].c == 1) continue;
+            if (last >= 0 && in->stride[k] != s) return false;
+            if (last < 0) last = in->stride[k], s = last;
+            s *= di[k].c;
+        }
+        s = last;
+        for (int k = j - 1; k >= j0; k--) out->stride[k] = s, s *= dd[k].c;
+    }
+    out->base = in->base;
+    out->off = in->off;
+    return true;
+}
+
+bool ts_fuse_sview(const ts_fusion *f, const ts_value *v, ts_sview *out)
+{
+    if (!static_dims(v) || v->type.rank > TS_MAX_RANK) return false;
+    if (f->mat[v->id]) {
+        out->base = v;
+        out->off = 0;
+        int64_t s = 1;
+        for (int i = v->type.rank - 1; i >= 0; i--) out->stride[i] = s, s *= v->type.dims[i].c;
+        return true;
+    }
+    const ts_node *n = v->def;
+    if (!n || (n->op != TS_OP_TRANSPOSE && n->op != TS_OP_RESHAPE && n->op != TS_OP_SLICE)) return false;
+    ts_sview in;
+    if (!ts_fuse_sview(f, n->in[0], &in)) return false;
+    int cnt = 0;
+    switch (n->op) {
+    case TS_OP_TRANSPOSE: {
+        const int64_t *perm = ts_node_ints(n, "perm", &cnt);
+        if (cnt != v->type.rank) return false;
+        *out = in;
+        for (int i = 0; i < cnt; i++) out->stride[i] = in.stride[perm[i]];
+        return true;
+    }
+    case TS_OP_SLICE: {
+        int cst = 0;
+        const ts_dim *start = ts_node_dims(n, "start", &cnt);
+        const int64_t *step = ts_node_ints(n, "stride", &cst);
+        if (cnt != v->type.rank || (cst && cst != cnt)) return false;
+        *out = in;
+        for (int i = 0; i < cnt; i++) {
+            if (!ts_dim_is_const(start[i])) return false;
+            out->off += start[i].c * in.stride[i];
+            out->stride[i] = in.stride[i] * (cst ? step[i] : 1);
+        }
+        return true;
+    }
+    default: return reshape_view(n->in[0], &in, v, out);
+    }
+}
+
+/* A template dot's operand that is a layout chain (not stored yet): read
+ * in place if the chain ends at stored data and each role merges, decided
+ * once every other value's storage is known. */
+static bool deferred_operand(const ts_node *n, int i)
+{
+    if (n->op != TS_OP_DOT || !ts_contract_template(n)) return false;
+    const ts_node *d = n->in[i]->def;
+    return d && (d->op == TS_OP_TRANSPOSE || d->op == TS_OP_RESHAPE || d->op == TS_OP_SLICE);
+}
+
 static bool needs_memory_operands(const ts_node *n)
 {
     return !ts_fuse_compilable(n) || n->op == TS_OP_DOT || n->op == TS_OP_CONV;
@@ -227,7 +325,8 @@ static void decide(ts_fusion *f, const ts_block *body, const ts_node **user, boo
             if (!compiled || !inlinable(n) || (n->op == TS_OP_CONST && !is_splat_const(n))) f->mat[v->id] = true;
         }
         if (needs_memory_operands(n))
-            for (int i = 0; i < n->n_in; i++) f->mat[n->in[i]->id] = true;
+            for (int i = 0; i < n->n_in; i++)
+                if (!deferred_operand(n, i)) f->mat[n->in[i]->id] = true;
     }
     /* contraction templates take their elementwise consumers as epilogues */
     for (const ts_node *n = body->first; n; n = n->next) {
@@ -246,6 +345,13 @@ static void decide(ts_fusion *f, const ts_block *body, const ts_node **user, boo
         for (int k = 0; k < n->n_out; k++) {
             const ts_value *v = n->out[k];
             if (!f->mat[v->id] && !in_cone[v->id] && f->uses[v->id] >= 2 && !cheap(f, v)) f->mat[v->id] = true;
+        }
+    /* dot operands left as layout chains: read in place, or stored after all */
+    for (const ts_node *n = body->first; n; n = n->next)
+        for (int i = 0; i < n->n_in; i++) {
+            ts_sview sv;
+            if (!deferred_operand(n, i) || f->mat[n->in[i]->id]) continue;
+            if (!ts_fuse_sview(f, n->in[i], &sv) || !ts_dot_operand_strided(n, i, &sv)) f->mat[n->in[i]->id] = true;
         }
 }
 

@@ -58,4 +58,15 @@ ts_status ts_fuse_rows(ts_fusion *f, ts_err *err);
 /* Whether the C generator handles node n (op and dtypes). */
 bool ts_fuse_compilable(const ts_node *n);
 
+/* A value read in place through layout ops (D26): element c of v is
+ * base[off + sum_i c[i] * stride[i]], base materialized. */
+typedef struct ts_sview {
+    const ts_value *base;
+    int64_t off;
+    int64_t stride[TS_MAX_RANK];
+} ts_sview;
+/* Whether v is a stored value, or a chain of transpose, reshape and slice
+ * over one with constant dims, as a strided view (false: neither). */
+bool ts_fuse_sview(const ts_fusion *f, const ts_value *v, ts_sview *out);
+
 #endif

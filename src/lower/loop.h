@@ -117,6 +117,7 @@ typedef struct ts_ltmpl {
      * runtime packs it once per program (NAME_pack) and passes the packed
      * copy as the extra buffer bufs[n_bufs] (D26). */
     bool prepack_b;
+    int64_t a_off, b_off;           /* GEMM: elements from the buffer's start (operands read as views) */
 } ts_ltmpl;
 
 /* A builder of kernels; owns the arena and the hash-consing table. */

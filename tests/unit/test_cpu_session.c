@@ -178,6 +178,54 @@ static void test_const_weights(void)
     ts_graph_free(g);
 }
 
+/* ---- attention heads read in place (D26) --------------------------------------------------- */
+
+/* q, k, v sliced from one [b, s, 3*h*d] value and split into heads by
+ * reshape + transpose (k transposed for q.k^T, v with a slice step): both
+ * dots read them in place, so the program is the two dot kernels alone. */
+static const char heads_model[] =
+    "graph @h(%x: f32[1, 8, 96]) {\n"
+    "  %q0: f32[1, 8, 32] = slice(%x) {start=[0, 0, 0], limit=[1, 8, 32], stride=[1, 1, 1]}\n"
+    "  %k0: f32[1, 8, 32] = slice(%x) {start=[0, 0, 32], limit=[1, 8, 64], stride=[1, 1, 1]}\n"
+    "  %v0: f32[1, 4, 32] = slice(%x) {start=[0, 0, 64], limit=[1, 8, 96], stride=[1, 2, 1]}\n"
+    "  %q1: f32[1, 8, 2, 16] = reshape(%q0) {shape=[1, 8, 2, 16]}\n"
+    "  %k1: f32[1, 8, 2, 16] = reshape(%k0) {shape=[1, 8, 2, 16]}\n"
+    "  %v1: f32[1, 4, 2, 16] = reshape(%v0) {shape=[1, 4, 2, 16]}\n"
+    "  %q: f32[1, 2, 8, 16] = transpose(%q1) {perm=[0, 2, 1, 3]}\n"
+    "  %kt: f32[1, 2, 16, 8] = transpose(%k1) {perm=[0, 2, 3, 1]}\n"
+    "  %v: f32[1, 2, 4, 16] = transpose(%v1) {perm=[0, 2, 1, 3]}\n"
+    "  %s: f32[1, 2, 8, 8] = dot(%q, %kt) {lhs_batch=[0, 1], rhs_batch=[0, 1], lhs_contract=[3], rhs_contract=[2]}\n"
+    "  %p: f32[1, 2, 8, 4] = slice(%s) {start=[0, 0, 0, 0], limit=[1, 2, 8, 4], stride=[1, 1, 1, 1]}\n"
+    "  %o: f32[1, 2, 8, 16] = dot(%p, %v) {lhs_batch=[0, 1], rhs_batch=[0, 1], lhs_contract=[3], rhs_contract=[2]}\n"
+    "  return %o\n}\n";
+
+static void test_heads_in_place(void)
+{
+    ts_graph *g = NULL;
+    ts_err err = {0};
+    CHECK_MSG(ts_graph_parse(heads_model, strlen(heads_model), "heads", &g, &err) == TS_OK, "%s", err.msg);
+    if (!g) return;
+    ts_session *ref = NULL, *cpu = NULL;
+    ts_session_opts o = {.threads = 2};
+    CHECK(ts_session_new(g, "interp", &ref, &err) == TS_OK);
+    CHECK_MSG(ts_session_new_opts(g, "cpu", &o, &cpu, &err) == TS_OK, "%s", err.msg);
+    int kernels = -1;
+    ts_session_compile_info(cpu, NULL, NULL, &kernels, NULL);
+    /* the slice of s (a view with a partial row) is read in place too */
+    CHECK_MSG(kernels == 2, "%d kernels: a head split was copied", kernels);
+    int64_t shape[3] = {1, 8, 96};
+    ts_tensor *x = filled(3, shape, 77), *want = NULL, *got = NULL;
+    CHECK(ts_session_run(ref, 1, &x, 1, &want, &err) == TS_OK);
+    CHECK_MSG(ts_session_run(cpu, 1, &x, 1, &got, &err) == TS_OK, "%s", err.msg);
+    CHECK(got && want && close_all(got, want));
+    ts_tensor_release(x);
+    ts_tensor_release(want);
+    ts_tensor_release(got);
+    ts_session_free(cpu);
+    ts_session_free(ref);
+    ts_graph_free(g);
+}
+
 int main(void)
 {
     setenv("TESSERA_CACHE_DIR", "build-test-jit-cache", 0);
@@ -228,5 +276,6 @@ int main(void)
     ts_session_free(ref);
     ts_graph_free(g);
     test_const_weights();
+    test_heads_in_place();
     return check_report();
 }

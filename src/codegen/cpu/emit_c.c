@@ -554,7 +554,8 @@ static void gemm_args(ts_buf *out, const ts_ltmpl *t, ts_buf *names)
 {
     static const char *const f[] = {"m", "n", "k", "a_rs", "a_cs", "b_rs", "b_cs", "c_rs", "batch", "a_bs",
                                     "b_bs", "c_bs"};
-    ts_buf_printf(out, "    tsrt_sgemm_args g = {0};\n    g.a = b%d; g.b = b%d; g.c = b%d; g.c_cs = 1;\n", t->a, t->b, t->c);
+    ts_buf_printf(out, "    tsrt_sgemm_args g = {0};\n    g.a = b%d + %lld; g.b = b%d + %lld; g.c = b%d; g.c_cs = 1;\n", t->a,
+                  (long long)t->a_off, t->b, (long long)t->b_off, t->c);
     for (int i = 0; i < t->n_args; i++) ts_buf_printf(out, "    g.%s = %s;\n", f[i], names[i].data);
 }
 
