@@ -520,6 +520,27 @@ bool ts_dot_operand_strided(const ts_node *n, int i, const ts_sview *sv)
     return true;
 }
 
+/* The result's axes: batch, then lhs free (rows), then rhs free (columns). */
+static void result_roles(const ts_node *n, role *b, role *r, role *cl)
+{
+    role lb, rb, lc, rc, lf, rf;
+    roles_of(n, &lb, &rb, &lc, &rc, &lf, &rf);
+    int a = 0;
+    b->n = lb.n, r->n = lf.n, cl->n = rf.n;
+    for (int i = 0; i < lb.n; i++) b->ax[i] = a++;
+    for (int i = 0; i < lf.n; i++) r->ax[i] = a++;
+    for (int i = 0; i < rf.n; i++) cl->ax[i] = a++;
+}
+
+bool ts_dot_result_strided(const ts_node *n, const ts_sview *sv)
+{
+    role b, r, cl;
+    result_roles(n, &b, &r, &cl);
+    int64_t e, s, ec, sc;
+    return sview_role(n->out[0], sv, &b, &e, &s) && sview_role(n->out[0], sv, &r, &e, &s) &&
+           sview_role(n->out[0], sv, &cl, &ec, &sc) && (sc == 1 || ec == 1);
+}
+
 /* The extent of a merged role of v and the stride of its innermost axis
  * (an empty role: extent 1, stride 0). */
 static void role_geom(lctx *c, const ts_value *v, const role *r, ts_lx **ext, ts_lx **stride)
@@ -663,10 +684,33 @@ static void lower_epilogue(lctx *c, const ts_value *d, const ts_value *v, int sp
     append(&ns, s);
 }
 
+/* C's row and batch strides (template arguments c_rs, c_bs) for a result
+ * stored through a transpose/reshape chain (fusion's cout). */
+static void result_strides(lctx *c, const ts_node *n)
+{
+    ts_sview sv;
+    role b, r, cl;
+    int64_t e, bs = 0, rs = 0;
+    result_roles(n, &b, &r, &cl);
+    if (!c->k->tmpl || !ts_fuse_cview(n->out[0], c->f->cout[n->id], &sv) || !sview_role(n->out[0], &sv, &b, &e, &bs) ||
+        !sview_role(n->out[0], &sv, &r, &e, &rs)) {
+        ts_lprog_fail(c->p, TS_ERR_INTERNAL, "a dot's stored layout does not merge");
+        return;
+    }
+    c->k->tmpl->arg[7] = ts_lx_int(c->p, rs);
+    c->k->tmpl->arg[11] = ts_lx_int(c->p, bs);
+}
+
 static void lower_template(lctx *c, const ts_group *g)
 {
     const ts_node *n = g->root;
     const ts_value *d = n->out[0], *v = g->epilogue ? g->epilogue : d;
+    const ts_value *w = n->op == TS_OP_DOT ? c->f->cout[n->id] : NULL;
+    if (w) {   /* the result written straight into w's layout (fusion checked it merges) */
+        lower_gemm(c, n, w);
+        result_strides(c, n);
+        return;
+    }
     if (n->op == TS_OP_DOT) lower_gemm(c, n, v);
     else lower_conv(c, n, v);
     if (v != d && c->k->tmpl) {

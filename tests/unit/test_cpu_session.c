@@ -182,7 +182,9 @@ static void test_const_weights(void)
 
 /* q, k, v sliced from one [b, s, 3*h*d] value and split into heads by
  * reshape + transpose (k transposed for q.k^T, v with a slice step): both
- * dots read them in place, so the program is the two dot kernels alone. */
+ * dots read them in place, and the second writes its result merged back
+ * (transpose + reshape) through C strides: the program is the two dot
+ * kernels alone. */
 static const char heads_model[] =
     "graph @h(%x: f32[1, 8, 96]) {\n"
     "  %q0: f32[1, 8, 32] = slice(%x) {start=[0, 0, 0], limit=[1, 8, 32], stride=[1, 1, 1]}\n"
@@ -197,7 +199,9 @@ static const char heads_model[] =
     "  %s: f32[1, 2, 8, 8] = dot(%q, %kt) {lhs_batch=[0, 1], rhs_batch=[0, 1], lhs_contract=[3], rhs_contract=[2]}\n"
     "  %p: f32[1, 2, 8, 4] = slice(%s) {start=[0, 0, 0, 0], limit=[1, 2, 8, 4], stride=[1, 1, 1, 1]}\n"
     "  %o: f32[1, 2, 8, 16] = dot(%p, %v) {lhs_batch=[0, 1], rhs_batch=[0, 1], lhs_contract=[3], rhs_contract=[2]}\n"
-    "  return %o\n}\n";
+    "  %ot: f32[1, 8, 2, 16] = transpose(%o) {perm=[0, 2, 1, 3]}\n"
+    "  %m: f32[1, 8, 32] = reshape(%ot) {shape=[1, 8, 32]}\n"
+    "  return %m\n}\n";
 
 static void test_heads_in_place(void)
 {
