@@ -42,6 +42,7 @@ typedef struct ts_fusion {
     bool *mat;                 /* by value id: materialized */
     int *uses;                 /* by value id: operand uses in the body (+1 per result use) */
     const ts_value **epi;      /* by node id, for template contractions: the value their epilogue ends at */
+    const ts_value **cout;     /* by node id, template dots: a stored layout of the result written in place (D26), or NULL */
     int n_groups;
     ts_group *groups;
 } ts_fusion;
@@ -57,5 +58,20 @@ void ts_fusion_print(ts_buf *b, const ts_fusion *f);
 ts_status ts_fuse_rows(ts_fusion *f, ts_err *err);
 /* Whether the C generator handles node n (op and dtypes). */
 bool ts_fuse_compilable(const ts_node *n);
+
+/* A value read in place through layout ops (D26): element c of v is
+ * base[off + sum_i c[i] * stride[i]], base materialized. */
+typedef struct ts_sview {
+    const ts_value *base;
+    int64_t off;
+    int64_t stride[TS_MAX_RANK];
+} ts_sview;
+/* Whether v is a stored value, or a chain of transpose, reshape and slice
+ * over one with constant dims, as a strided view (false: neither). */
+bool ts_fuse_sview(const ts_fusion *f, const ts_value *v, ts_sview *out);
+/* The strides of d's axes in the row-major buffer of w, where w is a
+ * chain of transpose and reshape over d (f->cout): how a dot writes its
+ * result straight into the layout its user stores. */
+bool ts_fuse_cview(const ts_value *d, const ts_value *w, ts_sview *out);
 
 #endif

@@ -114,6 +114,11 @@ typedef struct ts_ltmpl {
     int n_args;                     /* GEMM: m n k a_rs a_cs b_rs b_cs c_rs batch a_bs b_bs c_bs */
     ts_lx *arg[TS_TMPL_MAX_ARGS];   /* CONV: n c h w o kh kw oh ow groups sh sw ph pw dh dw lh lw */
     ts_ls *epi;                     /* NULL: no epilogue */
+    /* GEMM: B is a constant, one for every product of the batch, so the
+     * runtime packs it once per program (NAME_pack) and passes the packed
+     * copy as the extra buffer bufs[n_bufs] (D26). */
+    bool prepack_b;
+    int64_t a_off, b_off;           /* GEMM: elements from the buffer's start (operands read as views) */
 } ts_ltmpl;
 
 /* A builder of kernels; owns the arena and the hash-consing table. */

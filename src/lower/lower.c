@@ -543,6 +543,55 @@ bool ts_contract_template(const ts_node *n)
     return merges(&lb) && merges(&rb) && merges(&lc) && merges(&rc) && merges(&lf) && merges(&rf);
 }
 
+/* A role of a strided view: its axes of extent > 1 must form one run
+ * (stride[a] == stride[b] * dim[b] for consecutive a, b); *ext and
+ * *stride are the merged index's (an empty role: 1 and 0). */
+static bool sview_role(const ts_value *v, const ts_sview *sv, const role *r, int64_t *ext, int64_t *stride)
+{
+    int64_t e = 1, s = 0, inner = -1;
+    for (int k = r->n - 1; k >= 0; k--) {
+        const int64_t a = r->ax[k], d = v->type.dims[a].c;
+        if (d == 1) continue;
+        if (inner < 0) s = sv->stride[a], inner = a;
+        else if (sv->stride[a] != sv->stride[inner] * e) return false;
+        e *= d;
+    }
+    *ext = e;
+    *stride = inner < 0 ? 0 : s;
+    return true;
+}
+
+bool ts_dot_operand_strided(const ts_node *n, int i, const ts_sview *sv)
+{
+    role rl[2][3];   /* batch, contracted, free of each operand */
+    roles_of(n, &rl[0][0], &rl[1][0], &rl[0][1], &rl[1][1], &rl[0][2], &rl[1][2]);
+    int64_t e, s;
+    for (int k = 0; k < 3; k++)
+        if (!sview_role(n->in[i], sv, &rl[i][k], &e, &s)) return false;
+    return true;
+}
+
+/* The result's axes: batch, then lhs free (rows), then rhs free (columns). */
+static void result_roles(const ts_node *n, role *b, role *r, role *cl)
+{
+    role lb, rb, lc, rc, lf, rf;
+    roles_of(n, &lb, &rb, &lc, &rc, &lf, &rf);
+    int a = 0;
+    b->n = lb.n, r->n = lf.n, cl->n = rf.n;
+    for (int i = 0; i < lb.n; i++) b->ax[i] = a++;
+    for (int i = 0; i < lf.n; i++) r->ax[i] = a++;
+    for (int i = 0; i < rf.n; i++) cl->ax[i] = a++;
+}
+
+bool ts_dot_result_strided(const ts_node *n, const ts_sview *sv)
+{
+    role b, r, cl;
+    result_roles(n, &b, &r, &cl);
+    int64_t e, s, ec, sc;
+    return sview_role(n->out[0], sv, &b, &e, &s) && sview_role(n->out[0], sv, &r, &e, &s) &&
+           sview_role(n->out[0], sv, &cl, &ec, &sc) && (sc == 1 || ec == 1);
+}
+
 /* The extent of a merged role of v and the stride of its innermost axis
  * (an empty role: extent 1, stride 0). */
 static void role_geom(lctx *c, const ts_value *v, const role *r, ts_lx **ext, ts_lx **stride)
@@ -555,6 +604,16 @@ static void role_geom(lctx *c, const ts_value *v, const role *r, ts_lx **ext, ts
             *stride = ts_lx_mul(c->p, *stride, dimx(c, v->type.dims[i]));
 }
 
+/* role_geom for an operand read through a strided view (fusion checked
+ * that the role merges). */
+static void sview_geom(lctx *c, const ts_value *v, const ts_sview *sv, const role *r, ts_lx **ext, ts_lx **stride)
+{
+    int64_t e = 1, s = 0;
+    if (!sview_role(v, sv, r, &e, &s)) ts_lprog_fail(c->p, TS_ERR_INTERNAL, "a dot operand's view does not merge");
+    *ext = ts_lx_int(c->p, e);
+    *stride = ts_lx_int(c->p, s);
+}
+
 static ts_ltmpl *new_tmpl(lctx *c, ts_tmpl_kind kind, const ts_node *n, const ts_value *out)
 {
     ts_ltmpl *t = ts_arena_alloc(ts_lprog_arena(c->p), sizeof *t);
@@ -564,8 +623,9 @@ static ts_ltmpl *new_tmpl(lctx *c, ts_tmpl_kind kind, const ts_node *n, const ts
     }
     memset(t, 0, sizeof *t);
     t->kind = kind;
-    t->a = ts_lkernel_buf(c->p, c->k, n->in[0], false);
-    t->b = ts_lkernel_buf(c->p, c->k, n->in[1], false);
+    /* an unstored dot operand (a strided view) binds its base instead (lower_gemm) */
+    if (c->f->mat[n->in[0]->id]) t->a = ts_lkernel_buf(c->p, c->k, n->in[0], false);
+    if (c->f->mat[n->in[1]->id]) t->b = ts_lkernel_buf(c->p, c->k, n->in[1], false);
     t->c = ts_lkernel_buf(c->p, c->k, out, true);
     c->k->tmpl = t;
     c->k->needs |= kind == TS_TMPL_GEMM ? TS_NEEDS_GEMM : TS_NEEDS_GEMM | TS_NEEDS_CONV;
@@ -586,7 +646,27 @@ static void lower_gemm(lctx *c, const ts_node *n, const ts_value *out)
     role_geom(c, r, &rf, &nn, &b_cs);
     role_geom(c, l, &lb, &batch, &a_bs);
     role_geom(c, r, &rb, &unused, &b_bs);
+    /* an operand left unstored by fusion is read in place through its
+     * layout ops: the stored base, an offset, the view's strides (static) */
+    ts_sview sv;
+    if (!c->f->mat[l->id] && ts_fuse_sview(c->f, l, &sv)) {
+        t->a = ts_lkernel_buf(c->p, c->k, sv.base, false);
+        t->a_off = sv.off;
+        sview_geom(c, l, &sv, &lf, &m, &a_rs);
+        sview_geom(c, l, &sv, &lc, &k, &a_cs);
+        sview_geom(c, l, &sv, &lb, &batch, &a_bs);
+    }
+    if (!c->f->mat[r->id] && ts_fuse_sview(c->f, r, &sv)) {
+        t->b = ts_lkernel_buf(c->p, c->k, sv.base, false);
+        t->b_off = sv.off;
+        sview_geom(c, r, &sv, &rc, &unused, &b_rs);
+        sview_geom(c, r, &sv, &rf, &nn, &b_cs);
+        sview_geom(c, r, &sv, &rb, &unused, &b_bs);
+    }
     ts_lx *args[] = {m, nn, k, a_rs, a_cs, b_rs, b_cs, nn, batch, a_bs, b_bs, ts_lx_mul(c->p, m, nn)};
+    /* A constant weight (the graph's own data, the same in every run) is
+     * worth packing once: the runtime keeps the packed copy per program. */
+    t->prepack_b = r->def && r->def->op == TS_OP_CONST && rb.n == 0;
     t->n_args = (int)(sizeof args / sizeof args[0]);
     memcpy(t->arg, args, sizeof args);
 }
@@ -655,10 +735,33 @@ static void lower_epilogue(lctx *c, const ts_value *d, const ts_value *v, int sp
     append(&ns, s);
 }
 
+/* C's row and batch strides (template arguments c_rs, c_bs) for a result
+ * stored through a transpose/reshape chain (fusion's cout). */
+static void result_strides(lctx *c, const ts_node *n)
+{
+    ts_sview sv;
+    role b, r, cl;
+    int64_t e, bs = 0, rs = 0;
+    result_roles(n, &b, &r, &cl);
+    if (!c->k->tmpl || !ts_fuse_cview(n->out[0], c->f->cout[n->id], &sv) || !sview_role(n->out[0], &sv, &b, &e, &bs) ||
+        !sview_role(n->out[0], &sv, &r, &e, &rs)) {
+        ts_lprog_fail(c->p, TS_ERR_INTERNAL, "a dot's stored layout does not merge");
+        return;
+    }
+    c->k->tmpl->arg[7] = ts_lx_int(c->p, rs);
+    c->k->tmpl->arg[11] = ts_lx_int(c->p, bs);
+}
+
 static void lower_template(lctx *c, const ts_group *g)
 {
     const ts_node *n = g->root;
     const ts_value *d = n->out[0], *v = g->epilogue ? g->epilogue : d;
+    const ts_value *w = n->op == TS_OP_DOT ? c->f->cout[n->id] : NULL;
+    if (w) {   /* the result written straight into w's layout (fusion checked it merges) */
+        lower_gemm(c, n, w);
+        result_strides(c, n);
+        return;
+    }
     if (n->op == TS_OP_DOT) lower_gemm(c, n, v);
     else lower_conv(c, n, v);
     if (v != d && c->k->tmpl) {

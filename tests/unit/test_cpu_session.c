@@ -93,6 +93,143 @@ static void job_free(job *j)
     for (int i = 0; i < 2; i++) ts_tensor_release(j->want[i]);
 }
 
+/* ---- constant weights packed once per session (D26) ---------------------------------------- */
+
+/* x[n, 300] . w[300, 40] . v[24, 40]^T with w and v constants: the packed
+ * copies are made by the first run and reused by every later run, at every
+ * n (K = 300 crosses a K block; 40 and 24 columns end in a partial panel;
+ * v is read transposed). */
+static char *const_model(void)
+{
+    size_t cap = 1 << 20, len = 0;
+    char *t = malloc(cap);
+    unsigned seed = 3;
+    len += (size_t)snprintf(t + len, cap - len, "graph @c(%%x: f32[n, 300]) {\n  %%w: f32[300, 40] = const() {value=[");
+    for (int i = 0; i < 300 * 40 + 24 * 40; i++) {
+        if (i == 300 * 40)
+            len += (size_t)snprintf(t + len, cap - len, "]}\n  %%v: f32[24, 40] = const() {value=[");
+        else if (i) len += (size_t)snprintf(t + len, cap - len, ", ");
+        seed = seed * 1103515245u + 12345u;
+        len += (size_t)snprintf(t + len, cap - len, "%g", (double)((int)((seed >> 8) % 2001) - 1000) / 10000.0);
+    }
+    snprintf(t + len, cap - len,
+             "]}\n"
+             "  %%y: f32[n, 40] = dot(%%x, %%w) {lhs_contract=[1], rhs_contract=[0]}\n"
+             "  %%z: f32[n, 24] = dot(%%y, %%v) {lhs_contract=[1], rhs_contract=[1]}\n"
+             "  return %%z\n}\n");
+    return t;
+}
+
+typedef struct cjob {
+    ts_session *s;
+    ts_tensor *x, *want;
+    int bad;
+} cjob;
+
+static void *cworker(void *arg)
+{
+    cjob *j = arg;
+    for (int r = 0; r < 10; r++) {
+        ts_tensor *out = NULL;
+        if (ts_session_run(j->s, 1, &j->x, 1, &out, NULL) != TS_OK || !close_all(out, j->want)) j->bad++;
+        ts_tensor_release(out);
+    }
+    return NULL;
+}
+
+static void test_const_weights(void)
+{
+    char *text = const_model();
+    ts_graph *g = NULL;
+    ts_err err = {0};
+    CHECK_MSG(ts_graph_parse(text, strlen(text), "const", &g, &err) == TS_OK, "%s", err.msg);
+    free(text);
+    if (!g) return;
+    ts_session *ref = NULL, *seq = NULL, *par = NULL;
+    ts_session_opts o = {.threads = 2};
+    CHECK(ts_session_new(g, "interp", &ref, &err) == TS_OK);
+    CHECK_MSG(ts_session_new_opts(g, "cpu", &o, &seq, &err) == TS_OK, "%s", err.msg);
+    CHECK_MSG(ts_session_new_opts(g, "cpu", &o, &par, &err) == TS_OK, "%s", err.msg);
+    if (!ref || !seq || !par) return;
+    /* one session, sizes in turn: packed by the first run, n changes */
+    cjob jobs[4];
+    const int64_t ns[4] = {5, 130, 1, 64};
+    for (int i = 0; i < 4; i++) {
+        int64_t shape[2] = {ns[i], 300};
+        jobs[i] = (cjob){par, filled(2, shape, (unsigned)(40 + i)), NULL, 0};
+        CHECK(ts_session_run(ref, 1, &jobs[i].x, 1, &jobs[i].want, &err) == TS_OK);
+        ts_tensor *got = NULL;
+        CHECK_MSG(ts_session_run(seq, 1, &jobs[i].x, 1, &got, &err) == TS_OK, "%s", err.msg);
+        CHECK_MSG(got && close_all(got, jobs[i].want), "n=%lld differs", (long long)ns[i]);
+        ts_tensor_release(got);
+    }
+    /* a fresh session whose first runs race on the packing */
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++) pthread_create(&th[i], NULL, cworker, &jobs[i]);
+    for (int i = 0; i < 4; i++) pthread_join(th[i], NULL);
+    for (int i = 0; i < 4; i++) {
+        CHECK_MSG(jobs[i].bad == 0, "thread %d: %d bad runs", i, jobs[i].bad);
+        ts_tensor_release(jobs[i].x);
+        ts_tensor_release(jobs[i].want);
+    }
+    ts_session_free(seq);
+    ts_session_free(par);
+    ts_session_free(ref);
+    ts_graph_free(g);
+}
+
+/* ---- attention heads read in place (D26) --------------------------------------------------- */
+
+/* q, k, v sliced from one [b, s, 3*h*d] value and split into heads by
+ * reshape + transpose (k transposed for q.k^T, v with a slice step): both
+ * dots read them in place, and the second writes its result merged back
+ * (transpose + reshape) through C strides: the program is the two dot
+ * kernels alone. */
+static const char heads_model[] =
+    "graph @h(%x: f32[1, 8, 96]) {\n"
+    "  %q0: f32[1, 8, 32] = slice(%x) {start=[0, 0, 0], limit=[1, 8, 32], stride=[1, 1, 1]}\n"
+    "  %k0: f32[1, 8, 32] = slice(%x) {start=[0, 0, 32], limit=[1, 8, 64], stride=[1, 1, 1]}\n"
+    "  %v0: f32[1, 4, 32] = slice(%x) {start=[0, 0, 64], limit=[1, 8, 96], stride=[1, 2, 1]}\n"
+    "  %q1: f32[1, 8, 2, 16] = reshape(%q0) {shape=[1, 8, 2, 16]}\n"
+    "  %k1: f32[1, 8, 2, 16] = reshape(%k0) {shape=[1, 8, 2, 16]}\n"
+    "  %v1: f32[1, 4, 2, 16] = reshape(%v0) {shape=[1, 4, 2, 16]}\n"
+    "  %q: f32[1, 2, 8, 16] = transpose(%q1) {perm=[0, 2, 1, 3]}\n"
+    "  %kt: f32[1, 2, 16, 8] = transpose(%k1) {perm=[0, 2, 3, 1]}\n"
+    "  %v: f32[1, 2, 4, 16] = transpose(%v1) {perm=[0, 2, 1, 3]}\n"
+    "  %s: f32[1, 2, 8, 8] = dot(%q, %kt) {lhs_batch=[0, 1], rhs_batch=[0, 1], lhs_contract=[3], rhs_contract=[2]}\n"
+    "  %p: f32[1, 2, 8, 4] = slice(%s) {start=[0, 0, 0, 0], limit=[1, 2, 8, 4], stride=[1, 1, 1, 1]}\n"
+    "  %o: f32[1, 2, 8, 16] = dot(%p, %v) {lhs_batch=[0, 1], rhs_batch=[0, 1], lhs_contract=[3], rhs_contract=[2]}\n"
+    "  %ot: f32[1, 8, 2, 16] = transpose(%o) {perm=[0, 2, 1, 3]}\n"
+    "  %m: f32[1, 8, 32] = reshape(%ot) {shape=[1, 8, 32]}\n"
+    "  return %m\n}\n";
+
+static void test_heads_in_place(void)
+{
+    ts_graph *g = NULL;
+    ts_err err = {0};
+    CHECK_MSG(ts_graph_parse(heads_model, strlen(heads_model), "heads", &g, &err) == TS_OK, "%s", err.msg);
+    if (!g) return;
+    ts_session *ref = NULL, *cpu = NULL;
+    ts_session_opts o = {.threads = 2};
+    CHECK(ts_session_new(g, "interp", &ref, &err) == TS_OK);
+    CHECK_MSG(ts_session_new_opts(g, "cpu", &o, &cpu, &err) == TS_OK, "%s", err.msg);
+    int kernels = -1;
+    ts_session_compile_info(cpu, NULL, NULL, &kernels, NULL);
+    /* the slice of s (a view with a partial row) is read in place too */
+    CHECK_MSG(kernels == 2, "%d kernels: a head split was copied", kernels);
+    int64_t shape[3] = {1, 8, 96};
+    ts_tensor *x = filled(3, shape, 77), *want = NULL, *got = NULL;
+    CHECK(ts_session_run(ref, 1, &x, 1, &want, &err) == TS_OK);
+    CHECK_MSG(ts_session_run(cpu, 1, &x, 1, &got, &err) == TS_OK, "%s", err.msg);
+    CHECK(got && want && close_all(got, want));
+    ts_tensor_release(x);
+    ts_tensor_release(want);
+    ts_tensor_release(got);
+    ts_session_free(cpu);
+    ts_session_free(ref);
+    ts_graph_free(g);
+}
+
 int main(void)
 {
     setenv("TESSERA_CACHE_DIR", "build-test-jit-cache", 0);
@@ -142,5 +279,7 @@ int main(void)
     ts_session_free(cpu);
     ts_session_free(ref);
     ts_graph_free(g);
+    test_const_weights();
+    test_heads_in_place();
     return check_report();
 }

@@ -93,6 +93,10 @@ typedef struct {
     int b_shared;       /* batch stride 0 for B (one weight for all) */
 } gcase;
 
+/* Set while test_prepacked runs: B is packed first by tsrt_sgemm_pack_b
+ * and passed as g.bp. */
+static int prepack;
+
 /* Runs one case; 1 when every element is within tolerance. `perturb` adds
  * an error to one element before checking (the checker's own test). */
 static int run_case(const gcase *t, int perturb)
@@ -115,6 +119,21 @@ static int run_case(const gcase *t, int perturb)
                          .b = b, .b_rs = lb.rs, .b_cs = lb.cs, .c = c, .c_rs = lc.rs, .c_cs = lc.cs,
                          .beta = t->beta, .epi = t->epi ? epi_bias_relu : NULL, .epi_ctx = &e,
                          .batch = B, .a_bs = la.bs, .b_bs = lb.bs, .c_bs = lc.bs};
+    /* B packed by nth threads' shares; where the driver reads the packed
+     * copy, the source is then poisoned (the reference reads a copy). */
+    float *packed = NULL, *b_src = b;
+    if (prepack) {
+        const size_t psz = tsrt_sgemm_packed_b_size(&g);
+        packed = aligned_alloc(64, (psz + 64) / 64 * 64);
+        memset(packed, 0xFF, (psz + 64) / 64 * 64);   /* NaN: every float must be written */
+        for (int ith = 0; ith < t->nth; ith++) tsrt_sgemm_pack_b(&g, packed, ith, t->nth);
+        g.bp = packed;
+        if (tsrt__bp_usable(&g, g.c_cs != 1 && g.c_rs == 1)) {
+            b = malloc(sizeof(float) * (size_t)lb.size);
+            memcpy(b, b_src, sizeof(float) * (size_t)lb.size);
+            for (ptrdiff_t i = 0; i < lb.size; i++) b_src[i] = NAN;
+        }
+    }
     /* Exactly the advertised workspace, at an odd address, with a canary. */
     const size_t wsz = tsrt_sgemm_workspace(M, N, K);
     unsigned char *wbuf = malloc(wsz + 4 + 64);
@@ -151,7 +170,8 @@ static int run_case(const gcase *t, int perturb)
                 }
             }
     if (e.bad) ok = 0, fprintf(stderr, "  %d epilogue blocks with wrong pointer/bounds\n", e.bad);
-    free(a), free(b), free(c), free(c_old), free(bias), free(count), free(wbuf);
+    if (b != b_src) free(b_src);
+    free(a), free(b), free(c), free(c_old), free(bias), free(count), free(wbuf), free(packed);
     return ok;
 }
 
@@ -237,6 +257,28 @@ static void test_batched(void)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_case(&cases[i]);
 }
 
+/* B packed once (a constant weight): odd n and k, k across KC blocks,
+ * a shared B in a batch, a transposed B, threads splitting rows and
+ * columns; a separate B per product and a column-major C (the driver
+ * swaps) ignore the packed copy. */
+static void test_prepacked(void)
+{
+    const gcase cases[] = {
+        {128, 768, 300, 1, ROW, ROW, ROW, 0, 1, 2, 0},
+        {19, 37, 29, 1, ROW, COL, ROW, 1, 1, 3, 0},
+        {150, 70, 777, 1, PADDED, STRIDED, ROW, 0, 1, 1, 0},
+        {7, 3100, 9, 1, ROW, ROW, ROW, 0, 1, 2, 0},
+        {13, 17, 11, 4, ROW, ROW, ROW, 1, 1, 3, 1},
+        {13, 17, 11, 3, ROW, ROW, ROW, 0, 1, 2, 0},
+        {45, 33, 40, 1, ROW, ROW, COL, 0, 1, 2, 0},
+        {5, 7, 0, 1, ROW, ROW, ROW, 0, 1, 2, 0},
+        {9, 2, 20, 1, ROW, ROW, ROW, 0, 1, 1, 0},
+    };
+    prepack = 1;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_case(&cases[i]);
+    prepack = 0;
+}
+
 /* The checker itself must fail on a wrong result. */
 static void test_checker_fails(void)
 {
@@ -279,6 +321,7 @@ int main(void)
     test_blocking();
     test_degenerate();
     test_batched();
+    test_prepacked();
     test_split();
     return check_report();
 }

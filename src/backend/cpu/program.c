@@ -20,6 +20,13 @@ enum { KERNELS_PER_TU = 24, MAX_TU = 4 };
 void ts_cpu_program_free(ts_cpu_program *p)
 {
     if (!p) return;
+    for (int i = 0; p->steps && i < p->n_steps; i++) {
+        ts_cpu_packed *pk = p->steps[i].packed;
+        if (!pk) continue;
+        ts_mem_free(pk->mem);
+        pthread_mutex_destroy(&pk->lock);
+        ts_mem_free(pk);
+    }
     ts_jit_free(p->mod);
     ts_lprog_free(p->lp);
     ts_fusion_free(p->fusion);
@@ -134,6 +141,22 @@ ts_status ts_cpu_loops_text(const ts_graph *g, char **text, ts_err *err)
     return TS_OK;
 }
 
+/* The packer of a step whose GEMM reads a constant B, and the empty slot
+ * its packed copy goes into at the first run. */
+static ts_status find_packer(ts_cpu_program *p, ts_cpu_step *st, ts_err *err)
+{
+    char name[48];
+    snprintf(name, sizeof name, "%s_pbsize", st->kernel->name);
+    *(void **)&st->pbsize_fn = ts_jit_sym(p->mod, name);
+    snprintf(name, sizeof name, "%s_pack", st->kernel->name);
+    *(void **)&st->pack_fn = ts_jit_sym(p->mod, name);
+    if (!st->pbsize_fn || !st->pack_fn)
+        return ts_err_set(err, TS_ERR_INTERNAL, "compiled module lacks %s", name);
+    if (!(st->packed = ts_mem_zalloc(sizeof *st->packed))) return ts_err_set(err, TS_ERR_OOM, "out of memory");
+    pthread_mutex_init(&st->packed->lock, NULL);
+    return TS_OK;
+}
+
 ts_status ts_cpu_compile(const ts_graph *g, const ts_cpu_opts *o, ts_cpu_program **out, ts_err *err)
 {
     ts_cpu_program *p = NULL;
@@ -166,6 +189,7 @@ ts_status ts_cpu_compile(const ts_graph *g, const ts_cpu_opts *o, ts_cpu_program
                 *(void **)&st->ws_fn = ts_jit_sym(p->mod, ws);
                 if (!st->ws_fn) s = ts_err_set(err, TS_ERR_INTERNAL, "compiled module lacks %s", ws);
             }
+            if (s == TS_OK && st->kernel->tmpl && st->kernel->tmpl->prepack_b) s = find_packer(p, st, err);
         }
     }
     if (s != TS_OK) {

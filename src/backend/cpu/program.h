@@ -5,9 +5,24 @@
 
 #include "backend/cpu/cpu.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
+
 typedef struct ts_jit_module ts_jit_module;
 typedef void (*ts_kernel_fn)(void *const *bufs, const int64_t *D, int ith, int nth, void *ws);
 typedef size_t (*ts_kernel_ws_fn)(const int64_t *D);
+typedef size_t (*ts_kernel_pbsize_fn)(void *const *bufs, const int64_t *D);
+typedef void (*ts_kernel_pack_fn)(void *const *bufs, const int64_t *D, float *dst, int ith, int nth);
+
+/* A constant GEMM operand packed once for the program's lifetime (D26):
+ * filled by the first run that reaches the step (under `lock`), read by
+ * every later one; `data` is published with release order, so a run that
+ * sees it non-NULL sees the packed floats. */
+typedef struct ts_cpu_packed {
+    _Atomic(float *) data;   /* aligned to 64 inside `mem` */
+    void *mem;
+    pthread_mutex_t lock;
+} ts_cpu_packed;
 
 /* One step: a generated kernel (kernel, fn) or a fallback node (neither). */
 typedef struct ts_cpu_step {
@@ -15,6 +30,9 @@ typedef struct ts_cpu_step {
     ts_lkernel *kernel;
     ts_kernel_fn fn;
     ts_kernel_ws_fn ws_fn;   /* templates: workspace bytes per thread */
+    ts_kernel_pbsize_fn pbsize_fn;   /* a GEMM with a constant B: its packed size and packer ... */
+    ts_kernel_pack_fn pack_fn;
+    ts_cpu_packed *packed;           /* ... and the packed copy, or all three NULL */
 } ts_cpu_step;
 
 struct ts_cpu_program {

@@ -18,6 +18,7 @@
 #include "runtime/pool.h"
 #include "runtime/trace.h"
 
+#include <stdint.h>
 #include <string.h>
 #include <time.h>
 
@@ -172,10 +173,54 @@ static ts_status workspace(run *r, size_t each, int nth, uint8_t **out)
     return TS_OK;
 }
 
+typedef struct pack_job {
+    ts_kernel_pack_fn fn;
+    void *const *bufs;
+    const int64_t *D;
+    float *dst;
+} pack_job;
+
+static void pack_tramp(void *ctx, int ith, int nth)
+{
+    const pack_job *j = ctx;
+    j->fn(j->bufs, j->D, j->dst, ith, nth);
+}
+
+/* The packed copy of step st's constant B (D26): made by the first run
+ * that gets here, on its pool, while any other run wanting it waits on the
+ * lock; afterwards one atomic load. Its size never changes: B is a
+ * constant, so its shape has no symbols. */
+static ts_status packed_b(run *r, const ts_cpu_step *st, void *const *bufs, const int64_t *D, ts_pool *pool,
+                          float **out)
+{
+    ts_cpu_packed *pk = st->packed;
+    if ((*out = atomic_load_explicit(&pk->data, memory_order_acquire)) != NULL) return TS_OK;
+    pthread_mutex_lock(&pk->lock);
+    ts_status s = TS_OK;
+    float *d = atomic_load_explicit(&pk->data, memory_order_relaxed);
+    if (!d) {
+        size_t bytes = st->pbsize_fn(bufs, D);
+        void *mem = ts_mem_alloc(bytes + 64);
+        if (!mem) s = ts_err_set(r->err, TS_ERR_OOM, "out of memory packing a %zu-byte weight", bytes);
+        if (mem) {
+            d = (float *)(((uintptr_t)mem + 63) & ~(uintptr_t)63);
+            pack_job j = {st->pack_fn, bufs, D, d};
+            int nth = pool ? ts_pool_size(pool) : 1;
+            if (nth > 1) ts_pool_run(pool, pack_tramp, &j, nth);
+            else pack_tramp(&j, 0, 1);
+            pk->mem = mem;
+            atomic_store_explicit(&pk->data, d, memory_order_release);
+        }
+    }
+    pthread_mutex_unlock(&pk->lock);
+    *out = d;
+    return s;
+}
+
 static ts_status kernel_step(run *r, const ts_cpu_step *st, ts_pool *pool)
 {
     const ts_lkernel *k = st->kernel;
-    void *bufs[256];
+    void *bufs[257];   /* one more: a packed constant B */
     int64_t D[64];
     if (k->n_bufs > 256 || k->n_dims > 64)
         return ts_err_set(r->err, TS_ERR_UNSUPPORTED, "kernel %s: over 256 buffers or 64 dims", k->name);
@@ -188,6 +233,11 @@ static ts_status kernel_step(run *r, const ts_cpu_step *st, ts_pool *pool)
         if (!r->vals[v->id]) return ts_err_set(r->err, TS_ERR_INTERNAL, "kernel %s: an operand was not computed", k->name);
         bufs[i] = r->vals[v->id]->data;
         if (k->bufs[i].written) work = r->vals[v->id]->numel;
+    }
+    if (st->packed) {
+        float *pb = NULL;
+        TS_TRY(packed_b(r, st, bufs, D, pool, &pb));
+        bufs[k->n_bufs] = pb;
     }
     int nth = pool ? ts_pool_size(pool) : 1;
     if (!k->tmpl && work / GRAIN + 1 < nth) nth = (int)(work / GRAIN + 1);   /* templates split work themselves */

@@ -667,6 +667,42 @@ static void template_args(em *e, const ts_ltmpl *t, ts_buf *names)
     for (int i = 0; i < t->n_args; i++) ref(e, &names[i], t->arg[i], false);
 }
 
+/* `tsrt_sgemm_args g` filled from the template's arguments (names). */
+static void gemm_args(ts_buf *out, const ts_ltmpl *t, ts_buf *names)
+{
+    static const char *const f[] = {"m", "n", "k", "a_rs", "a_cs", "b_rs", "b_cs", "c_rs", "batch", "a_bs",
+                                    "b_bs", "c_bs"};
+    ts_buf_printf(out, "    tsrt_sgemm_args g = {0};\n    g.a = b%d + %lld; g.b = b%d + %lld; g.c = b%d; g.c_cs = 1;\n", t->a,
+                  (long long)t->a_off, t->b, (long long)t->b_off, t->c);
+    for (int i = 0; i < t->n_args; i++) ts_buf_printf(out, "    g.%s = %s;\n", f[i], names[i].data);
+}
+
+/* A constant B packed once (D26): NAME_pbsize(D) is the bytes of the
+ * packed copy, NAME_pack(bufs, D, dst, ith, nth) thread ith's share of
+ * packing it; the runtime calls them before the kernel's first launch. */
+static void prepack_fns(em *e, const ts_lkernel *k)
+{
+    const ts_ltmpl *t = k->tmpl;
+    ts_buf *out = e->out;
+    ts_buf names[TS_TMPL_MAX_ARGS];
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 0)
+            ts_buf_printf(out, "\nsize_t %s_pbsize(void *const *bufs, const int64_t *D)\n{\n", k->name);
+        else
+            ts_buf_printf(out, "\nvoid %s_pack(void *const *bufs, const int64_t *D, float *dst, int ith, int nth)\n{\n",
+                          k->name);
+        ts_buf_puts(out, "    (void)bufs; (void)D;\n");
+        prologue(e, k);
+        reset(e);
+        memset(names, 0, sizeof names);
+        template_args(e, t, names);
+        gemm_args(out, t, names);
+        if (pass == 0) ts_buf_puts(out, "    return tsrt_sgemm_packed_b_size(&g);\n}\n");
+        else ts_buf_puts(out, "    tsrt_sgemm_pack_b(&g, dst, ith, nth);\n}\n");
+        for (int i = 0; i < t->n_args; i++) ts_buf_free(&names[i]);
+    }
+}
+
 /* A contraction: the epilogue as a static function, the workspace size,
  * and the call of the runtime template (docs/kernels.md). */
 static void template_kernel(em *e, const ts_lkernel *k)
@@ -703,6 +739,7 @@ static void template_kernel(em *e, const ts_lkernel *k)
     }
     ts_buf_puts(out, "}\n");
     for (int i = 0; i < t->n_args; i++) ts_buf_free(&names[i]);
+    if (gemm && t->prepack_b) prepack_fns(e, k);
     /* the kernel */
     ts_buf_printf(out, "\n/* %s */\nvoid %s(void *const *bufs, const int64_t *D, int ith, int nth, void *ws)\n{\n",
                   k->what, k->name);
@@ -713,11 +750,9 @@ static void template_kernel(em *e, const ts_lkernel *k)
     const char *epi = t->epi ? "_epi" : NULL;
     if (t->epi) ts_buf_printf(out, "    %s_ctx ctx = {bufs, D};\n", k->name);
     if (gemm) {
-        static const char *const f[] = {"m", "n", "k", "a_rs", "a_cs", "b_rs", "b_cs", "c_rs", "batch", "a_bs",
-                                        "b_bs", "c_bs"};
-        ts_buf_printf(out, "    tsrt_sgemm_args g = {0};\n    g.a = b%d; g.b = b%d; g.c = b%d; g.c_cs = 1;\n", t->a, t->b, t->c);
-        for (int i = 0; i < t->n_args; i++) ts_buf_printf(out, "    g.%s = %s;\n", f[i], names[i].data);
+        gemm_args(out, t, names);
         if (epi) ts_buf_printf(out, "    g.epi = %s_epi; g.epi_ctx = &ctx;\n", k->name);
+        if (t->prepack_b) ts_buf_printf(out, "    g.bp = (const float *)bufs[%d];\n", k->n_bufs);
         ts_buf_puts(out, "    tsrt_sgemm(&g, ith, nth, ws);\n}\n");
     } else {
         static const char *const f[] = {"n", "c", "h", "w", "o", "kh", "kw", "oh", "ow", "groups", "stride_h",

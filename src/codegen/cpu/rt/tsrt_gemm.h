@@ -58,6 +58,13 @@ typedef struct tsrt_sgemm_args {
      * epilogue sees m0 = b*m + row. */
     int64_t batch;
     ptrdiff_t a_bs, b_bs, c_bs;
+    /* B already packed by tsrt_sgemm_pack_b from these same arguments, or
+     * NULL (B is packed per call). A constant weight packed once saves
+     * every call the packing, ~1/8 of the multiply-adds when M = 128, and
+     * the strided reads of the source rows. Ignored for a batch with its
+     * own B per product (b_bs != 0) and when the driver transposes the
+     * problem (column-major C): B is then packed per call as usual. */
+    const float *bp;
 } tsrt_sgemm_args;
 
 /* ---- internal operation ------------------------------------------------------ */
@@ -85,6 +92,7 @@ typedef struct tsrt__gop {
     ptrdiff_t c_rs, c_cs;
     int beta, swapped;
     int a_direct; /* A may be read in place (a_cs == 1) by the small-N loop nest */
+    const float *bp; /* B pre-packed: cdiv(n, NR) panels of k x NR (tsrt_sgemm_pack_b), or NULL */
     tsrt_epilogue_fn epi;
     void *epi_ctx;
     int64_t epi_m0, epi_n0;
@@ -200,6 +208,24 @@ static inline void tsrt__prefetch_b_op(const tsrt__gop *op, int64_t p0, int64_t 
 #define TSRT_UA_COLS 256
 #endif
 
+/* The K block of the driver: equal blocks rather than full ones and a
+ * remainder (see tsrt__gemm_range); a function of K alone, so that a B
+ * packed ahead of time (tsrt_sgemm_pack_b) is cut the same way. */
+static inline int64_t tsrt__kb(int64_t K)
+{
+    return tsrt__min(TSRT_KC, tsrt__rup(tsrt__cdiv(K, tsrt__cdiv(K, TSRT_KC)), 8));
+}
+
+/* The pre-packed micro-panel of B holding rows [pc, pc+kc) (a K block)
+ * and columns [j, j+NR): K blocks one after another, each all of B's
+ * panels in column order, so that a K block's sweep over the columns reads
+ * one contiguous run (panels of all K rows, 196 KiB apart for K = 3072,
+ * cost TLB misses: 128x768x3072 ran 3-10% slower that way). */
+static inline const float *tsrt__bp_at(const float *bp, int64_t n, int64_t pc, int64_t kc, int64_t j)
+{
+    return bp + pc * tsrt__rup(n, TSRT_NR) + j / TSRT_NR * kc * TSRT_NR;
+}
+
 /* Rows [i0, i1) x columns [j0, j1) of one product; pa/pb are the packed-A
  * and packed-B buffers (aligned, sized by tsrt_sgemm_workspace). */
 TSRT__OUTLINE void tsrt__gemm_range(const tsrt__gop *op, int64_t i0, int64_t i1, int64_t j0, int64_t j1,
@@ -220,7 +246,7 @@ TSRT__OUTLINE void tsrt__gemm_range(const tsrt__gop *op, int64_t i0, int64_t i1,
      * 3 x 192, not 256 + 256 + 64 (a short block pays the C tile's load and
      * store for few FMAs), N = 3136 as 2 x 1568, not 3072 + 64. Never
      * larger than KC/NC, so the workspace bound holds. */
-    const int64_t KB = tsrt__min(TSRT_KC, tsrt__rup(tsrt__cdiv(K, tsrt__cdiv(K, TSRT_KC)), 8));
+    const int64_t KB = tsrt__kb(K);
     const int64_t NB = tsrt__min(TSRT_NC, tsrt__rup(tsrt__cdiv(j1 - j0, tsrt__cdiv(j1 - j0, TSRT_NC)), TSRT_NR));
     for (int64_t jc = j0; jc < j1; jc += NB) {
         const int64_t nc = tsrt__min(NB, j1 - jc);
@@ -233,6 +259,9 @@ TSRT__OUTLINE void tsrt__gemm_range(const tsrt__gop *op, int64_t i0, int64_t i1,
                 for (int64_t jr = 0; jr < nc; jr += TSRT_NR) {
                     const int64_t nr = tsrt__min(TSRT_NR, nc - jr);
                     float *cj = op->c + ic * op->c_rs + (jc + jr) * op->c_cs;
+                    /* this micro-panel of B: pre-packed (jc + jr is a
+                     * multiple of NR), or packed here into pb */
+                    float *bj = op->bp ? (float *)tsrt__bp_at(op->bp, op->n, pc, kc, jc + jr) : pb + jr * kc;
                     /* Panels are packed on first use: B's micro-panel in the
                      * first row block, A's in the first column strip, so
                      * the micro-kernel reads them back from L1. (Measured
@@ -240,15 +269,15 @@ TSRT__OUTLINE void tsrt__gemm_range(const tsrt__gop *op, int64_t i0, int64_t i1,
                      * packing 4 or 16 micro-panels at a time and against
                      * software prefetch of the next micro-panel's source:
                      * all within the noise of this machine.) */
-                    if (ic == i0) tsrt__pack_b_op(op, pc, kc, jc + jr, nr, pb + jr * kc);
+                    if (ic == i0 && !op->bp) tsrt__pack_b_op(op, pc, kc, jc + jr, nr, bj);
                     /* A last panel of 1 or 2 columns, with A read in
                      * place, is dot products (tsrt__ukr_col): its columns
                      * contiguous, once per row block. */
                     const int cols = ua && nr <= 2;
-                    if (cols && ic == i0) tsrt__b_cols(kc, pb + jr * kc, nr, bt);
+                    if (cols && ic == i0) tsrt__b_cols(kc, bj, nr, bt);
                     /* The next micro-panel's source rows of a strided B,
                      * spread over this panel's micro-kernel calls. */
-                    const int pfb = ic == i0 && jr + TSRT_NR < nc && !op->pack_b;
+                    const int pfb = ic == i0 && jr + TSRT_NR < nc && !op->pack_b && !op->bp;
                     const int64_t pstep = tsrt__cdiv(kc, tsrt__cdiv(mc, TSRT_MR));
                     int64_t pf = 0;
                     for (int64_t ir = 0; ir < mc; ir += TSRT_MR) {
@@ -269,12 +298,12 @@ TSRT__OUTLINE void tsrt__gemm_range(const tsrt__gop *op, int64_t i0, int64_t i1,
                                 for (int64_t i = 0; i < tsrt__min(TSRT_MR, mc - ir - TSRT_MR); i++)
                                     for (int64_t p = 0; p < kc; p += 16)
                                         __builtin_prefetch(a + (TSRT_MR + i) * op->a_rs + p, 0, 3);
-                            tsrt__ukr_ua(kc, a, op->a_rs, pb + jr * kc, cj + ir * op->c_rs, op->c_rs, op->c_cs, beta,
+                            tsrt__ukr_ua(kc, a, op->a_rs, bj, cj + ir * op->c_rs, op->c_rs, op->c_cs, beta,
                                          nr, cols ? bt : NULL);
                             continue;
                         }
                         if (jr == 0) tsrt__pack_a(a, op->a_rs, op->a_cs, mr, kc, pa + ir * kc);
-                        tsrt__ukr(kc, pa + ir * kc, pb + jr * kc, cj + ir * op->c_rs, op->c_rs, op->c_cs, beta, mr,
+                        tsrt__ukr(kc, pa + ir * kc, bj, cj + ir * op->c_rs, op->c_rs, op->c_cs, beta, mr,
                                   nr);
                     }
                     if (last && op->epi && (jr + nr == nc || jr + nr - je >= TSRT_EPI_COLS)) {
@@ -391,6 +420,13 @@ static void tsrt__gemm_batched(tsrt__gop *op, int64_t batch, tsrt__bind_fn bind,
     }
 }
 
+/* Whether g->bp serves the driver: one B for every product, not swapped
+ * (the same rule tsrt_sgemm_pack_b's caller relies on). */
+static inline int tsrt__bp_usable(const tsrt_sgemm_args *g, int swapped)
+{
+    return g->bp && !swapped && (g->batch <= 1 || g->b_bs == 0);
+}
+
 /* tsrt_sgemm's binding: product bi of the batch, maybe transposed. */
 static void tsrt__sgemm_bind(const void *ctx, int64_t bi, tsrt__gop *op)
 {
@@ -401,7 +437,9 @@ static void tsrt__sgemm_bind(const void *ctx, int64_t bi, tsrt__gop *op)
     op->b = op->swapped ? a : b;
     op->c = g->c + (batched ? bi * g->c_bs : 0);
     op->epi_m0 = bi * g->m;
+    op->bp = tsrt__bp_usable(g, op->swapped) ? g->bp : NULL;
 }
+
 
 /* C = A·B (+ C) as described by g, the part of thread ith of nth
  * (0 <= ith < nth). All nth calls together compute all of C and run the
@@ -428,7 +466,40 @@ TSRT_FN void tsrt_sgemm(const tsrt_sgemm_args *g, int ith, int nth, void *ws)
         op.a_rs = g->b_cs, op.a_cs = g->b_rs, op.b_rs = g->a_cs, op.b_cs = g->a_rs;
         op.c_rs = g->c_cs, op.c_cs = g->c_rs;
     }
-    tsrt__gemm_batched(&op, g->batch > 1 ? g->batch : 1, tsrt__sgemm_bind, g, 16, 16, ith, nth, ws);
+    /* A pre-packed B is only read: its weight in the split is that of a
+     * load, not of a copy. */
+    const int64_t wb = tsrt__bp_usable(g, swap) ? 1 : 16;
+    tsrt__gemm_batched(&op, g->batch > 1 ? g->batch : 1, tsrt__sgemm_bind, g, 16, wb, ith, nth, ws);
+}
+
+/* Bytes tsrt_sgemm_pack_b writes for g (its n and k): cdiv(n, NR) panels
+ * of k x NR floats, the last one zero-filled past n. Depends on the
+ * instruction set (NR), so it is computed by code compiled with the
+ * kernels' flags, not by the host. */
+TSRT_FN size_t tsrt_sgemm_packed_b_size(const tsrt_sgemm_args *g)
+{
+    const int64_t n = tsrt__max(g->n, 0), k = tsrt__max(g->k, 0);
+    return (size_t)(tsrt__cdiv(n, TSRT_NR) * TSRT_NR * k) * sizeof(float);
+}
+
+/* Packs g's B (the first product's: a pre-packed B is one B for all) into
+ * dst, tsrt_sgemm_packed_b_size(g) bytes aligned to 64 (what the
+ * micro-kernel's aligned loads need), as the micro-panels tsrt_sgemm reads
+ * through g->bp (tsrt__bp_at: per K block of tsrt__kb(k) rows, every
+ * NR-column panel). The layout depends on k, n and NR only, so every
+ * thread split reads it in place. Panels [P*ith/nth, P*(ith+1)/nth) of
+ * each K block are the share of thread ith of nth (P panels). */
+TSRT_FN void tsrt_sgemm_pack_b(const tsrt_sgemm_args *g, float *dst, int ith, int nth)
+{
+    const int64_t n = g->n, K = g->k, P = tsrt__cdiv(tsrt__max(n, 0), TSRT_NR);
+    if (K <= 0 || nth <= 0) return;
+    const int64_t KB = tsrt__kb(K), p0 = P * ith / nth, p1 = P * (ith + 1) / nth;
+    for (int64_t pc = 0; pc < K; pc += KB) {
+        const int64_t kc = tsrt__min(KB, K - pc);
+        for (int64_t j = p0; j < p1; j++)
+            tsrt__pack_b(g->b + pc * g->b_rs + j * TSRT_NR * g->b_cs, g->b_rs, g->b_cs, kc,
+                         tsrt__min(TSRT_NR, n - j * TSRT_NR), (float *)tsrt__bp_at(dst, n, pc, kc, j * TSRT_NR));
+    }
 }
 
 #endif /* TSRT_GEMM_H */
