@@ -1,0 +1,135 @@
+/* tsrt_conv_dw.h — direct depthwise convolution (DEPTHWISE: one input
+ * channel per group), any kernel, stride and dilation, with fast paths
+ * for 3x3. See tsrt_conv.h. */
+#ifndef TSRT_CONV_DW_H
+#define TSRT_CONV_DW_H
+
+#ifndef TSRT_CONV_ARGS_H
+#include "tsrt_conv_args.h"
+#endif
+
+/* ==== depthwise: direct ======================================================= */
+
+/* Output columns [j0, j1) of row i, tap by tap: for each tap inside the
+ * image, one pass over the contiguous range of columns it reaches (a loop
+ * the compiler vectorises when the stride is 1). The general path: any
+ * kernel, stride, dilation, and the border rows and columns of 3x3. */
+static void tsrt__dw_row_taps(const tsrt_conv_args *v, const float *xp, const float *wp, float *yr, int64_t i,
+                              int64_t j0, int64_t j1)
+{
+    const int64_t W = v->w, sw = v->stride_w, lh = v->ldil_h, lw = v->ldil_w;
+    for (int64_t j = j0; j < j1; j++) yr[j] = v->beta ? yr[j] : 0.0f;
+    for (int64_t u = 0; u < v->kh; u++) {
+        int64_t iy = i * v->stride_h - v->pad_h + u * v->dil_h;
+        if (iy < 0 || iy % lh || iy / lh >= v->h) continue;
+        const float *xr = xp + iy / lh * W;
+        for (int64_t t = 0; t < v->kw; t++) {
+            const float wv = wp[u * v->kw + t];
+            const int64_t off = t * v->dil_w - v->pad_w; /* dilated column = j*sw + off */
+            if (lw == 1) {
+                int64_t lo, hi;
+                tsrt__tap_range(off, sw, W, j1, &lo, &hi);
+                lo = tsrt__max(lo, j0);
+                /* Constant strides let the compiler vectorise (stride 2:
+                 * loads and permutes); a variable one it leaves scalar. */
+                const float *xo = xr + off;
+                if (sw == 1)
+                    for (int64_t j = lo; j < hi; j++) yr[j] += wv * xo[j];
+                else if (sw == 2)
+                    for (int64_t j = lo; j < hi; j++) yr[j] += wv * xo[2 * j];
+                else
+                    for (int64_t j = lo; j < hi; j++) yr[j] += wv * xo[j * sw];
+            } else {
+                for (int64_t j = j0; j < j1; j++) {
+                    const int64_t ix = j * sw + off;
+                    if (ix >= 0 && ix % lw == 0 && ix / lw < W) yr[j] += wv * xr[ix / lw];
+                }
+            }
+        }
+    }
+}
+
+/* Output rows [i0, i1) of one plane: input plane xp (one channel), weights
+ * wp (KH*KW), output plane yp. */
+static void tsrt__dw_rows(const tsrt_conv_args *v, const float *xp, const float *wp, float *yp, int64_t i0,
+                          int64_t i1)
+{
+    const int64_t H = v->h, W = v->w, OW = v->ow, dh = v->dil_h, dw = v->dil_w;
+    const int fast = v->kh == 3 && v->kw == 3 && v->stride_w == 1 && v->ldil_h == 1 && v->ldil_w == 1;
+    /* Columns whose three taps are all inside the image. */
+    const int64_t jlo = tsrt__min(OW, tsrt__max(0, v->pad_w));
+    const int64_t jhi = tsrt__max(jlo, tsrt__min(OW, W - 2 * dw + v->pad_w));
+    for (int64_t i = i0; i < i1; i++) {
+        float *yr = yp + i * OW;
+        const int64_t iy0 = i * v->stride_h - v->pad_h;
+        if (!fast || iy0 < 0 || iy0 + 2 * dh >= H || jhi <= jlo) {
+            tsrt__dw_row_taps(v, xp, wp, yr, i, 0, OW);
+            continue;
+        }
+        /* 3x3 with stride 1 along the row and all three rows inside: nine
+         * taps in registers, one store per 8 outputs, in the interior. */
+        const float w00 = wp[0], w01 = wp[1], w02 = wp[2], w10 = wp[3], w11 = wp[4], w12 = wp[5];
+        const float w20 = wp[6], w21 = wp[7], w22 = wp[8];
+        const float *x0 = xp + iy0 * W, *x1 = x0 + dh * W, *x2 = x1 + dh * W;
+        /* The border columns, where a tap column may be outside. */
+        for (int64_t j = 0; j < OW; j++) {
+            if (j == jlo) j = jhi;
+            if (j >= OW) break;
+            float s = v->beta ? yr[j] : 0.0f;
+            const int64_t ix = j - v->pad_w;
+            if (ix >= 0 && ix < W) s += w00 * x0[ix] + w10 * x1[ix] + w20 * x2[ix];
+            if (ix + dw >= 0 && ix + dw < W) s += w01 * x0[ix + dw] + w11 * x1[ix + dw] + w21 * x2[ix + dw];
+            if (ix + 2 * dw >= 0 && ix + 2 * dw < W)
+                s += w02 * x0[ix + 2 * dw] + w12 * x1[ix + 2 * dw] + w22 * x2[ix + 2 * dw];
+            yr[j] = s;
+        }
+        const float *r0 = x0 + jlo - v->pad_w, *r1 = x1 + jlo - v->pad_w, *r2 = x2 + jlo - v->pad_w;
+        const int64_t d1 = dw, d2 = 2 * dw, n = jhi - jlo;
+        float *yo = yr + jlo;
+        int64_t j = 0;
+        for (; j + 8 <= n; j += 8) {
+            tsrt__v8 acc = {0}, a, b, c;
+            if (v->beta) TSRT__V8_LOAD(acc, yo + j);
+#define TSRT__DW_ROW(r, wa, wb, wc)                                                    \
+    TSRT__V8_LOAD(a, r + j), TSRT__V8_LOAD(b, r + j + d1), TSRT__V8_LOAD(c, r + j + d2); \
+    acc += wa * a + wb * b + wc * c
+            TSRT__DW_ROW(r0, w00, w01, w02);
+            TSRT__DW_ROW(r1, w10, w11, w12);
+            TSRT__DW_ROW(r2, w20, w21, w22);
+#undef TSRT__DW_ROW
+            TSRT__V8_STORE(yo + j, acc);
+        }
+        for (; j < n; j++) {
+            float s = v->beta ? yo[j] : 0.0f;
+            s += w00 * r0[j] + w01 * r0[j + d1] + w02 * r0[j + d2];
+            s += w10 * r1[j] + w11 * r1[j + d1] + w12 * r1[j + d2];
+            s += w20 * r2[j] + w21 * r2[j + d1] + w22 * r2[j + d2];
+            yo[j] = s;
+        }
+    }
+}
+
+/* Threads split the (plane, output row) pairs, planes = images x channels,
+ * into nth contiguous ranges; the epilogue gets every finished run of rows
+ * of a plane, at most TSRT__DW_EPI_ROWS rows (a few KiB) at a time so it
+ * finds them in L1. */
+#define TSRT__DW_EPI_FLOATS 4096
+
+static void tsrt__conv_dw(const tsrt_conv_args *v, int ith, int nth)
+{
+    const int64_t OH = v->oh, planes = v->n * v->o, units = planes * OH, mult = v->o / v->groups;
+    const int64_t u0 = units * ith / nth, u1 = units * (ith + 1) / nth;
+    const int64_t chunk = tsrt__max(1, TSRT__DW_EPI_FLOATS / tsrt__max(1, v->ow));
+    for (int64_t u = u0; u < u1;) {
+        const int64_t pl = u / OH, img = pl / v->o, oc = pl % v->o, i0 = u % OH;
+        const int64_t i1 = tsrt__min(OH, tsrt__min(i0 + chunk, i0 + (u1 - u)));
+        const float *xp = v->x + img * v->x_bs + (oc / mult) * v->h * v->w;
+        float *yp = v->y + img * v->y_bs + oc * OH * v->ow;
+        tsrt__dw_rows(v, xp, v->wt + oc * v->kh * v->kw, yp, i0, i1);
+        if (v->epi)
+            v->epi(v->epi_ctx, yp + i0 * v->ow, OH * v->ow, 1, img * v->o + oc, i0 * v->ow, 1, (i1 - i0) * v->ow);
+        u += i1 - i0;
+    }
+}
+
+#endif /* TSRT_CONV_DW_H */
