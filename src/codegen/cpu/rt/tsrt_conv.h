@@ -89,7 +89,11 @@ TSRT_FN size_t tsrt_conv_workspace(const tsrt_conv_args *args)
 {
     const tsrt_conv_args v = tsrt__conv_norm(args);
     size_t off_bytes, phx_bytes;
-    const size_t gw = tsrt__conv_gemm_ws(&v, &off_bytes, &phx_bytes);
+    size_t gw = tsrt__conv_gemm_ws(&v, &off_bytes, &phx_bytes);
+    if (v.c / v.groups == 1) {
+        const size_t dw = tsrt__dw_ws_bytes(&v);
+        gw = gw > dw ? gw : dw;
+    }
     if (!tsrt__conv_wg_applies(&v)) return gw;
     const size_t w2 = tsrt__wg_ws_bytes(&v, 2), w4 = tsrt__wg_ws_bytes(&v, 4);
     const size_t ww = w2 > w4 ? w2 : w4;
@@ -115,7 +119,7 @@ TSRT_FN int tsrt_conv(const tsrt_conv_args *args, int algo, int ith, int nth, vo
     switch (algo) {
     case TSRT_CONV_DEPTHWISE:
         if (v.c / v.groups != 1) return -1;
-        tsrt__conv_dw(&v, ith, nth);
+        tsrt__conv_dw(&v, ith, nth, ws);
         return 0;
     case TSRT_CONV_GEMM_1X1:
         if (!tsrt__conv_is_1x1(&v)) return -1;

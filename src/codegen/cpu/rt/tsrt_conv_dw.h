@@ -1,14 +1,132 @@
 /* tsrt_conv_dw.h — direct depthwise convolution (DEPTHWISE: one input
- * channel per group), any kernel, stride and dilation, with fast paths
- * for 3x3. See tsrt_conv.h. */
+ * channel per group), any kernel, stride and dilation. See tsrt_conv.h.
+ *
+ * The fast path (no input dilation, not 1x1) copies each input plane,
+ * zero-padded and split by stride phase, into the workspace (the PHASED
+ * copy of tsrt_conv_gemm.h with one channel): every tap of every output
+ * is then at a fixed offset off[t] from the output's own index i*Wq + j
+ * in the phase images, so a run of rows is one flat loop over positions,
+ * KH*KW unaligned vector loads and FMAs per 8 outputs, no border tests, no
+ * strided loads for stride 2, and 4 independent accumulators however
+ * narrow the map (7x7: a row is less than one vector). The Wq - OW extra
+ * positions per row are computed and dropped when the rows are copied to
+ * y, a chunk at a time while it is in L1, and the epilogue runs right
+ * after on the same chunk. */
 #ifndef TSRT_CONV_DW_H
 #define TSRT_CONV_DW_H
 
-#ifndef TSRT_CONV_ARGS_H
-#include "tsrt_conv_args.h"
+#ifndef TSRT_CONV_GEMM_H
+#include "tsrt_conv_gemm.h"
 #endif
 
-/* ==== depthwise: direct ======================================================= */
+/* ==== depthwise: phase-split copy, flat loop ================================== */
+
+/* Output positions per chunk: the chunk's output (16 KiB) and, at stride
+ * 1, its input rows stay in L1 between the loop, the copy to y and the
+ * epilogue. */
+#define TSRT__DW_CHUNK 4096
+/* Floats past the phase images that the flat loop's last vectors may read
+ * (4 vectors past the last position, plus the largest tap offset within
+ * a row, added where it is known). */
+#define TSRT__DW_SLACK 64
+
+static int tsrt__dw_fast(const tsrt_conv_args *v)
+{
+    return v->ldil_h == 1 && v->ldil_w == 1 && !tsrt__conv_is_1x1(v);
+}
+
+/* Workspace of the fast path, in floats: off (KH*KW ptrdiff_t), the phase
+ * images of one plane, the chunk. Each part starts aligned. */
+static void tsrt__dw_ws(const tsrt_conv_args *v, const tsrt__phx *g, int64_t *off, int64_t *img, int64_t *tmp)
+{
+    *off = tsrt__rup(v->kh * v->kw * (int64_t)(sizeof(ptrdiff_t) / sizeof(float)), 16);
+    *img = g->PH * g->PW * g->plane + (v->kw - 1) * v->dil_w + TSRT__DW_SLACK;
+    *tmp = TSRT__DW_CHUNK + g->Wq + 32;
+}
+
+static size_t tsrt__dw_ws_bytes(const tsrt_conv_args *v)
+{
+    if (!tsrt__dw_fast(v)) return 0;
+    tsrt__phx g;
+    tsrt__phx_geom(v, &g);
+    int64_t a, b, c;
+    tsrt__dw_ws(v, &g, &a, &b, &c);
+    return (size_t)(a + b + c) * sizeof(float) + 3 * TSRT_ALIGN;
+}
+
+/* t[q] = sum over taps k < kk of w[k] * x[off[k] + q], q < n (n a multiple
+ * of 32): 4 vectors at a time, so 4 FMA chains are in flight. Inlined with
+ * kk = 9 (3x3) so that the tap loop unrolls with the weights in registers. */
+static inline __attribute__((always_inline)) void tsrt__dw_flat(const float *restrict x, const ptrdiff_t *off,
+                                                                 const float *w, int64_t kk, float *restrict t,
+                                                                 int64_t n)
+{
+    for (int64_t q = 0; q < n; q += 32) {
+        tsrt__v8 a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
+        for (int64_t k = 0; k < kk; k++) {
+            const float *s = x + off[k] + q;
+            const float wk = w[k];
+            tsrt__v8 b0, b1, b2, b3;
+            TSRT__V8_LOAD(b0, s), TSRT__V8_LOAD(b1, s + 8), TSRT__V8_LOAD(b2, s + 16), TSRT__V8_LOAD(b3, s + 24);
+            a0 += wk * b0, a1 += wk * b1, a2 += wk * b2, a3 += wk * b3;
+        }
+        TSRT__V8_STORE(t + q, a0), TSRT__V8_STORE(t + q + 8, a1);
+        TSRT__V8_STORE(t + q + 16, a2), TSRT__V8_STORE(t + q + 24, a3);
+    }
+}
+
+/* Thread ith's share of the (plane, output row) pairs by the fast path. */
+static void tsrt__conv_dw_fast(const tsrt_conv_args *v, int ith, int nth, void *ws)
+{
+    tsrt__phx g;
+    tsrt__phx_geom(v, &g);
+    int64_t noff, nimg, ntmp;
+    tsrt__dw_ws(v, &g, &noff, &nimg, &ntmp);
+    ptrdiff_t *off = (ptrdiff_t *)(void *)tsrt__align(ws);
+    float *img = tsrt__align((float *)(void *)off + noff), *tmp = tsrt__align(img + nimg);
+    tsrt__phx_offsets(&g, off);
+    g.buf = img;
+    /* The flat loop reads past the rows copied so far (the values are
+     * dropped): zeros there rather than stale bits that may be NaNs or
+     * denormals (slow on some cores). */
+    memset(img, 0, sizeof(float) * (size_t)nimg);
+    const int64_t OH = v->oh, OW = v->ow, Wq = g.Wq, KK = v->kh * v->kw, mult = v->o / v->groups;
+    const int64_t eh = (v->kh - 1) * v->dil_h / v->stride_h; /* extra phase rows below an output row */
+    const int64_t units = v->n * v->o * OH, u0 = units * ith / nth, u1 = units * (ith + 1) / nth;
+    const int64_t chunk = tsrt__max(1, TSRT__DW_CHUNK / Wq);
+    int64_t cur = -1, lo = 0, hi = 0; /* the plane in img, and its phase rows copied: [lo, hi) */
+    for (int64_t u = u0; u < u1;) {
+        const int64_t pl = u / OH, im = pl / v->o, oc = pl % v->o, i0 = u % OH;
+        const int64_t i1 = tsrt__min(OH, tsrt__min(i0 + chunk, i0 + (u1 - u)));
+        const float *xp = v->x + im * v->x_bs + (oc / mult) * v->h * v->w;
+        float *yp = v->y + im * v->y_bs + oc * OH * OW;
+        const int64_t src = im * v->c + oc / mult; /* input plane */
+        /* A new plane, or one seen before from a later row (a channel
+         * multiplier: the next output channel reads the same input) */
+        if (src != cur || i0 < lo) cur = src, lo = hi = i0;
+        const int64_t r1 = tsrt__min(g.Hq, i1 + eh);
+        if (hi < r1) tsrt__phx_copy(&g, xp, hi, r1);
+        hi = tsrt__max(hi, r1);
+        const float *wk = v->wt + oc * KK, *xq = img + i0 * Wq;
+        const int64_t n = tsrt__rup((i1 - i0) * Wq, 32);
+        if (KK == 9)
+            tsrt__dw_flat(xq, off, wk, 9, tmp, n);
+        else
+            tsrt__dw_flat(xq, off, wk, KK, tmp, n);
+        for (int64_t i = i0; i < i1; i++) {
+            float *yr = yp + i * OW;
+            const float *tr = tmp + (i - i0) * Wq;
+            if (v->beta)
+                for (int64_t j = 0; j < OW; j++) yr[j] += tr[j];
+            else
+                memcpy(yr, tr, sizeof(float) * (size_t)OW);
+        }
+        if (v->epi) v->epi(v->epi_ctx, yp + i0 * OW, OH * OW, 1, im * v->o + oc, i0 * OW, 1, (i1 - i0) * OW);
+        u += i1 - i0;
+    }
+}
+
+/* ==== depthwise: direct, general ============================================== */
 
 /* Output columns [j0, j1) of row i, tap by tap: for each tap inside the
  * image, one pass over the contiguous range of columns it reaches (a loop
@@ -115,8 +233,12 @@ static void tsrt__dw_rows(const tsrt_conv_args *v, const float *xp, const float 
  * finds them in L1. */
 #define TSRT__DW_EPI_FLOATS 4096
 
-static void tsrt__conv_dw(const tsrt_conv_args *v, int ith, int nth)
+static void tsrt__conv_dw(const tsrt_conv_args *v, int ith, int nth, void *ws)
 {
+    if (tsrt__dw_fast(v)) {
+        tsrt__conv_dw_fast(v, ith, nth, ws);
+        return;
+    }
     const int64_t OH = v->oh, planes = v->n * v->o, units = planes * OH, mult = v->o / v->groups;
     const int64_t u0 = units * ith / nth, u1 = units * (ith + 1) / nth;
     const int64_t chunk = tsrt__max(1, TSRT__DW_EPI_FLOATS / tsrt__max(1, v->ow));
