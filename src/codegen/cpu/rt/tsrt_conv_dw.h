@@ -21,14 +21,17 @@
 
 /* ==== depthwise: phase-split copy, flat loop ================================== */
 
-/* Output positions per chunk: the chunk's output (16 KiB) and, at stride
- * 1, its input rows stay in L1 between the loop, the copy to y and the
- * epilogue. */
-#define TSRT__DW_CHUNK 4096
+/* Output positions per chunk: the chunk's output (8 KiB) and its input
+ * rows (8 KiB at stride 1, 32 at stride 2) stay in L1 (32 KiB here)
+ * between the loop, the copy to y and the epilogue. (4096 measured the
+ * same within this machine's noise.) */
+#define TSRT__DW_CHUNK 2048
+/* Positions per step of the flat loop (tsrt__dw_flat). */
+#define TSRT__DW_STEP 64
 /* Floats past the phase images that the flat loop's last vectors may read
  * (4 vectors past the last position, plus the largest tap offset within
  * a row, added where it is known). */
-#define TSRT__DW_SLACK 64
+#define TSRT__DW_SLACK (2 * TSRT__DW_STEP)
 
 static int tsrt__dw_fast(const tsrt_conv_args *v)
 {
@@ -41,7 +44,7 @@ static void tsrt__dw_ws(const tsrt_conv_args *v, const tsrt__phx *g, int64_t *of
 {
     *off = tsrt__rup(v->kh * v->kw * (int64_t)(sizeof(ptrdiff_t) / sizeof(float)), 16);
     *img = g->PH * g->PW * g->plane + (v->kw - 1) * v->dil_w + TSRT__DW_SLACK;
-    *tmp = TSRT__DW_CHUNK + g->Wq + 32;
+    *tmp = TSRT__DW_CHUNK + g->Wq + TSRT__DW_STEP;
 }
 
 static size_t tsrt__dw_ws_bytes(const tsrt_conv_args *v)
@@ -55,23 +58,28 @@ static size_t tsrt__dw_ws_bytes(const tsrt_conv_args *v)
 }
 
 /* t[q] = sum over taps k < kk of w[k] * x[off[k] + q], q < n (n a multiple
- * of 32): 4 vectors at a time, so 4 FMA chains are in flight. Inlined with
- * kk = 9 (3x3) so that the tap loop unrolls with the weights in registers. */
+ * of TSRT__DW_STEP): 8 vectors at a time. The units are compiled without
+ * FMA contraction (-std=c11), so a tap is a multiply and a dependent add:
+ * 8 independent sums keep the adds (latency 3) from limiting the loop
+ * below the loads' pace (4 sums: 27 cycles of add chain per 36 loads).
+ * Inlined with kk = 9 (3x3) so that the tap loop unrolls. */
 static inline __attribute__((always_inline)) void tsrt__dw_flat(const float *restrict x, const ptrdiff_t *off,
                                                                  const float *w, int64_t kk, float *restrict t,
                                                                  int64_t n)
 {
-    for (int64_t q = 0; q < n; q += 32) {
-        tsrt__v8 a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
+    for (int64_t q = 0; q < n; q += TSRT__DW_STEP) {
+        tsrt__v8 a[8];
+        for (int r = 0; r < 8; r++) a[r] = (tsrt__v8){0};
         for (int64_t k = 0; k < kk; k++) {
             const float *s = x + off[k] + q;
             const float wk = w[k];
-            tsrt__v8 b0, b1, b2, b3;
-            TSRT__V8_LOAD(b0, s), TSRT__V8_LOAD(b1, s + 8), TSRT__V8_LOAD(b2, s + 16), TSRT__V8_LOAD(b3, s + 24);
-            a0 += wk * b0, a1 += wk * b1, a2 += wk * b2, a3 += wk * b3;
+            for (int r = 0; r < 8; r++) {
+                tsrt__v8 b;
+                TSRT__V8_LOAD(b, s + 8 * r);
+                a[r] += wk * b;
+            }
         }
-        TSRT__V8_STORE(t + q, a0), TSRT__V8_STORE(t + q + 8, a1);
-        TSRT__V8_STORE(t + q + 16, a2), TSRT__V8_STORE(t + q + 24, a3);
+        for (int r = 0; r < 8; r++) TSRT__V8_STORE(t + q + 8 * r, a[r]);
     }
 }
 
@@ -108,7 +116,7 @@ static void tsrt__conv_dw_fast(const tsrt_conv_args *v, int ith, int nth, void *
         if (hi < r1) tsrt__phx_copy(&g, xp, hi, r1);
         hi = tsrt__max(hi, r1);
         const float *wk = v->wt + oc * KK, *xq = img + i0 * Wq;
-        const int64_t n = tsrt__rup((i1 - i0) * Wq, 32);
+        const int64_t n = tsrt__rup((i1 - i0) * Wq, TSRT__DW_STEP);
         if (KK == 9)
             tsrt__dw_flat(xq, off, wk, 9, tmp, n);
         else
