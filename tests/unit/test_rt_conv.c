@@ -299,7 +299,9 @@ static void test_shapes(void)
  *    1 and 2 on odd maps (7x7, 15x13), a plane of several chunks (70x70:
  *    56 rows a chunk) so that threads start inside a plane and copy rows
  *    of it twice, a row wider than a chunk, 5x5/2, a channel multiplier
- *    of 2 with a thread starting mid-plane, asymmetric pads. */
+ *    of 2 with a thread starting mid-plane, asymmetric pads; rows of at
+ *    least 32 outputs (computed in place: 64, 8, then a partial vector)
+ *    with beta. */
 static void test_fast_paths(void)
 {
     const ccase cases[] = {
@@ -332,6 +334,7 @@ static void test_fast_paths(void)
         {1, 2, 3, 5000, 2, 3, 3, 2, 1, 2, 1, 1, 1, 0, 1, 1, 1, 1, 0, 1, 0},  /* dw, wide rows */
         {1, 4, 17, 19, 4, 5, 5, 4, 2, 2, 2, 2, 1, 2, 1, 1, 1, 1, 1, 1, 1},   /* dw 5x5/2 */
         {1, 3, 61, 66, 6, 3, 3, 3, 2, 2, 0, 1, 1, 0, 1, 1, 1, 1, 0, 1, 0},   /* dw x2, mid-plane */
+        {2, 4, 9, 90, 4, 3, 3, 4, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1},    /* dw rows 64 + 3*8 + 2 */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_conv(&cases[i]);
 }

@@ -3,15 +3,13 @@
  *
  * The fast path (no input dilation, not 1x1) copies each input plane,
  * zero-padded and split by stride phase, into the workspace (the PHASED
- * copy of tsrt_conv_gemm.h with one channel): every tap of every output
- * is then at a fixed offset off[t] from the output's own index i*Wq + j
- * in the phase images, so a run of rows is one flat loop over positions,
- * KH*KW unaligned vector loads and FMAs per 8 outputs, no border tests, no
- * strided loads for stride 2, and 4 independent accumulators however
- * narrow the map (7x7: a row is less than one vector). The Wq - OW extra
- * positions per row are computed and dropped when the rows are copied to
- * y, a chunk at a time while it is in L1, and the epilogue runs right
- * after on the same chunk. */
+ * copy of tsrt_conv_gemm.h with one channel), a chunk of rows at a time:
+ * every tap of output (i, j) is then at a fixed offset off[t] from i*Wq + j
+ * in the phase images, so an output row is KH*KW unaligned vector loads
+ * and multiply-adds per 8 outputs, with no border tests and no strided
+ * loads at stride 2. Narrow maps (14x14, 7x7) run a chunk as one flat loop
+ * over positions instead (tsrt__dw_chunk). The epilogue runs on each chunk
+ * while it is in L1. */
 #ifndef TSRT_CONV_DW_H
 #define TSRT_CONV_DW_H
 
@@ -26,7 +24,7 @@
  * between the loop, the copy to y and the epilogue. (4096 measured the
  * same within this machine's noise.) */
 #define TSRT__DW_CHUNK 2048
-/* Positions per step of the flat loop (tsrt__dw_flat). */
+/* Positions per step of the loops of tsrt__dw_chunk: 8 vectors. */
 #define TSRT__DW_STEP 64
 /* Floats past the phase images that the flat loop's last vectors may read
  * (4 vectors past the last position, plus the largest tap offset within
@@ -57,29 +55,70 @@ static size_t tsrt__dw_ws_bytes(const tsrt_conv_args *v)
     return (size_t)(a + b + c) * sizeof(float) + 3 * TSRT_ALIGN;
 }
 
-/* t[q] = sum over taps k < kk of w[k] * x[off[k] + q], q < n (n a multiple
- * of TSRT__DW_STEP): 8 vectors at a time. The units are compiled without
- * FMA contraction (-std=c11), so a tap is a multiply and a dependent add:
- * 8 independent sums keep the adds (latency 3) from limiting the loop
- * below the loads' pace (4 sums: 27 cycles of add chain per 36 loads).
- * Inlined with kk = 9 (3x3) so that the tap loop unrolls. */
-static inline __attribute__((always_inline)) void tsrt__dw_flat(const float *restrict x, const ptrdiff_t *off,
-                                                                 const float *w, int64_t kk, float *restrict t,
-                                                                 int64_t n)
+/* y[q] = (beta ? y[q] : 0) + sum over taps k < kk of w[k] * x[off[k] + q]
+ * for the nv <= 8 vectors q < 8*nv (nv a constant where this is inlined).
+ * The units are compiled without FMA contraction (-std=c11), so a tap is
+ * a multiply and a dependent add: 8 independent sums keep the adds
+ * (latency 3) from limiting the loop below the loads' pace (4 sums: 27
+ * cycles of add chain per 36 loads). */
+static inline __attribute__((always_inline)) void tsrt__dw_vecs(const float *restrict x, const ptrdiff_t *off,
+                                                                 const float *w, int64_t kk, float *restrict y,
+                                                                 int nv, int beta)
 {
-    for (int64_t q = 0; q < n; q += TSRT__DW_STEP) {
-        tsrt__v8 a[8];
-        for (int r = 0; r < 8; r++) a[r] = (tsrt__v8){0};
-        for (int64_t k = 0; k < kk; k++) {
-            const float *s = x + off[k] + q;
-            const float wk = w[k];
-            for (int r = 0; r < 8; r++) {
-                tsrt__v8 b;
-                TSRT__V8_LOAD(b, s + 8 * r);
-                a[r] += wk * b;
+    tsrt__v8 a[8];
+    for (int r = 0; r < nv; r++) {
+        a[r] = (tsrt__v8){0};
+        if (beta) TSRT__V8_LOAD(a[r], y + 8 * r);
+    }
+    for (int64_t k = 0; k < kk; k++) {
+        const float *s = x + off[k];
+        const float wk = w[k];
+        for (int r = 0; r < nv; r++) {
+            tsrt__v8 b;
+            TSRT__V8_LOAD(b, s + 8 * r);
+            a[r] += wk * b;
+        }
+    }
+    for (int r = 0; r < nv; r++) TSRT__V8_STORE(y + 8 * r, a[r]);
+}
+
+/* Output rows [i0, i1) of one plane into y (row i at y + i*ow) from the
+ * phase images at x (output (i, j) at x[i*wq + j]). Rows of at least
+ * TSRT__DW_ROW_MIN outputs are computed in place, 64 then 8 outputs at a
+ * time, the last partial vector through t. Narrower rows (14x14, 7x7)
+ * would leave most of the 8 sums idle: their chunk is one flat loop over
+ * positions i*wq + j, the wq - ow extra ones per row computed in t and
+ * dropped when the rows are copied to y. Inlined with kk = 9 (3x3) so that
+ * the tap loop unrolls. */
+#define TSRT__DW_ROW_MIN 32
+static inline __attribute__((always_inline)) void tsrt__dw_chunk(const float *x, const ptrdiff_t *off,
+                                                                  const float *w, int64_t kk, float *y,
+                                                                  int64_t i0, int64_t i1, int64_t wq, int64_t ow,
+                                                                  int beta, float *t)
+{
+    if (ow >= TSRT__DW_ROW_MIN) {
+        for (int64_t i = i0; i < i1; i++) {
+            const float *xr = x + i * wq;
+            float *yr = y + i * ow;
+            int64_t j = 0;
+            for (; j + TSRT__DW_STEP <= ow; j += TSRT__DW_STEP) tsrt__dw_vecs(xr + j, off, w, kk, yr + j, 8, beta);
+            for (; j + 8 <= ow; j += 8) tsrt__dw_vecs(xr + j, off, w, kk, yr + j, 1, beta);
+            if (j < ow) {
+                tsrt__dw_vecs(xr + j, off, w, kk, t, 1, 0);
+                for (int64_t q = 0; q < ow - j; q++) yr[j + q] = beta ? yr[j + q] + t[q] : t[q];
             }
         }
-        for (int r = 0; r < 8; r++) TSRT__V8_STORE(t + q + 8 * r, a[r]);
+        return;
+    }
+    const int64_t n = (i1 - i0) * wq;
+    for (int64_t q = 0; q < n; q += TSRT__DW_STEP) tsrt__dw_vecs(x + i0 * wq + q, off, w, kk, t + q, 8, 0);
+    for (int64_t i = i0; i < i1; i++) {
+        float *yr = y + i * ow;
+        const float *tr = t + (i - i0) * wq;
+        if (beta)
+            for (int64_t j = 0; j < ow; j++) yr[j] += tr[j];
+        else
+            memcpy(yr, tr, sizeof(float) * (size_t)ow);
     }
 }
 
@@ -115,20 +154,11 @@ static void tsrt__conv_dw_fast(const tsrt_conv_args *v, int ith, int nth, void *
         const int64_t r1 = tsrt__min(g.Hq, i1 + eh);
         if (hi < r1) tsrt__phx_copy(&g, xp, hi, r1);
         hi = tsrt__max(hi, r1);
-        const float *wk = v->wt + oc * KK, *xq = img + i0 * Wq;
-        const int64_t n = tsrt__rup((i1 - i0) * Wq, TSRT__DW_STEP);
+        const float *wk = v->wt + oc * KK;
         if (KK == 9)
-            tsrt__dw_flat(xq, off, wk, 9, tmp, n);
+            tsrt__dw_chunk(img, off, wk, 9, yp, i0, i1, Wq, OW, v->beta, tmp);
         else
-            tsrt__dw_flat(xq, off, wk, KK, tmp, n);
-        for (int64_t i = i0; i < i1; i++) {
-            float *yr = yp + i * OW;
-            const float *tr = tmp + (i - i0) * Wq;
-            if (v->beta)
-                for (int64_t j = 0; j < OW; j++) yr[j] += tr[j];
-            else
-                memcpy(yr, tr, sizeof(float) * (size_t)OW);
-        }
+            tsrt__dw_chunk(img, off, wk, KK, yp, i0, i1, Wq, OW, v->beta, tmp);
         if (v->epi) v->epi(v->epi_ctx, yp + i0 * OW, OH * OW, 1, im * v->o + oc, i0 * OW, 1, (i1 - i0) * OW);
         u += i1 - i0;
     }
