@@ -244,14 +244,34 @@ static void tsrt__phx_copy(const tsrt__phx *g, const float *x, int64_t r0, int64
                 }
                 for (int64_t b = 0; b < g->PW; b++) {
                     float *d = d0 + b * g->plane;
-                    int64_t qlo, qhi; /* columns inside the image */
-                    tsrt__tap_range(b - v->pad_w, sw, W, Wq, &qlo, &qhi);
                     const float *row = xr + b - v->pad_w; /* column q at row[q*sw] */
+                    int64_t qlo, qhi; /* columns inside the image */
+                    if (sw == 1) {
+                        /* Stride 1 (depthwise, 3x3/1 PHASED): a row copy
+                         * of a few dozen to a few hundred bytes, inline,
+                         * without tap_range's divisions or a memcpy call;
+                         * the last vector overlaps the one before. */
+                        const int64_t off = b - v->pad_w;
+                        qhi = tsrt__max(0, tsrt__min(Wq, W - off)), qlo = tsrt__min(qhi, tsrt__max(0, -off));
+                        int64_t q = 0;
+                        for (; q < qlo; q++) d[q] = 0.0f;
+                        if (qhi - qlo >= 8) {
+                            tsrt__v8 t;
+                            for (; q + 8 < qhi; q += 8) {
+                                TSRT__V8_LOAD(t, row + q);
+                                TSRT__V8_STORE(d + q, t);
+                            }
+                            TSRT__V8_LOAD(t, row + qhi - 8);
+                            TSRT__V8_STORE(d + qhi - 8, t);
+                            q = qhi;
+                        }
+                        for (; q < qhi; q++) d[q] = row[q];
+                        for (; q < Wq; q++) d[q] = 0.0f;
+                        continue;
+                    }
+                    tsrt__tap_range(b - v->pad_w, sw, W, Wq, &qlo, &qhi);
                     for (int64_t q = 0; q < qlo; q++) d[q] = 0.0f;
-                    if (sw == 1)
-                        memcpy(d + qlo, row + qlo, sizeof(float) * (size_t)(qhi - qlo));
-                    else
-                        for (int64_t q = qlo; q < qhi; q++) d[q] = row[sw * q];
+                    for (int64_t q = qlo; q < qhi; q++) d[q] = row[sw * q];
                     for (int64_t q = qhi; q < Wq; q++) d[q] = 0.0f;
                 }
             }
