@@ -1,7 +1,8 @@
 /* tsrt_conv_dw.h — direct depthwise convolution (DEPTHWISE: one input
  * channel per group), any kernel, stride and dilation. See tsrt_conv.h.
  *
- * The fast path (no input dilation, not 1x1) copies each input plane,
+ * The fast path (no input dilation, not 1x1, not 3x3/1 on a wide map:
+ * tsrt__dw_fast) copies each input plane,
  * zero-padded and split by stride phase, into the workspace (the PHASED
  * copy of tsrt_conv_gemm.h with one channel), a chunk of rows at a time:
  * every tap of output (i, j) is then at a fixed offset off[t] from i*Wq + j
@@ -31,9 +32,20 @@
  * a row, added where it is known). */
 #define TSRT__DW_SLACK (2 * TSRT__DW_STEP)
 
+/* 3x3 stride 1 on maps at least this wide keeps the direct row kernel
+ * (tsrt__dw_rows), which reads the input in place: there the copy costs
+ * more than the border code it removes (MobileNetV2, per layer, direct
+ * against the copy: 112x112 0.40 vs 0.46 ms, 56x56 0.54 vs 0.54, 28x28
+ * 0.21 vs 0.24; 14x14 0.30 vs 0.26, 7x7 0.25 vs 0.20). */
+#define TSRT__DW_DIRECT_MIN_OW 24
+
+/* The phase-split path applies: no input dilation, not 1x1, and not a
+ * wide 3x3 stride-1 map. */
 static int tsrt__dw_fast(const tsrt_conv_args *v)
 {
-    return v->ldil_h == 1 && v->ldil_w == 1 && !tsrt__conv_is_1x1(v);
+    const int direct = v->kh == 3 && v->kw == 3 && v->stride_h == 1 && v->stride_w == 1 &&
+                       v->ow >= TSRT__DW_DIRECT_MIN_OW;
+    return v->ldil_h == 1 && v->ldil_w == 1 && !tsrt__conv_is_1x1(v) && !direct;
 }
 
 /* Workspace of the fast path, in floats: off (KH*KW ptrdiff_t), the phase
