@@ -254,8 +254,14 @@ static void tsrt__dw_rows(const tsrt_conv_args *v, const float *xp, const float 
         const float *r0 = x0 + jlo - v->pad_w, *r1 = x1 + jlo - v->pad_w, *r2 = x2 + jlo - v->pad_w;
         const int64_t d1 = dw, d2 = 2 * dw, n = jhi - jlo;
         float *yo = yr + jlo;
-        int64_t j = 0;
-        for (; j + 8 <= n; j += 8) {
+        /* Without beta a short tail is one more vector ending at n, over
+         * the last one (recomputing the same values) instead of up to 7
+         * scalar outputs (CPU time of one call, no epilogue: 32ch 112x112
+         * 0.31-0.37 -> 0.26-0.28 ms, 144ch 56x56 0.44-0.58 -> 0.35-0.36,
+         * 192ch 28x28 unchanged). */
+        const int64_t nv = n / 8, tail = !v->beta && nv > 0 && n % 8;
+        for (int64_t t = 0; t < nv + tail; t++) {
+            const int64_t j = t < nv ? 8 * t : n - 8;
             tsrt__v8 acc = {0}, a, b, c;
             if (v->beta) TSRT__V8_LOAD(acc, yo + j);
 #define TSRT__DW_ROW(r, wa, wb, wc)                                                    \
@@ -267,7 +273,7 @@ static void tsrt__dw_rows(const tsrt_conv_args *v, const float *xp, const float 
 #undef TSRT__DW_ROW
             TSRT__V8_STORE(yo + j, acc);
         }
-        for (; j < n; j++) {
+        for (int64_t j = tail ? n : 8 * nv; j < n; j++) {
             float s = v->beta ? yo[j] : 0.0f;
             s += w00 * r0[j] + w01 * r0[j + d1] + w02 * r0[j + d2];
             s += w10 * r1[j] + w11 * r1[j + d1] + w12 * r1[j + d2];
