@@ -294,7 +294,15 @@ static void test_shapes(void)
  *    dilation with stride, outputs narrower than a micro-panel;
  *  - A read in place (few output positions, N <= 256): N = 49, 50, 56,
  *    81, 18, 25 (last column panels of 1, 2, 8, 1, 2, 9 columns) with
- *    K > KC and O not a multiple of MR. */
+ *    K > KC and O not a multiple of MR;
+ *  - depthwise through the phase-split copy (tsrt_conv_dw.h): 3x3 stride
+ *    1 and 2 on odd maps (7x7, 15x13), a plane of several chunks (70x70
+ *    outputs, 28 rows a chunk) so that threads start inside a plane and
+ *    copy rows of it twice, a row wider than a chunk, 5x5/2, a channel
+ *    multiplier of 2 with a thread starting mid-plane, asymmetric pads;
+ *    rows of at least 32 outputs (computed in place: 64, 8, then a
+ *    partial vector) with beta; and the direct kernel 3x3/1 keeps on
+ *    wide maps. */
 static void test_fast_paths(void)
 {
     const ccase cases[] = {
@@ -321,6 +329,15 @@ static void test_fast_paths(void)
         {1, 300, 9, 9, 19, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0, 1, 1},  /* N = 81 */
         {2, 270, 6, 3, 25, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 0},  /* N = 18 */
         {1, 30, 10, 10, 12, 3, 3, 1, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0}, /* N = 25, K = 270 */
+        {2, 5, 7, 7, 5, 3, 3, 5, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1},     /* dw 7x7 */
+        {1, 6, 15, 13, 6, 3, 3, 6, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0},   /* dw 3x3/2, odd */
+        {1, 3, 140, 140, 3, 3, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0}, /* dw, chunks */
+        {1, 3, 70, 70, 3, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0},   /* dw 3x3/1 direct */
+        {1, 2, 3, 5000, 2, 3, 3, 2, 1, 2, 1, 1, 1, 0, 1, 1, 1, 1, 0, 1, 0},  /* dw, wide rows */
+        {1, 4, 17, 19, 4, 5, 5, 4, 2, 2, 2, 2, 1, 2, 1, 1, 1, 1, 1, 1, 1},   /* dw 5x5/2 */
+        {1, 3, 61, 66, 6, 3, 3, 3, 2, 2, 0, 1, 1, 0, 1, 1, 1, 1, 0, 1, 0},   /* dw x2, mid-plane */
+        {2, 4, 9, 180, 4, 3, 3, 4, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1},   /* dw rows 64 + 3*8 + 2 */
+        {1, 3, 20, 90, 3, 5, 5, 3, 1, 1, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 0},   /* dw 5x5/1 rows in place */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_conv(&cases[i]);
 }

@@ -823,7 +823,13 @@ ts_status ts_emit_c(ts_buf *out, int n, ts_lkernel *const *kernels, ts_err *err)
         TS_TRY(paste(out, "tsrt_ukernel.h", err));
         TS_TRY(paste(out, "tsrt_gemm.h", err));
     }
-    if (needs & TS_NEEDS_CONV) TS_TRY(paste(out, "tsrt_conv.h", err));
+    if (needs & TS_NEEDS_CONV) {
+        /* each part needs only the ones before it; tsrt_conv.h last */
+        static const char *const conv_parts[] = {"tsrt_conv_args.h", "tsrt_conv_gemm.h", "tsrt_conv_wg.h",
+                                                 "tsrt_conv_dw.h", "tsrt_conv.h"};
+        for (size_t i = 0; i < sizeof conv_parts / sizeof conv_parts[0]; i++)
+            TS_TRY(paste(out, conv_parts[i], err));
+    }
     ts_buf_puts(out, "\n/* ---- kernels ---- */\n");
     for (int i = 0; i < n; i++) TS_TRY(kernel(out, kernels[i], err));
     return TS_OK;

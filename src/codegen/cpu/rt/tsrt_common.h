@@ -3,9 +3,11 @@
  * the blocking constants of each instruction set.
  *
  * The tsrt headers are pasted, in the order tsrt_common.h, tsrt_ukernel.h,
- * tsrt_gemm.h, tsrt_conv.h, into every C translation unit the CPU emitter
- * generates (docs/kernels.md; the design is D19 in docs/decisions.md), and
- * unit tests #include them. Hence the rules every tsrt header keeps:
+ * tsrt_gemm.h, then (for convolutions) tsrt_conv_args.h, tsrt_conv_gemm.h,
+ * tsrt_conv_wg.h, tsrt_conv_dw.h, tsrt_conv.h, into every C translation
+ * unit the CPU emitter generates (docs/kernels.md; the design is D19 in
+ * docs/decisions.md), and unit tests #include them. Hence the rules every
+ * tsrt header keeps:
  *   - C11 plus GNU attributes/vector extensions (gcc and clang); only the
  *     standard headers <stdint.h> <stddef.h> <string.h> <math.h>, and the
  *     compiler's own <immintrin.h> under an x86 feature macro;

@@ -1,0 +1,84 @@
+/* tsrt_conv_args.h — what every convolution algorithm shares: the
+ * arguments (tsrt_conv_args), the algorithm ids, the normalisation of
+ * defaults, and the shape tests that decide which algorithms apply.
+ * The API and the algorithms are described in tsrt_conv.h; this part is
+ * pasted first so that each algorithm's header needs only it. */
+#ifndef TSRT_CONV_ARGS_H
+#define TSRT_CONV_ARGS_H
+
+#ifndef TSRT_COMMON_H
+#include "tsrt_common.h"
+#endif
+
+typedef struct tsrt_conv_args {
+    int64_t n, c, h, w;    /* input x[n][c][h][w] */
+    int64_t o, kh, kw;     /* weights w[o][c/groups][kh][kw] */
+    int64_t oh, ow;        /* output y[n][o][oh][ow] */
+    int64_t groups;        /* 0 means 1 */
+    int64_t stride_h, stride_w; /* 0 means 1 */
+    int64_t pad_h, pad_w;  /* low (top, left) padding, may be negative */
+    int64_t dil_h, dil_w;  /* kernel dilation, 0 means 1 */
+    int64_t ldil_h, ldil_w; /* input dilation (transposed conv), 0 means 1 */
+    const float *x, *wt;  /* input, weights */
+    float *y;
+    ptrdiff_t x_bs, y_bs;  /* image strides; 0: dense (c*h*w, o*oh*ow) */
+    int beta;              /* 0: y = conv; 1: y += conv */
+    tsrt_epilogue_fn epi;  /* NULL: none */
+    void *epi_ctx;
+} tsrt_conv_args;
+
+enum {
+    TSRT_CONV_AUTO = 0, /* tsrt_conv_choose's pick */
+    TSRT_CONV_IM2COL = 1,
+    TSRT_CONV_GEMM_1X1 = 2,
+    TSRT_CONV_DEPTHWISE = 3,
+    TSRT_CONV_PHASED = 4,
+    TSRT_CONV_WINOGRAD = 5,
+    TSRT_CONV_WINOGRAD4 = 6
+};
+
+TSRT_FN const char *tsrt_conv_algo_name(int algo)
+{
+    static const char *const names[] = {"auto", "im2col", "gemm_1x1", "depthwise", "phased", "winograd", "winograd4"};
+    return algo >= 0 && algo <= 6 ? names[algo] : "?";
+}
+
+/* The arguments with defaults applied (0 -> 1, 0 -> dense strides). */
+static tsrt_conv_args tsrt__conv_norm(const tsrt_conv_args *a)
+{
+    tsrt_conv_args v = *a;
+#define TSRT__ONE(f) if (v.f < 1) v.f = 1
+    TSRT__ONE(groups);
+    TSRT__ONE(stride_h);
+    TSRT__ONE(stride_w);
+    TSRT__ONE(dil_h);
+    TSRT__ONE(dil_w);
+    TSRT__ONE(ldil_h);
+    TSRT__ONE(ldil_w);
+#undef TSRT__ONE
+    if (!v.x_bs) v.x_bs = v.c * v.h * v.w;
+    if (!v.y_bs) v.y_bs = v.o * v.oh * v.ow;
+    return v;
+}
+
+/* 3x3, stride 1, no dilation of either kind: Winograd F(2x2, 3x3) applies. */
+static int tsrt__conv_wg_applies(const tsrt_conv_args *v)
+{
+    return v->kh == 3 && v->kw == 3 && v->stride_h == 1 && v->stride_w == 1 && v->dil_h == 1 && v->dil_w == 1 &&
+           v->ldil_h == 1 && v->ldil_w == 1;
+}
+
+static int tsrt__conv_is_1x1(const tsrt_conv_args *v)
+{
+    return v->kh == 1 && v->kw == 1 && v->stride_h == 1 && v->stride_w == 1 && v->pad_h == 0 && v->pad_w == 0 &&
+           v->ldil_h == 1 && v->ldil_w == 1 && v->oh == v->h && v->ow == v->w;
+}
+/* The j with 0 <= j*s + off < n, as [lo, hi) within [0, m). */
+static inline void tsrt__tap_range(int64_t off, int64_t s, int64_t n, int64_t m, int64_t *lo, int64_t *hi)
+{
+    *lo = off >= 0 ? 0 : (-off + s - 1) / s;
+    *hi = n - 1 - off < 0 ? 0 : tsrt__min(m, (n - 1 - off) / s + 1);
+    if (*lo > *hi) *lo = *hi;
+}
+
+#endif /* TSRT_CONV_ARGS_H */

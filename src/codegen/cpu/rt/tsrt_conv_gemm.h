@@ -1,0 +1,431 @@
+/* tsrt_conv_gemm.h — convolution as an implicit GEMM (IM2COL, PHASED,
+ * GEMM_1X1): the packers that build the GEMM's B micro-panels straight
+ * from the image or from a padded copy split by stride phase, and the
+ * driver that runs the GEMM per (image, group). See tsrt_conv.h. */
+#ifndef TSRT_CONV_GEMM_H
+#define TSRT_CONV_GEMM_H
+
+#ifndef TSRT_CONV_ARGS_H
+#include "tsrt_conv_args.h"
+#endif
+#ifndef TSRT_GEMM_H
+#include "tsrt_gemm.h"
+#endif
+
+/* ==== implicit GEMM: im2col packing ========================================== */
+
+typedef struct tsrt__im2col {
+    const tsrt_conv_args *v; /* normalised */
+    const float *x;          /* first channel of the group in the image */
+} tsrt__im2col;
+
+/* One run of output positions within one output row: columns [off, off+len)
+ * of the micro-panel are positions (oi, oj0 .. oj0+len). */
+typedef struct { int64_t off, len, oi, oj0; } tsrt__seg;
+
+/* X'[p][j] for one position: p = (c, u, v), output position (i, j). */
+static inline float tsrt__im2col_at(const tsrt_conv_args *v, const float *xc, int64_t iy, int64_t ix)
+{
+    if (v->ldil_h > 1) {
+        if (iy < 0 || iy % v->ldil_h) return 0.0f;
+        iy /= v->ldil_h;
+    }
+    if (v->ldil_w > 1) {
+        if (ix < 0 || ix % v->ldil_w) return 0.0f;
+        ix /= v->ldil_w;
+    }
+    return iy >= 0 && iy < v->h && ix >= 0 && ix < v->w ? xc[iy * v->w + ix] : 0.0f;
+}
+
+/* Packs rows [p0, p0+kc) x columns [j0, j0+nc) of X' (the tsrt__pack_b_fn
+ * contract). Per micro-panel, the NR output positions are cut into runs
+ * within one output row; then for each p a run is one contiguous copy (stride
+ * 1) with zeros at the borders, or a strided gather. The common case — a
+ * whole micro-panel in one output row, all inside the image — is a 64-byte
+ * copy per p. */
+static void tsrt__im2col_pack(const void *vctx, int64_t p0, int64_t kc, int64_t j0, int64_t nc, float *dst)
+{
+    const tsrt__im2col *ctx = vctx;
+    const tsrt_conv_args *v = ctx->v;
+    const int64_t KK = v->kh * v->kw, sh = v->stride_h, sw = v->stride_w;
+    const int plain = v->ldil_h == 1 && v->ldil_w == 1;
+    tsrt__seg seg[TSRT_NR];
+    for (int64_t jr = 0; jr < nc; jr += TSRT_NR, dst += TSRT_NR * kc) {
+        const int64_t nr = tsrt__min(TSRT_NR, nc - jr);
+        int ns = 0;
+        for (int64_t t = 0; t < nr; ns++) {
+            const int64_t j = j0 + jr + t, oi = j / v->ow, oj = j % v->ow;
+            const int64_t len = tsrt__min(v->ow - oj, nr - t);
+            seg[ns] = (tsrt__seg){t, len, oi, oj};
+            t += len;
+        }
+        int64_t c = p0 / KK, u = p0 % KK / v->kw, w = p0 % v->kw; /* p = (c, u, w) */
+        for (int64_t p = 0; p < kc; p++) {
+            float *d = dst + p * TSRT_NR;
+            const float *xc = ctx->x + c * v->h * v->w;
+            const int64_t dy = u * v->dil_h - v->pad_h, dx = w * v->dil_w - v->pad_w;
+            for (int s = 0; s < ns; s++) {
+                const tsrt__seg *g = &seg[s];
+                float *ds = d + g->off;
+                const int64_t iy = g->oi * sh + dy, ix0 = g->oj0 * sw + dx;
+                if (plain && (iy < 0 || iy >= v->h)) {
+                    for (int64_t t = 0; t < g->len; t++) ds[t] = 0.0f;
+                } else if (plain && sw == 1) {
+                    const float *row = xc + iy * v->w;
+                    if (g->len == TSRT_NR && ix0 >= 0 && ix0 + TSRT_NR <= v->w) {
+                        memcpy(ds, row + ix0, sizeof(float) * TSRT_NR); /* the common case */
+                    } else {
+                        /* A run cut by the row's end or the image border:
+                         * zeros, then 8-float copies, then zeros. */
+                        const int64_t lo = tsrt__min(g->len, tsrt__max(0, -ix0));
+                        const int64_t hi = tsrt__max(lo, tsrt__min(g->len, v->w - ix0));
+                        int64_t t = 0;
+                        for (; t < lo; t++) ds[t] = 0.0f;
+                        for (; t + 8 <= hi; t += 8) {
+                            tsrt__v8 q;
+                            TSRT__V8_LOAD(q, row + ix0 + t);
+                            TSRT__V8_STORE(ds + t, q);
+                        }
+                        for (; t < hi; t++) ds[t] = row[ix0 + t];
+                        for (; t < g->len; t++) ds[t] = 0.0f;
+                    }
+                } else if (plain) {
+                    const float *row = xc + iy * v->w;
+                    for (int64_t t = 0; t < g->len; t++) {
+                        const int64_t ix = ix0 + t * sw;
+                        ds[t] = ix >= 0 && ix < v->w ? row[ix] : 0.0f;
+                    }
+                } else {
+                    for (int64_t t = 0; t < g->len; t++) ds[t] = tsrt__im2col_at(v, xc, iy, ix0 + t * sw);
+                }
+            }
+            for (int64_t t = nr; t < TSRT_NR; t++) d[t] = 0.0f;
+            if (++w == v->kw) {
+                w = 0;
+                if (++u == v->kh) u = 0, c++;
+            }
+        }
+    }
+}
+
+/* ==== implicit GEMM from a padded copy split by stride phase (PHASED) ======== *
+ *
+ * The input of one (image, group) is copied once into "phase images": for
+ * strides (sh, sw), phase (a, b) holds the padded input's rows a, a + sh,
+ * a + 2sh... and columns b, b + sw..., zeros where the padding is. Tap
+ * (u, v) of output (i, j) then reads phase ((u*dh) % sh, (v*dw) % sw) at
+ * row i + (u*dh)/sh, column j + (v*dw)/sw: for every row k = (c, u, v) of
+ * X', a run of output positions within one output row is a run of
+ * consecutive floats at a fixed offset off[k] from the position's own
+ * index i*Wq + j. A B micro-panel is then packed with two vector moves per
+ * k (16 positions in one output row) or one pair per row segment, with no
+ * border tests: the im2col index arithmetic and the zero tests happen once
+ * per input element (in the copy) instead of once per element of X'
+ * (KH*KW times as many). Stride 2 is a stride-1 problem on 4 phase images;
+ * a strided 1x1 conv is a plain GEMM on the subsampled copy; the 7x7/2
+ * stem is 4 phases of 3 channels. With no padding, stride 1 and a 1x1
+ * kernel the input itself is the only phase (GEMM_1X1) and nothing is
+ * copied. */
+typedef struct tsrt__phx {
+    const tsrt_conv_args *v;  /* normalised */
+    int64_t sh, sw;           /* strides of the phase split */
+    int64_t PH, PW;           /* phases kept: row phases a < PH, column phases b < PW */
+    int64_t Hq, Wq;           /* rows and columns of one phase image */
+    int64_t plane;            /* floats from one (channel, phase) image to the next */
+    int copy;                 /* 0: the input is read in place */
+    const float *xq;          /* phase images of the current product */
+    float *buf;               /* where they are copied */
+    const ptrdiff_t *off;     /* off[k], k = (c*KH + u)*KW + v: row k of X' at xq + off[k] + i*Wq + j */
+} tsrt__phx;
+
+static void tsrt__phx_geom(const tsrt_conv_args *v, tsrt__phx *g)
+{
+    const int64_t eh = (v->kh - 1) * v->dil_h, ew = (v->kw - 1) * v->dil_w;
+    g->v = v;
+    g->sh = v->stride_h, g->sw = v->stride_w;
+    g->copy = !tsrt__conv_is_1x1(v);
+    if (!g->copy) {
+        g->PH = g->PW = 1, g->Hq = v->h, g->Wq = v->w, g->plane = v->h * v->w;
+        return;
+    }
+    g->PH = tsrt__min(v->stride_h, eh + 1), g->PW = tsrt__min(v->stride_w, ew + 1);
+    g->Hq = v->oh + eh / v->stride_h, g->Wq = v->ow + ew / v->stride_w;
+    /* 16 floats of slack for the packer's whole-vector reads past a row's
+     * end; an odd number of cache lines per plane, so that the rows of one
+     * micro-panel (one per channel, a plane apart) spread over the L1 sets. */
+    int64_t pl = tsrt__rup(g->Hq * g->Wq + 16, 16);
+    if (pl / 16 % 2 == 0) pl += 16;
+    g->plane = pl;
+}
+
+/* Floats of the copy (0 when the input is read in place), and of off. */
+static int64_t tsrt__phx_floats(const tsrt__phx *g)
+{
+    return g->copy ? g->v->c / g->v->groups * g->PH * g->PW * g->plane + 16 : 0;
+}
+
+static void tsrt__phx_offsets(const tsrt__phx *g, ptrdiff_t *off)
+{
+    const tsrt_conv_args *v = g->v;
+    const int64_t cg = v->c / v->groups;
+    ptrdiff_t *o = off;
+    for (int64_t c = 0; c < cg; c++)
+        for (int64_t u = 0; u < v->kh; u++)
+            for (int64_t w = 0; w < v->kw; w++) {
+                const int64_t uu = u * v->dil_h, ww = w * v->dil_w;
+                const int64_t ph = ((c * g->PH + uu % v->stride_h) * g->PW + ww % v->stride_w);
+                *o++ = ph * g->plane + uu / v->stride_h * g->Wq + ww / v->stride_w;
+            }
+}
+
+/* Copies phase rows [r0, r1) of every channel and phase of the group whose
+ * first input channel is at x into g->buf. */
+#define TSRT__PHX_ROWBUF 1024
+static void tsrt__phx_copy(const tsrt__phx *g, const float *x, int64_t r0, int64_t r1)
+{
+    const tsrt_conv_args *v = g->v;
+    const int64_t cg = v->c / v->groups, H = v->h, W = v->w, sh = g->sh, sw = g->sw, Wq = g->Wq;
+    /* Column strides 2 and 4 (stride-2 convs, the stem, Winograd): the
+     * padded input row is built once in rb (zeros, one memcpy), then every
+     * column phase is cut from it 8 columns at a time by shuffles, with no
+     * border tests (a phase row is 15-30 floats: per-column bounds handling
+     * was 12-16% of a Winograd conv). Whole vectors run past Wq into the
+     * next row of the plane (written later) or the plane's slack. */
+    const int64_t Lp = tsrt__rup(Wq, 8) * sw;
+    const int fast = (sw == 2 || sw == 4) && Lp + 32 <= TSRT__PHX_ROWBUF;
+    float rb[TSRT__PHX_ROWBUF] __attribute__((aligned(TSRT_ALIGN)));
+    int64_t lo = 0, hi = 0; /* the image's columns in rb: [lo, hi) */
+    if (fast) {
+        lo = tsrt__min(Lp, tsrt__max(0, v->pad_w)), hi = tsrt__max(lo, tsrt__min(Lp, W + v->pad_w));
+        for (int64_t q = 0; q < lo; q++) rb[q] = 0.0f;
+        for (int64_t q = hi; q < Lp + 32; q++) rb[q] = 0.0f;
+    }
+    /* Input rows in order (phase row r, then row phase a: input row
+     * r*sh + a - pad), the column phases of one input row while it is in
+     * L1. */
+    for (int64_t c = 0; c < cg; c++)
+        for (int64_t r = r0; r < r1; r++)
+            for (int64_t a = 0; a < g->PH; a++) {
+                float *d0 = g->buf + (c * g->PH + a) * g->PW * g->plane + r * Wq; /* phase b at d0 + b*plane */
+                const int64_t iy = r * sh + a - v->pad_h;
+                if (iy < 0 || iy >= H) {
+                    for (int64_t b = 0; b < g->PW; b++) memset(d0 + b * g->plane, 0, sizeof(float) * (size_t)Wq);
+                    continue;
+                }
+                const float *xr = x + (c * H + iy) * W;
+                if (fast) {
+                    memcpy(rb + lo, xr + lo - v->pad_w, sizeof(float) * (size_t)(hi - lo));
+                    for (int64_t q = 0; q < Wq; q += 8) {
+                        const float *s = rb + q * sw;
+                        tsrt__v8 a0, a1;
+                        TSRT__V8_LOAD(a0, s), TSRT__V8_LOAD(a1, s + 8);
+                        if (sw == 2) {
+                            TSRT__V8_STORE(d0 + q, __builtin_shufflevector(a0, a1, 0, 2, 4, 6, 8, 10, 12, 14));
+                            if (g->PW > 1)
+                                TSRT__V8_STORE(d0 + g->plane + q,
+                                               __builtin_shufflevector(a0, a1, 1, 3, 5, 7, 9, 11, 13, 15));
+                            continue;
+                        }
+                        tsrt__v8 a2, a3;
+                        TSRT__V8_LOAD(a2, s + 16), TSRT__V8_LOAD(a3, s + 24);
+#define TSRT__PHX_CUT4(b)                                                                           \
+    do {                                                                                            \
+        const tsrt__v8 l_ = __builtin_shufflevector(a0, a1, b, b + 4, b + 8, b + 12, b, b + 4, b + 8, b + 12); \
+        const tsrt__v8 h_ = __builtin_shufflevector(a2, a3, b, b + 4, b + 8, b + 12, b, b + 4, b + 8, b + 12); \
+        TSRT__V8_STORE(d0 + (b) * g->plane + q, __builtin_shufflevector(l_, h_, 0, 1, 2, 3, 8, 9, 10, 11)); \
+    } while (0)
+                        TSRT__PHX_CUT4(0);
+                        if (g->PW > 1) TSRT__PHX_CUT4(1);
+                        if (g->PW > 2) TSRT__PHX_CUT4(2);
+                        if (g->PW > 3) TSRT__PHX_CUT4(3);
+#undef TSRT__PHX_CUT4
+                    }
+                    continue;
+                }
+                for (int64_t b = 0; b < g->PW; b++) {
+                    float *d = d0 + b * g->plane;
+                    const float *row = xr + b - v->pad_w; /* column q at row[q*sw] */
+                    int64_t qlo, qhi; /* columns inside the image */
+                    if (sw == 1) {
+                        /* Stride 1 (depthwise, 3x3/1 PHASED): a row copy
+                         * of a few dozen to a few hundred bytes, inline,
+                         * without tap_range's divisions or a memcpy call;
+                         * the last vector overlaps the one before. */
+                        const int64_t off = b - v->pad_w;
+                        qhi = tsrt__max(0, tsrt__min(Wq, W - off)), qlo = tsrt__min(qhi, tsrt__max(0, -off));
+                        int64_t q = 0;
+                        for (; q < qlo; q++) d[q] = 0.0f;
+                        if (qhi - qlo >= 8) {
+                            tsrt__v8 t;
+                            for (; q + 8 < qhi; q += 8) {
+                                TSRT__V8_LOAD(t, row + q);
+                                TSRT__V8_STORE(d + q, t);
+                            }
+                            TSRT__V8_LOAD(t, row + qhi - 8);
+                            TSRT__V8_STORE(d + qhi - 8, t);
+                            q = qhi;
+                        }
+                        for (; q < qhi; q++) d[q] = row[q];
+                        for (; q < Wq; q++) d[q] = 0.0f;
+                        continue;
+                    }
+                    tsrt__tap_range(b - v->pad_w, sw, W, Wq, &qlo, &qhi);
+                    for (int64_t q = 0; q < qlo; q++) d[q] = 0.0f;
+                    for (int64_t q = qlo; q < qhi; q++) d[q] = row[sw * q];
+                    for (int64_t q = qhi; q < Wq; q++) d[q] = 0.0f;
+                }
+            }
+}
+
+/* NR floats from s to d (unaligned), in 8-float vectors. */
+static inline void tsrt__copy_nr(float *d, const float *s)
+{
+    for (int t = 0; t < TSRT_NR; t += 8) {
+        tsrt__v8 q;
+        TSRT__V8_LOAD(q, s + t);
+        TSRT__V8_STORE(d + t, q);
+    }
+}
+
+/* Packs rows [p0, p0+kc) x columns [j0, j0+nc) of X' from the phase images
+ * (the tsrt__pack_b_fn contract). The NR positions of a micro-panel are cut
+ * into runs within one output row (one run unless it crosses a row end);
+ * a run is NR consecutive floats of its phase row, copied whole: the next
+ * run, or the zeros past nc, overwrite what a short run copied too much
+ * (into the same row of the panel or the start of the next, packed after
+ * it; the workspace has NR floats of slack past the panel). Reading past a
+ * run stays inside the copy's slack; the input read in place (no copy) is
+ * read exactly. */
+static void tsrt__phx_pack(const void *vctx, int64_t p0, int64_t kc, int64_t j0, int64_t nc, float *dst)
+{
+    const tsrt__phx *g = vctx;
+    const int64_t OW = g->v->ow, Wq = g->Wq;
+    const ptrdiff_t *off = g->off + p0;
+    for (int64_t jr = 0; jr < nc; jr += TSRT_NR, dst += TSRT_NR * kc) {
+        const int64_t nr = tsrt__min(TSRT_NR, nc - jr);
+        int64_t st[TSRT_NR], sl[TSRT_NR];
+        ptrdiff_t sq[TSRT_NR];
+        int ns = 0;
+        for (int64_t t = 0; t < nr; ns++) {
+            const int64_t n = j0 + jr + t, i = n / OW, j = n % OW, len = tsrt__min(OW - j, nr - t);
+            st[ns] = t, sl[ns] = len, sq[ns] = i * Wq + j;
+            t += len;
+        }
+        const float *xq = g->xq;
+        if (ns == 1 && nr == TSRT_NR) {
+            const float *s = xq + sq[0];
+            for (int64_t p = 0; p < kc; p++) tsrt__copy_nr(dst + p * TSRT_NR, s + off[p]);
+        } else if (g->copy) {
+            for (int64_t p = 0; p < kc; p++) {
+                float *d = dst + p * TSRT_NR;
+                const float *s = xq + off[p];
+                for (int q = 0; q < ns; q++) tsrt__copy_nr(d + st[q], s + sq[q]);
+                for (int64_t t = nr; t < TSRT_NR; t++) d[t] = 0.0f;
+            }
+        } else {
+            for (int64_t p = 0; p < kc; p++) {
+                float *d = dst + p * TSRT_NR;
+                const float *s = xq + off[p];
+                for (int q = 0; q < ns; q++)
+                    for (int64_t t = 0; t < sl[q]; t++) d[st[q] + t] = s[sq[q] + t];
+                for (int64_t t = nr; t < TSRT_NR; t++) d[t] = 0.0f;
+            }
+        }
+    }
+}
+
+/* ==== the GEMM algorithms: binding, threads, workspace ======================== */
+
+enum { TSRT__CG_IM2COL, TSRT__CG_1X1, TSRT__CG_PHASED };
+
+typedef struct tsrt__conv_gemm_ctx {
+    const tsrt_conv_args *v;
+    int mode;
+    tsrt__im2col im;
+    tsrt__phx phx;
+} tsrt__conv_gemm_ctx;
+
+/* Workspace of the GEMM algorithms, in order: off (phased), the phase
+ * images (phased), the GEMM's packed panels, NR floats of slack (the
+ * phased packer's overrun). Each part starts aligned. */
+static size_t tsrt__conv_gemm_ws(const tsrt_conv_args *v, size_t *off_bytes, size_t *phx_bytes)
+{
+    tsrt__phx g;
+    tsrt__phx_geom(v, &g);
+    const int64_t K = v->c / v->groups * v->kh * v->kw;
+    *off_bytes = (size_t)tsrt__rup(K * (int64_t)sizeof(ptrdiff_t), TSRT_ALIGN) + TSRT_ALIGN;
+    *phx_bytes = (size_t)tsrt__rup(tsrt__phx_floats(&g) * (int64_t)sizeof(float), TSRT_ALIGN) + TSRT_ALIGN;
+    return *off_bytes + *phx_bytes + tsrt_sgemm_workspace(v->o / v->groups, v->oh * v->ow, K) +
+           TSRT_WS_NR * sizeof(float);
+}
+
+/* Product bi = image * G + group: operands, and the copy of the input rows
+ * that columns [j0, j1) need. */
+static void tsrt__conv_gemm_bind(tsrt__conv_gemm_ctx *ctx, int64_t bi, int64_t j0, int64_t j1, tsrt__gop *op)
+{
+    const tsrt_conv_args *v = ctx->v;
+    const int64_t img = bi / v->groups, g = bi % v->groups, og = v->o / v->groups, cg = v->c / v->groups;
+    const float *x = v->x + img * v->x_bs + g * cg * v->h * v->w;
+    op->a = v->wt + g * og * op->k;
+    op->c = v->y + img * v->y_bs + g * og * v->oh * v->ow;
+    op->epi_m0 = img * v->o + g * og;
+    if (ctx->mode == TSRT__CG_IM2COL)
+        ctx->im.x = x;
+    else if (ctx->mode == TSRT__CG_1X1 || !ctx->phx.copy)
+        op->b = x, ctx->phx.xq = x;
+    else {
+        const int64_t r0 = j0 / v->ow, r1 = (j1 - 1) / v->ow + 1 + (v->kh - 1) * v->dil_h / v->stride_h;
+        tsrt__phx_copy(&ctx->phx, x, r0, tsrt__min(r1, ctx->phx.Hq));
+        ctx->phx.xq = ctx->phx.buf;
+    }
+}
+
+static void tsrt__conv_gemm(const tsrt_conv_args *v, int mode, int ith, int nth, void *ws)
+{
+    tsrt__conv_gemm_ctx ctx = {.v = v, .mode = mode};
+    ctx.im.v = v;
+    tsrt__gop op = {0};
+    op.m = v->o / v->groups;
+    op.n = v->oh * v->ow;
+    op.k = v->c / v->groups * v->kh * v->kw;
+    op.a_rs = op.k, op.a_cs = 1;
+    op.b_rs = v->h * v->w, op.b_cs = 1;
+    op.c_rs = v->oh * v->ow, op.c_cs = 1;
+    op.beta = v->beta;
+    op.a_direct = 1;
+    op.epi = v->epi;
+    op.epi_ctx = v->epi_ctx;
+    size_t off_bytes, phx_bytes;
+    tsrt__conv_gemm_ws(v, &off_bytes, &phx_bytes);
+    char *w = (char *)ws;
+    int64_t wb = 16;
+    if (mode == TSRT__CG_IM2COL) {
+        op.pack_b = tsrt__im2col_pack, op.pack_b_ctx = &ctx.im;
+        wb = 32; /* im2col packing costs about twice the plain copy per float */
+    } else if (mode == TSRT__CG_PHASED) {
+        tsrt__phx_geom(v, &ctx.phx);
+        ptrdiff_t *off = (ptrdiff_t *)(void *)tsrt__align(w);
+        tsrt__phx_offsets(&ctx.phx, off);
+        ctx.phx.off = off;
+        ctx.phx.buf = tsrt__align(w + off_bytes);
+        op.pack_b = tsrt__phx_pack, op.pack_b_ctx = &ctx.phx;
+        wb = 20; /* the copy, then a plain copy per float */
+    }
+    w += off_bytes + phx_bytes;
+    /* As tsrt__gemm_batched, with the copy of each product's input. */
+    if (op.m <= 0 || op.n <= 0) return;
+    const int64_t batch = v->n * v->groups;
+    float *pa, *pb;
+    tsrt__ws_split(w, op.m, op.k, &pa, &pb);
+    const tsrt__share s = tsrt__split(batch, op.m, op.n, op.k, 16, wb, ith, nth);
+    const int64_t U = tsrt__cdiv(op.m, TSRT_MR);
+    const int64_t j0 = s.c0 * TSRT_NR, j1 = tsrt__min(s.c1 * TSRT_NR, op.n);
+    if (j0 >= j1) return;
+    for (int64_t bi = s.r0 / U; bi < batch && bi * U < s.r1; bi++) {
+        const int64_t lo = tsrt__max(s.r0, bi * U) - bi * U, hi = tsrt__min(s.r1, (bi + 1) * U) - bi * U;
+        tsrt__conv_gemm_bind(&ctx, bi, j0, j1, &op);
+        tsrt__gemm_range(&op, lo * TSRT_MR, tsrt__min(hi * TSRT_MR, op.m), j0, j1, pa, pb);
+    }
+}
+
+#endif /* TSRT_CONV_GEMM_H */

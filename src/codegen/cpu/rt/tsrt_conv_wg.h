@@ -1,0 +1,494 @@
+/* tsrt_conv_wg.h — Winograd F(2x2, 3x3) and F(4x4, 3x3) convolution
+ * (WINOGRAD, WINOGRAD4): transforms, the per-panel GEMMs, the output
+ * transform with the epilogue. The padded input copy is the PHASED one
+ * (tsrt_conv_gemm.h) with column stride m. See tsrt_conv.h. */
+#ifndef TSRT_CONV_WG_H
+#define TSRT_CONV_WG_H
+
+#ifndef TSRT_CONV_GEMM_H
+#include "tsrt_conv_gemm.h"
+#endif
+
+/* ==== Winograd F(m x m, 3x3), m = 2 (WINOGRAD) or 4 (WINOGRAD4) ============== *
+ *
+ * 3x3, stride 1, no dilation: each m x m output tile is
+ *   Y = A^T [ sum_c (G g_c G^T) . (B^T d_c B) ] A
+ * with d_c the a x a input patch (a = m + 2) of channel c and g_c its 3x3
+ * filter. The a^2 elementwise sums over c are a^2 GEMMs of O x C by C x
+ * tiles: per output, 16/4 = 4 multiply-adds (m = 2) or 36/16 = 2.25
+ * (m = 4) instead of 9. F(2x2): A, B have entries 0, +-1 and G 0, +-1/2, 1,
+ * so the result is the direct one up to a few roundings; F(4x4) (Lavin's
+ * points 0, +-1, +-2) has entries up to 8 and 1/24 and loses about one
+ * more decimal digit (error bounds in docs/kernels.md).
+ *
+ * Layouts (all in the workspace; NR = the micro-kernel's width):
+ *   xp  the input, zero-padded and split by column phase mod m (the phase
+ *       images of tsrt__phx with column stride m): column m*tx + k of the
+ *       padded input is phase k % m, index tx + k / m, so for 8 consecutive
+ *       tiles each of the a columns of a patch row is one unaligned vector
+ *       load, no shuffles;
+ *   V   transformed input, per panel of NR tiles (tiles numbered row by
+ *       row, ty*TW + tx): V[xi][c][NR], a packed B micro-panel per xi;
+ *   U   transformed weights of a block of output channels: U[xi][o][c],
+ *       rows read in place by tsrt__ukr_full_ua;
+ *   M   the a^2 products of one panel: M[xi][o][NR].
+ * Loop: output-channel blocks (U of one block within a budget, in L2) >
+ * panels > xi > channel blocks (KC) > MR-row micro-tiles; then the output
+ * transform of the panel and the epilogue on its runs of output positions.
+ * V is computed per panel when there is one channel block, else once for
+ * all the thread's panels and re-read per block. */
+#ifndef TSRT__WG_U_FLOATS
+#define TSRT__WG_U_FLOATS 65536 /* U block budget: 256 KiB */
+#endif
+
+typedef struct tsrt__wg {
+    const tsrt_conv_args *v;
+    int m, a, xi;                  /* tile m x m, patch a x a, xi = a*a */
+    int64_t CG, OG, TH, TW, T, NP; /* tiles: TH x TW = T, NP panels of NR */
+    int64_t obcap;                 /* output channels per block, at most */
+    tsrt__phx xp;                  /* the padded copy, m column phases */
+} tsrt__wg;
+
+static void tsrt__wg_geom(const tsrt_conv_args *v, int m, tsrt__wg *g)
+{
+    g->v = v;
+    g->m = m, g->a = m + 2, g->xi = (m + 2) * (m + 2);
+    g->CG = v->c / v->groups, g->OG = v->o / v->groups;
+    g->TH = tsrt__cdiv(v->oh, m), g->TW = tsrt__cdiv(v->ow, m), g->T = g->TH * g->TW;
+    g->NP = tsrt__cdiv(g->T, TSRT_NR);
+    g->obcap = tsrt__max(TSRT_MR, TSRT__WG_U_FLOATS / (g->xi * tsrt__max(g->CG, 1)));
+    tsrt__phx *x = &g->xp;
+    x->v = v, x->sh = 1, x->sw = m, x->PH = 1, x->PW = m, x->copy = 1;
+    x->Hq = m * g->TH + 2, x->Wq = g->TW + 1;
+    /* 32 floats of slack before and after each plane: the vector loads of
+     * lanes outside a tile row read there (and throw the values away). */
+    int64_t pl = tsrt__rup(x->Hq * x->Wq + 64, 16);
+    if (pl / 16 % 2 == 0) pl += 16;
+    x->plane = pl;
+}
+
+/* Workspace floats of each part, bounded over the instruction sets (MR
+ * and NR differ: obcap and the rounding of a block to MR rows). */
+static void tsrt__wg_ws(const tsrt__wg *g, int64_t *xp, int64_t *u, int64_t *vv, int64_t *m)
+{
+    const int64_t b = TSRT__WG_U_FLOATS / (g->xi * tsrt__max(g->CG, 1));
+    const int64_t ob = tsrt__min(g->OG, tsrt__max(TSRT_WS_MR, b)) + TSRT_WS_MR;
+    const int vall = g->OG > tsrt__max(TSRT_AVX2_MR, b);
+    *xp = g->CG * g->m * g->xp.plane + 64;
+    *u = g->xi * ob * g->CG;
+    *vv = g->xi * (g->CG * (vall ? g->T + TSRT_WS_NR : TSRT_WS_NR) + 16);
+    *m = g->xi * ob * TSRT_WS_NR;
+}
+
+/* A run of the 8 lanes of a lane group within one tile row: lanes
+ * [l0, l1) are tiles (ty, tx0 + l); tx0 may be outside [0, TW). */
+typedef struct { int64_t ty, tx0; int l0, l1; } tsrt__wg_seg;
+
+static int tsrt__wg_segs(const tsrt__wg *g, int64_t t0, tsrt__wg_seg *sg)
+{
+    int n = 0;
+    for (int l = 0; l < 8 && t0 + l < g->T; n++) {
+        const int64_t t = t0 + l, ty = t / g->TW, tx = t % g->TW;
+        const int len = (int)tsrt__min(8 - l, g->TW - tx);
+        sg[n] = (tsrt__wg_seg){ty, tx - l, l, l + len};
+        l += len;
+    }
+    return n;
+}
+
+typedef int32_t tsrt__v8i __attribute__((vector_size(32)));
+
+/* r = lanes [l0, l1) of a, the others of r (a macro: vectors passed by
+ * value change the ABI without AVX, -Wpsabi). */
+#define TSRT__BLEND(r, a, l0, l1)                                                        \
+    do {                                                                                 \
+        const tsrt__v8i lane_ = {0, 1, 2, 3, 4, 5, 6, 7};                               \
+        const tsrt__v8i m_ = (lane_ >= (l0)) & (lane_ < (l1));                           \
+        (r) = (tsrt__v8)(((tsrt__v8i)(a) & m_) | ((tsrt__v8i)(r) & ~m_));               \
+    } while (0)
+
+/* F(4x4)'s B^T on a 6-vector:
+ * [4 0 -5 0 1 0; 0 -4 -4 1 1 0; 0 4 -4 -1 1 0; 0 -2 -1 2 1 0; 0 2 -1 -2 1 0; 0 4 0 -5 0 1]. */
+#define TSRT__WG4_BT(d0, d1, d2, d3, d4, d5, o0, o1, o2, o3, o4, o5)                        \
+    do {                                                                                    \
+        const tsrt__v8 s12_ = (d1) + (d2), s34_ = (d3) + (d4), t12_ = (d1) - (d2);          \
+        const tsrt__v8 t43_ = (d4) - (d3), u13_ = (d1) - (d3), u42_ = (d4) - (d2);          \
+        o0 = 4.0f * (d0) - 5.0f * (d2) + (d4);                                              \
+        o1 = s34_ - 4.0f * s12_;                                                            \
+        o2 = t43_ + 4.0f * t12_;                                                            \
+        o3 = u42_ - 2.0f * u13_;                                                            \
+        o4 = u42_ + 2.0f * u13_;                                                            \
+        o5 = 4.0f * (d1) - 5.0f * (d3) + (d5);                                              \
+    } while (0)
+
+/* The a x a patches of channel c for 8 tiles (lane l: segment q's tile
+ * (ty, tx0 + l) for l in [l0, l1)): d[k*a + j] = patch row k, column j,
+ * column m*tx + j being phase j % m, index tx + j / m. A group of lanes
+ * spanning several tile rows loads once per row and blends the loads. */
+static inline void tsrt__wg_load(const tsrt__wg *g, int64_t c, const tsrt__wg_seg *sg, int ns, tsrt__v8 *d)
+{
+    const int m = g->m, a = g->a;
+    const int64_t Wq = g->xp.Wq, pl = g->xp.plane;
+    for (int q = 0; q < ns; q++) {
+        const float *r = g->xp.buf + c * m * pl + m * sg[q].ty * Wq + sg[q].tx0;
+        const int whole = ns == 1 && sg[0].l0 == 0 && sg[0].l1 == 8;
+        for (int k = 0; k < a; k++, r += Wq)
+            for (int j = 0; j < a; j++) {
+                tsrt__v8 t;
+                TSRT__V8_LOAD(t, r + j % m * pl + j / m);
+                if (whole || q == 0)
+                    d[k * a + j] = t;
+                else
+                    TSRT__BLEND(d[k * a + j], t, sg[q].l0, sg[q].l1);
+            }
+    }
+}
+
+/* The input transforms B^T d B on loaded patches (d as tsrt__wg_load), into
+ * t[xi], xi = i*a + j. F(2x2)'s B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1]. */
+static inline void tsrt__wg2_bt(const tsrt__v8 *d, tsrt__v8 *t)
+{
+    tsrt__v8 w[4][4]; /* along the columns of each row */
+    for (int k = 0; k < 4; k++) {
+        const tsrt__v8 *r = d + 4 * k;
+        w[k][0] = r[0] - r[2], w[k][1] = r[1] + r[2], w[k][2] = r[2] - r[1], w[k][3] = r[1] - r[3];
+    }
+    for (int j = 0; j < 4; j++) {
+        t[j] = w[0][j] - w[2][j], t[4 + j] = w[1][j] + w[2][j];
+        t[8 + j] = w[2][j] - w[1][j], t[12 + j] = w[1][j] - w[3][j];
+    }
+}
+
+static inline void tsrt__wg4_bt(const tsrt__v8 *d, tsrt__v8 *t)
+{
+    tsrt__v8 w[6][6];
+    for (int k = 0; k < 6; k++) {
+        const tsrt__v8 *r = d + 6 * k;
+        TSRT__WG4_BT(r[0], r[1], r[2], r[3], r[4], r[5], w[k][0], w[k][1], w[k][2], w[k][3], w[k][4], w[k][5]);
+    }
+    for (int j = 0; j < 6; j++)
+        TSRT__WG4_BT(w[0][j], w[1][j], w[2][j], w[3][j], w[4][j], w[5][j], t[j], t[6 + j], t[12 + j], t[18 + j],
+                     t[24 + j], t[30 + j]);
+}
+
+/* V of panel p (all channels) into vp: V[xi][c][NR] at vp + xi*xs + c*NR.
+ * Channels outermost: the patch rows of one channel serve every lane
+ * group while they are in L1. */
+static void tsrt__wg_input(const tsrt__wg *g, int64_t p, float *vp, ptrdiff_t xs)
+{
+    tsrt__wg_seg sg[TSRT_NR / 8][9];
+    int ns[TSRT_NR / 8];
+    for (int h = 0; h < TSRT_NR / 8; h++) ns[h] = tsrt__wg_segs(g, p * TSRT_NR + 8 * h, sg[h]);
+    for (int64_t c = 0; c < g->CG; c++)
+        for (int h = 0; h < TSRT_NR / 8; h++) {
+            float *vc = vp + c * TSRT_NR + 8 * h;
+            tsrt__v8 d[36], t[36];
+            if (ns[h]) tsrt__wg_load(g, c, sg[h], ns[h], d);
+            else
+                for (int i = 0; i < g->xi; i++) d[i] = (tsrt__v8){0};
+            if (g->m == 2)
+                tsrt__wg2_bt(d, t);
+            else
+                tsrt__wg4_bt(d, t);
+            for (int i = 0; i < g->xi; i++) TSRT__V8_STORE(vc + i * xs, t[i]);
+        }
+}
+
+/* o0..o7 = the transpose of the 8x8 matrix with rows r0..r7 (unpack,
+ * shuffle, then swap of 128-bit halves: 24 shuffles). */
+#define TSRT__TRANSPOSE8(r0, r1, r2, r3, r4, r5, r6, r7, o0, o1, o2, o3, o4, o5, o6, o7)             \
+    do {                                                                                        \
+        const tsrt__v8 t0_ = __builtin_shufflevector(r0, r1, 0, 8, 1, 9, 4, 12, 5, 13);          \
+        const tsrt__v8 t1_ = __builtin_shufflevector(r0, r1, 2, 10, 3, 11, 6, 14, 7, 15);        \
+        const tsrt__v8 t2_ = __builtin_shufflevector(r2, r3, 0, 8, 1, 9, 4, 12, 5, 13);          \
+        const tsrt__v8 t3_ = __builtin_shufflevector(r2, r3, 2, 10, 3, 11, 6, 14, 7, 15);        \
+        const tsrt__v8 t4_ = __builtin_shufflevector(r4, r5, 0, 8, 1, 9, 4, 12, 5, 13);          \
+        const tsrt__v8 t5_ = __builtin_shufflevector(r4, r5, 2, 10, 3, 11, 6, 14, 7, 15);        \
+        const tsrt__v8 t6_ = __builtin_shufflevector(r6, r7, 0, 8, 1, 9, 4, 12, 5, 13);          \
+        const tsrt__v8 t7_ = __builtin_shufflevector(r6, r7, 2, 10, 3, 11, 6, 14, 7, 15);        \
+        const tsrt__v8 u0_ = __builtin_shufflevector(t0_, t2_, 0, 1, 8, 9, 4, 5, 12, 13);        \
+        const tsrt__v8 u1_ = __builtin_shufflevector(t0_, t2_, 2, 3, 10, 11, 6, 7, 14, 15);      \
+        const tsrt__v8 u2_ = __builtin_shufflevector(t1_, t3_, 0, 1, 8, 9, 4, 5, 12, 13);        \
+        const tsrt__v8 u3_ = __builtin_shufflevector(t1_, t3_, 2, 3, 10, 11, 6, 7, 14, 15);      \
+        const tsrt__v8 u4_ = __builtin_shufflevector(t4_, t6_, 0, 1, 8, 9, 4, 5, 12, 13);        \
+        const tsrt__v8 u5_ = __builtin_shufflevector(t4_, t6_, 2, 3, 10, 11, 6, 7, 14, 15);      \
+        const tsrt__v8 u6_ = __builtin_shufflevector(t5_, t7_, 0, 1, 8, 9, 4, 5, 12, 13);        \
+        const tsrt__v8 u7_ = __builtin_shufflevector(t5_, t7_, 2, 3, 10, 11, 6, 7, 14, 15);      \
+        o0 = __builtin_shufflevector(u0_, u4_, 0, 1, 2, 3, 8, 9, 10, 11);                        \
+        o1 = __builtin_shufflevector(u1_, u5_, 0, 1, 2, 3, 8, 9, 10, 11);                        \
+        o2 = __builtin_shufflevector(u2_, u6_, 0, 1, 2, 3, 8, 9, 10, 11);                        \
+        o3 = __builtin_shufflevector(u3_, u7_, 0, 1, 2, 3, 8, 9, 10, 11);                        \
+        o4 = __builtin_shufflevector(u0_, u4_, 4, 5, 6, 7, 12, 13, 14, 15);                      \
+        o5 = __builtin_shufflevector(u1_, u5_, 4, 5, 6, 7, 12, 13, 14, 15);                      \
+        o6 = __builtin_shufflevector(u2_, u6_, 4, 5, 6, 7, 12, 13, 14, 15);                      \
+        o7 = __builtin_shufflevector(u3_, u7_, 4, 5, 6, 7, 12, 13, 14, 15);                      \
+    } while (0)
+
+/* G g on a 3-vector: F(2x2) G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1];
+ * F(4x4) G = [1/4 0 0; -1/6 -1/6 -1/6; -1/6 1/6 -1/6; 1/24 1/12 1/6;
+ * 1/24 -1/12 1/6; 0 0 1]. o: m + 2 outputs. */
+#define TSRT__WG_G(m, g0, g1, g2, o)                                                         \
+    do {                                                                                     \
+        if ((m) == 2) {                                                                      \
+            const tsrt__v8 s_ = (g0) + (g2);                                                 \
+            o[0] = (g0), o[1] = 0.5f * (s_ + (g1)), o[2] = 0.5f * (s_ - (g1)), o[3] = (g2);   \
+        } else {                                                                             \
+            const tsrt__v8 s_ = (g0) + (g2), q_ = (1.0f / 24) * (g0) + (1.0f / 6) * (g2);    \
+            o[0] = 0.25f * (g0), o[1] = (-1.0f / 6) * (s_ + (g1)), o[2] = (-1.0f / 6) * (s_ - (g1)); \
+            o[3] = q_ + (1.0f / 12) * (g1), o[4] = q_ - (1.0f / 12) * (g1), o[5] = (g2);     \
+        }                                                                                    \
+    } while (0)
+
+/* U of output channels [o0, o0+on) into u: U[xi][oo][c] at
+ * u + (xi*obp + oo)*CG + c; rows on .. obp-1 zero. */
+static void tsrt__wg_weights(const tsrt__wg *g, const float *wt, int64_t o0, int64_t on, int64_t obp, float *u)
+{
+    const int64_t CG = g->CG;
+    const int m = g->m, a = g->a;
+    for (int64_t oo = 0; oo < obp; oo++) {
+        float *uo = u + oo * CG;
+        if (oo >= on) {
+            for (int i = 0; i < g->xi; i++) memset(uo + i * obp * CG, 0, sizeof(float) * (size_t)CG);
+            continue;
+        }
+        const float *w = wt + (o0 + oo) * CG * 9;
+        for (int64_t c = 0; c < CG; c += 8) {
+            const int n = (int)tsrt__min(8, CG - c);
+            tsrt__v8 k[9]; /* k[t]: tap t of channels c .. c+7 */
+            if (n == 8) {
+                /* Rows of 9 taps, 8 channels: taps 0-7 by an 8x8 transpose
+                 * of unaligned row loads, tap 8 element by element. (A
+                 * gather through a stack array stalled on store-to-load
+                 * forwarding: a third of a 14x14 conv's time.) */
+                const float *wc = w + c * 9;
+                tsrt__v8 r0, r1, r2, r3, r4, r5, r6, r7;
+                TSRT__V8_LOAD(r0, wc), TSRT__V8_LOAD(r1, wc + 9), TSRT__V8_LOAD(r2, wc + 18);
+                TSRT__V8_LOAD(r3, wc + 27), TSRT__V8_LOAD(r4, wc + 36), TSRT__V8_LOAD(r5, wc + 45);
+                TSRT__V8_LOAD(r6, wc + 54), TSRT__V8_LOAD(r7, wc + 63);
+                TSRT__TRANSPOSE8(r0, r1, r2, r3, r4, r5, r6, r7, k[0], k[1], k[2], k[3], k[4], k[5], k[6], k[7]);
+                k[8] = (tsrt__v8){wc[8], wc[17], wc[26], wc[35], wc[44], wc[53], wc[62], wc[71]};
+            } else {
+                for (int t = 0; t < 9; t++) {
+                    float tmp[8] = {0};
+                    for (int l = 0; l < n; l++) tmp[l] = w[(c + l) * 9 + t];
+                    TSRT__V8_LOAD(k[t], tmp);
+                }
+            }
+            tsrt__v8 r[6][3], z[6]; /* G g (rows), then (G g) G^T row by row */
+            for (int t = 0; t < 3; t++) {
+                tsrt__v8 col[6];
+                TSRT__WG_G(m, k[t], k[3 + t], k[6 + t], col);
+                for (int i = 0; i < a; i++) r[i][t] = col[i];
+            }
+            for (int i = 0; i < a; i++) {
+                TSRT__WG_G(m, r[i][0], r[i][1], r[i][2], z);
+                for (int j = 0; j < a; j++) {
+                    float *d = uo + (i * a + j) * obp * CG + c;
+                    if (n == 8) {
+                        TSRT__V8_STORE(d, z[j]);
+                    } else {
+                        float tmp[8];
+                        TSRT__V8_STORE(tmp, z[j]);
+                        memcpy(d, tmp, sizeof(float) * (size_t)n);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* F(4x4)'s A^T on a 6-vector: [1 1 1 1 1 0; 0 1 -1 2 -2 0; 0 1 1 4 4 0;
+ * 0 1 -1 8 -8 1]. */
+#define TSRT__WG4_AT(m0, m1, m2, m3, m4, m5, y0, y1, y2, y3)                                \
+    do {                                                                                    \
+        const tsrt__v8 s1_ = (m1) + (m2), d1_ = (m1) - (m2), s2_ = (m3) + (m4), d2_ = (m3) - (m4); \
+        y0 = (m0) + s1_ + s2_;                                                              \
+        y1 = d1_ + 2.0f * d2_;                                                              \
+        y2 = s1_ + 4.0f * s2_;                                                              \
+        y3 = d1_ + 8.0f * d2_ + (m5);                                                       \
+    } while (0)
+
+/* The output transform of panel p for output channels [o0, o0+on) of the
+ * product whose output plane 0 is y (channel stride OH*OW), then the
+ * epilogue on the runs of positions it finished. F(2x2)'s A^T =
+ * [1 1 1 0; 0 1 -1 -1]. */
+static void tsrt__wg_output(const tsrt__wg *g, int64_t p, const float *m, int64_t obp, int64_t o0, int64_t on,
+                            float *y, int64_t epi_m0)
+{
+    const tsrt_conv_args *v = g->v;
+    const int64_t OH = v->oh, OW = v->ow, HW = OH * OW;
+    const int tm = g->m;
+    tsrt__wg_seg sgs[TSRT_NR / 8][9];
+    int nss[TSRT_NR / 8];
+    for (int hh = 0; hh < TSRT_NR / 8; hh++) nss[hh] = tsrt__wg_segs(g, p * TSRT_NR + 8 * hh, sgs[hh]);
+    for (int64_t oo = 0; oo < on; oo++) {
+        float *yo = y + (o0 + oo) * HW;
+        for (int64_t h = 0; h < TSRT_NR; h += 8) {
+            const tsrt__wg_seg *sg = sgs[h / 8];
+            const int ns = nss[h / 8];
+            if (!ns) break;
+            /* z[a][.]: output row m*ty + a, columns m*tx .. m*tx + 8m - 1 of
+             * the 8 lanes (tile by tile). */
+            tsrt__v8 z[4][4];
+            if (tm == 2) {
+                tsrt__v8 q[16];
+                for (int i = 0; i < 16; i++) TSRT__V8_LOAD(q[i], m + (i * obp + oo) * TSRT_NR + h);
+                tsrt__v8 s0[4], s1[4];
+                for (int j = 0; j < 4; j++)
+                    s0[j] = q[j] + q[4 + j] + q[8 + j], s1[j] = q[4 + j] - q[8 + j] - q[12 + j];
+                const tsrt__v8 y00 = s0[0] + s0[1] + s0[2], y01 = s0[1] - s0[2] - s0[3];
+                const tsrt__v8 y10 = s1[0] + s1[1] + s1[2], y11 = s1[1] - s1[2] - s1[3];
+                z[0][0] = __builtin_shufflevector(y00, y01, 0, 8, 1, 9, 2, 10, 3, 11);
+                z[0][1] = __builtin_shufflevector(y00, y01, 4, 12, 5, 13, 6, 14, 7, 15);
+                z[1][0] = __builtin_shufflevector(y10, y11, 0, 8, 1, 9, 2, 10, 3, 11);
+                z[1][1] = __builtin_shufflevector(y10, y11, 4, 12, 5, 13, 6, 14, 7, 15);
+            } else {
+                tsrt__v8 s[4][6]; /* A^T along the rows of M, per column j */
+                for (int j = 0; j < 6; j++) {
+                    tsrt__v8 q0, q1, q2, q3, q4, q5;
+                    const float *mj = m + (j * obp + oo) * TSRT_NR + h;
+                    const ptrdiff_t st = 6 * obp * TSRT_NR;
+                    TSRT__V8_LOAD(q0, mj), TSRT__V8_LOAD(q1, mj + st), TSRT__V8_LOAD(q2, mj + 2 * st);
+                    TSRT__V8_LOAD(q3, mj + 3 * st), TSRT__V8_LOAD(q4, mj + 4 * st), TSRT__V8_LOAD(q5, mj + 5 * st);
+                    TSRT__WG4_AT(q0, q1, q2, q3, q4, q5, s[0][j], s[1][j], s[2][j], s[3][j]);
+                }
+                for (int a = 0; a < 4; a++) {
+                    tsrt__v8 y0, y1, y2, y3; /* columns 4tx + 0..3, lane = tile */
+                    TSRT__WG4_AT(s[a][0], s[a][1], s[a][2], s[a][3], s[a][4], s[a][5], y0, y1, y2, y3);
+                    /* Interleave: tile by tile, 4 columns each. */
+                    const tsrt__v8 t0 = __builtin_shufflevector(y0, y1, 0, 8, 1, 9, 4, 12, 5, 13);
+                    const tsrt__v8 t1 = __builtin_shufflevector(y0, y1, 2, 10, 3, 11, 6, 14, 7, 15);
+                    const tsrt__v8 t2 = __builtin_shufflevector(y2, y3, 0, 8, 1, 9, 4, 12, 5, 13);
+                    const tsrt__v8 t3 = __builtin_shufflevector(y2, y3, 2, 10, 3, 11, 6, 14, 7, 15);
+                    const tsrt__v8 u0 = __builtin_shufflevector(t0, t2, 0, 1, 8, 9, 4, 5, 12, 13);
+                    const tsrt__v8 u1 = __builtin_shufflevector(t0, t2, 2, 3, 10, 11, 6, 7, 14, 15);
+                    const tsrt__v8 u2 = __builtin_shufflevector(t1, t3, 0, 1, 8, 9, 4, 5, 12, 13);
+                    const tsrt__v8 u3 = __builtin_shufflevector(t1, t3, 2, 3, 10, 11, 6, 7, 14, 15);
+                    z[a][0] = __builtin_shufflevector(u0, u1, 0, 1, 2, 3, 8, 9, 10, 11);
+                    z[a][1] = __builtin_shufflevector(u2, u3, 0, 1, 2, 3, 8, 9, 10, 11);
+                    z[a][2] = __builtin_shufflevector(u0, u1, 4, 5, 6, 7, 12, 13, 14, 15);
+                    z[a][3] = __builtin_shufflevector(u2, u3, 4, 5, 6, 7, 12, 13, 14, 15);
+                }
+            }
+            for (int k = 0; k < ns; k++)
+                for (int a = 0; a < tm; a++) {
+                    const int64_t oy = tm * sg[k].ty + a;
+                    if (oy >= OH) break;
+                    const int64_t x0 = tm * (sg[k].tx0 + sg[k].l0), x1 = tsrt__min(OW, tm * (sg[k].tx0 + sg[k].l1));
+                    float *yr = yo + oy * OW + x0;
+                    if (x1 - x0 == 8 * tm) { /* 8 whole tiles inside the row */
+                        for (int q = 0; q < tm; q++) {
+                            if (v->beta) {
+                                tsrt__v8 o;
+                                TSRT__V8_LOAD(o, yr + 8 * q);
+                                TSRT__V8_STORE(yr + 8 * q, z[a][q] + o);
+                            } else {
+                                TSRT__V8_STORE(yr + 8 * q, z[a][q]);
+                            }
+                        }
+                        continue;
+                    }
+                    float zz[32];
+                    for (int q = 0; q < tm; q++) TSRT__V8_STORE(zz + 8 * q, z[a][q]);
+                    const float *zr = zz + tm * sg[k].l0;
+                    if (v->beta)
+                        for (int64_t xx = 0; xx < x1 - x0; xx++) yr[xx] += zr[xx];
+                    else
+                        for (int64_t xx = 0; xx < x1 - x0; xx++) yr[xx] = zr[xx];
+                }
+        }
+    }
+    if (!v->epi) return;
+    /* The panel's tiles cover, per tile row, output rows m*ty .. m*ty+m-1
+     * and columns [m*tx0, m*tx1): runs of positions, merged when
+     * contiguous. */
+    const int64_t t0 = p * TSRT_NR, t1 = tsrt__min(g->T, t0 + TSRT_NR);
+    int64_t r0 = -1, r1 = -1; /* the pending run */
+    for (int64_t t = t0; t < t1;) {
+        const int64_t ty = t / g->TW, tx = t % g->TW, tx1 = tsrt__min(g->TW, tx + (t1 - t));
+        for (int64_t oy = tm * ty; oy < tsrt__min(OH, tm * ty + tm); oy++) {
+            const int64_t a = oy * OW + tm * tx, b = oy * OW + tsrt__min(OW, tm * tx1);
+            if (a == r1)
+                r1 = b;
+            else {
+                if (r0 >= 0) v->epi(v->epi_ctx, y + o0 * HW + r0, HW, 1, epi_m0 + o0, r0, on, r1 - r0);
+                r0 = a, r1 = b;
+            }
+        }
+        t += tx1 - tx;
+    }
+    if (r0 >= 0) v->epi(v->epi_ctx, y + o0 * HW + r0, HW, 1, epi_m0 + o0, r0, on, r1 - r0);
+}
+
+static size_t tsrt__wg_ws_bytes(const tsrt_conv_args *v, int m)
+{
+    tsrt__wg g;
+    tsrt__wg_geom(v, m, &g);
+    int64_t xp, u, vv, mm;
+    tsrt__wg_ws(&g, &xp, &u, &vv, &mm);
+    return (size_t)(xp + u + vv + mm) * sizeof(float) + 5 * TSRT_ALIGN;
+}
+
+static void tsrt__conv_wg(const tsrt_conv_args *v, int m, int ith, int nth, void *ws)
+{
+    tsrt__wg g;
+    tsrt__wg_geom(v, m, &g);
+    int64_t nxp, nu, nv, nm;
+    tsrt__wg_ws(&g, &nxp, &nu, &nv, &nm);
+    float *xpb = tsrt__align(ws), *ub = tsrt__align(xpb + nxp), *vb = tsrt__align(ub + nu), *mb = tsrt__align(vb + nv);
+    g.xp.buf = xpb + 32;
+    /* Threads split output channels (MR units) x panels, as a GEMM of
+     * OG x (NP*NR) x xi*CG whose A and B each cost a transform. */
+    const int64_t batch = v->n * v->groups, CG = g.CG, XI = g.xi;
+    const tsrt__share s = tsrt__split(batch, g.OG, g.NP * TSRT_NR, XI * CG, 8, 8, ith, nth);
+    const int64_t Uu = tsrt__cdiv(g.OG, TSRT_MR), p0 = s.c0, p1 = tsrt__min(s.c1, g.NP);
+    if (p0 >= p1) return;
+    const int64_t KB = tsrt__min(TSRT_KC, tsrt__rup(tsrt__cdiv(CG, tsrt__cdiv(CG, TSRT_KC)), 8));
+    float bt[2 * TSRT_KC] __attribute__((aligned(TSRT_ALIGN)));
+    const int64_t tA = p0 * TSRT_NR, tB = tsrt__min(g.T, p1 * TSRT_NR) - 1;
+    for (int64_t bi = s.r0 / Uu; bi < batch && bi * Uu < s.r1; bi++) {
+        const int64_t img = bi / v->groups, gr = bi % v->groups;
+        const int64_t o_lo = (tsrt__max(s.r0, bi * Uu) - bi * Uu) * TSRT_MR;
+        const int64_t o_hi = tsrt__min(g.OG, (tsrt__min(s.r1, (bi + 1) * Uu) - bi * Uu) * TSRT_MR);
+        const float *x = v->x + img * v->x_bs + gr * CG * v->h * v->w, *wt = v->wt + gr * g.OG * CG * 9;
+        float *y = v->y + img * v->y_bs + gr * g.OG * v->oh * v->ow;
+        const int64_t epi_m0 = img * v->o + gr * g.OG;
+        tsrt__phx_copy(&g.xp, x, m * (tA / g.TW), tsrt__min(g.xp.Hq, m * (tB / g.TW) + m + 2));
+        const int64_t ogt = o_hi - o_lo, nob = tsrt__cdiv(ogt, g.obcap);
+        const int64_t ob = tsrt__rup(tsrt__cdiv(ogt, nob), TSRT_MR);
+        const int vall = nob > 1;
+        /* One cache line between the xi planes of V: a power-of-two
+         * distance would put the stores of one channel in one L1 set. */
+        const ptrdiff_t xs = (vall ? p1 - p0 : 1) * CG * TSRT_NR + 16;
+        if (vall)
+            for (int64_t p = p0; p < p1; p++) tsrt__wg_input(&g, p, vb + (p - p0) * CG * TSRT_NR, xs);
+        for (int64_t o0 = o_lo; o0 < o_hi; o0 += ob) {
+            const int64_t on = tsrt__min(ob, o_hi - o0), obp = tsrt__rup(on, TSRT_MR);
+            tsrt__wg_weights(&g, wt, o0, on, obp, ub);
+            for (int64_t p = p0; p < p1; p++) {
+                const float *vp = vb + (vall ? (p - p0) * CG * TSRT_NR : 0);
+                if (!vall) tsrt__wg_input(&g, p, vb, xs);
+                /* Tiles in this panel: a short last panel takes the 6x8
+                 * kernel or dot products (tsrt__ukr_ua's tails). */
+                const int64_t nt = tsrt__min(TSRT_NR, g.T - p * TSRT_NR);
+                for (int xi = 0; xi < XI; xi++)
+                    for (int64_t c0 = 0; c0 < CG; c0 += KB) {
+                        const int64_t kc = tsrt__min(KB, CG - c0);
+                        const float *vx = vp + xi * xs + c0 * TSRT_NR;
+                        if (nt <= 2) tsrt__b_cols(kc, vx, nt, bt);
+                        for (int64_t ir = 0; ir < obp; ir += TSRT_MR) {
+                            const float *ua = ub + (xi * obp + ir) * CG + c0;
+                            float *mo = mb + (xi * obp + ir) * TSRT_NR;
+                            if (nt == TSRT_NR)
+                                tsrt__ukr_full_ua(kc, ua, CG, vx, mo, TSRT_NR, c0 > 0);
+                            else
+                                tsrt__ukr_ua(kc, ua, CG, vx, mo, TSRT_NR, 1, c0 > 0, nt, bt);
+                        }
+                    }
+                tsrt__wg_output(&g, p, mb, obp, o0, on, y, epi_m0);
+            }
+        }
+    }
+}
+
+#endif /* TSRT_CONV_WG_H */
