@@ -232,7 +232,9 @@ static ts_status kernel_step(run *r, const ts_cpu_step *st, ts_pool *pool)
         if (k->bufs[i].written && !r->vals[v->id]) TS_TRY(output_tensor(r, v, &r->vals[v->id]));
         if (!r->vals[v->id]) return ts_err_set(r->err, TS_ERR_INTERNAL, "kernel %s: an operand was not computed", k->name);
         bufs[i] = r->vals[v->id]->data;
-        if (k->bufs[i].written) work = r->vals[v->id]->numel;
+        /* the largest output measures the work (a row kernel also writes
+         * per-row statistics: those are not its size) */
+        if (k->bufs[i].written && r->vals[v->id]->numel > work) work = r->vals[v->id]->numel;
     }
     if (st->packed) {
         float *pb = NULL;
