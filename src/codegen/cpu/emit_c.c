@@ -351,6 +351,17 @@ static void hoist(em *e, const ts_ls *s, int depth)
 
 static void stmts(em *e, const ts_ls *s);
 
+/* A loop's body one level in, then its closing brace (the header line is
+ * the caller's). */
+static void body_then_brace(em *e, const ts_ls *body)
+{
+    open_block(e);
+    stmts(e, body);
+    close_block(e);
+    indent(e);
+    ts_buf_printf(e->out, "}\n");
+}
+
 static void put_combine(em *e, ts_buf *b, ts_op op, ts_dtype dt, const char *acc, const char *v)
 {
     (void)e;
@@ -497,11 +508,7 @@ static bool lane_reduction(em *e, const ts_ls *s, const char *ext)
         open_block(e);
         indent(e);
         ts_buf_printf(e->out, "for (int64_t i%d = i%d_s; i%d < i%d_b; i%d++) {\n", v, v, v, v, v);
-        open_block(e);
-        stmts(e, s->body);
-        close_block(e);
-        indent(e);
-        ts_buf_printf(e->out, "}\n");
+        body_then_brace(e, s->body);
         close_block(e);
         indent(e);
         ts_buf_printf(e->out, "}\n");
@@ -513,11 +520,7 @@ static bool lane_reduction(em *e, const ts_ls *s, const char *ext)
     }
     indent(e);
     ts_buf_printf(e->out, "for (int64_t i%d = i%d_b; i%d < %s; i%d++) {\n", v, v, v, ext, v);
-    open_block(e);
-    stmts(e, s->body);
-    close_block(e);
-    indent(e);
-    ts_buf_printf(e->out, "}\n");
+    body_then_brace(e, s->body);
     char accn[32];
     snprintf(accn, sizeof accn, "acc%d", u->var);
     ts_buf m = {0};
@@ -589,11 +592,7 @@ static void for_loop(em *e, const ts_ls *s)
     indent(e);
     ts_buf_printf(e->out, "for (int64_t i%d = 0; i%d < %s; i%d++) {\n", s->var, s->var, ext.data, s->var);
     ts_buf_free(&ext);
-    open_block(e);
-    stmts(e, s->body);
-    close_block(e);
-    indent(e);
-    ts_buf_printf(e->out, "}\n");
+    body_then_brace(e, s->body);
 }
 
 static void put_store(em *e, const ts_ls *s)
