@@ -1,6 +1,6 @@
 /* lower.c — a fusion group becomes a loop IR kernel.
  *
- * The heart is value_at(v, coords): the scalar expression for element
+ * The heart is ts_lw_value_at(v, coords): the scalar expression for element
  * `coords` of value v. A stored value is a load at its row-major index;
  * an inlined elementwise op is the op on its operands at the same coords;
  * a layout op maps coords to its operand's coords (broadcast drops or
@@ -10,52 +10,14 @@
  * linear index). Results are memoized per (value, coords), and the loop
  * IR is hash-consed, so a value used twice in one kernel is computed once.
  */
-#include "lower/lower.h"
+#include "lower/lower_int.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-typedef struct memo {
-    const ts_value *v;
-    ts_lx *coords[TS_MAX_RANK];
-    ts_lx *x;
-    struct memo *next;
-} memo;
 
-enum { NMEMO = 256 };
-
-/* A delinearization done by this kernel: coords[0..n) of lin over dims,
- * so that re-linearizing them gives lin back without div/mod. */
-typedef struct delin {
-    int n;
-    const ts_dim *dims;
-    ts_lx *coords[TS_MAX_RANK];
-    ts_lx *lin;
-} delin;
-
-typedef struct lctx {
-    ts_lprog *p;
-    const ts_fusion *f;
-    ts_lkernel *k;
-    memo *memos[NMEMO];
-    const ts_value *block_src;   /* a template's output: read from the epilogue's block */
-    ts_lx *block_index;          /* its element in the block */
-    delin delins[4];
-    int n_delins;
-    const ts_value *row_val[64];   /* ROW: reductions already folded in this row ... */
-    ts_lx *row_acc[64];            /* ... and their accumulators (cast to the value's dtype) */
-    int n_row;
-    /* ROW: a reduction's costly input, kept in the row of a later output's
-     * buffer (stage_pick), is loaded from there by the phases that run
-     * while the row holds it, at their row coords stage_xc (NULL: none) */
-    const ts_value *stage_v, *stage_buf;
-    ts_lx **stage_xc;
-} lctx;
-
-static ts_lx *value_at(lctx *c, const ts_value *v, ts_lx **coords, bool compute);
-
-static ts_lx *dimx(lctx *c, ts_dim d) { return ts_lkernel_dim(c->p, c->k, d); }
+ts_lx *ts_lw_dim(lctx *c, ts_dim d) { return ts_lkernel_dim(c->p, c->k, d); }
 
 /* A recorded delinearization that coords[i-n+1..i] over d[i-n+1..i] is. */
 static const delin *delin_at(const lctx *c, int i, const ts_dim *d, ts_lx **coords)
@@ -72,28 +34,28 @@ static const delin *delin_at(const lctx *c, int i, const ts_dim *d, ts_lx **coor
 }
 
 /* Row-major linear index of coords in a value of rank r with dims d. */
-static ts_lx *linear(lctx *c, int r, const ts_dim *d, ts_lx **coords)
+ts_lx *ts_lw_linear(lctx *c, int r, const ts_dim *d, ts_lx **coords)
 {
     ts_lx *idx = ts_lx_int(c->p, 0), *stride = ts_lx_int(c->p, 1);
     for (int i = r - 1; i >= 0; i--) {
         const delin *dl = delin_at(c, i, d, coords);
         if (dl) {   /* those coords came from a linear index over the same dims: use it */
             idx = ts_lx_add(c->p, idx, ts_lx_mul(c->p, dl->lin, stride));
-            for (int j = 0; j < dl->n; j++) stride = ts_lx_mul(c->p, stride, dimx(c, d[i - j]));
+            for (int j = 0; j < dl->n; j++) stride = ts_lx_mul(c->p, stride, ts_lw_dim(c, d[i - j]));
             i -= dl->n - 1;
             continue;
         }
         idx = ts_lx_add(c->p, idx, ts_lx_mul(c->p, coords[i], stride));
-        stride = ts_lx_mul(c->p, stride, dimx(c, d[i]));
+        stride = ts_lx_mul(c->p, stride, ts_lw_dim(c, d[i]));
     }
     return idx;
 }
 
 /* coords of a value of rank r with dims d from a linear index. */
-static void delinear(lctx *c, int r, const ts_dim *d, ts_lx *lin, ts_lx **coords)
+void ts_lw_delinear(lctx *c, int r, const ts_dim *d, ts_lx *lin, ts_lx **coords)
 {
     for (int i = r - 1; i >= 0; i--) {
-        ts_lx *dim = dimx(c, d[i]);
+        ts_lx *dim = ts_lw_dim(c, d[i]);
         coords[i] = i ? ts_lx_imod(c->p, lin, dim) : lin;
         lin = ts_lx_idiv(c->p, lin, dim);
     }
@@ -102,7 +64,7 @@ static void delinear(lctx *c, int r, const ts_dim *d, ts_lx *lin, ts_lx **coords
 static ts_lx *load(lctx *c, const ts_value *v, ts_lx **coords)
 {
     int b = ts_lkernel_buf(c->p, c->k, v, false);
-    return ts_lx_load(c->p, v->type.dtype, b, linear(c, v->type.rank, v->type.dims, coords));
+    return ts_lx_load(c->p, v->type.dtype, b, ts_lw_linear(c, v->type.rank, v->type.dims, coords));
 }
 
 static ts_lx *const_elem(lctx *c, const ts_tensor *t, int64_t i)
@@ -119,15 +81,15 @@ static ts_lx *view_at(lctx *c, const ts_node *n, ts_lx **coords)
     int xr = x->type.rank;
     switch (n->op) {
     case TS_OP_RESHAPE: {
-        ts_lx *lin = linear(c, y->type.rank, y->type.dims, coords);
+        ts_lx *lin = ts_lw_linear(c, y->type.rank, y->type.dims, coords);
         bool row_acc = false;
         for (int i = 0; i < c->n_row; i++) row_acc |= c->row_val[i] == x;
         if (c->f->mat[x->id] && !row_acc) {   /* stored row-major: the linear index is the address */
             int b = ts_lkernel_buf(p, c->k, x, false);
             return ts_lx_load(p, x->type.dtype, b, lin);
         }
-        delinear(c, xr, x->type.dims, lin, xc);
-        return value_at(c, x, xc, false);
+        ts_lw_delinear(c, xr, x->type.dims, lin, xc);
+        return ts_lw_value_at(c, x, xc, false);
     }
     case TS_OP_BROADCAST: {
         int cnt = 0;
@@ -136,29 +98,29 @@ static ts_lx *view_at(lctx *c, const ts_node *n, ts_lx **coords)
             ts_dim xd = x->type.dims[i], yd = y->type.dims[axes[i]];
             xc[i] = ts_dim_eq(xd, ts_dim_const(1)) && !ts_dim_eq(yd, xd) ? ts_lx_int(p, 0) : coords[axes[i]];
         }
-        return value_at(c, x, xc, false);
+        return ts_lw_value_at(c, x, xc, false);
     }
     case TS_OP_TRANSPOSE: {
         int cnt = 0;
         const int64_t *perm = ts_node_ints(n, "perm", &cnt);
         for (int i = 0; i < xr; i++) xc[perm[i]] = coords[i];
-        return value_at(c, x, xc, false);
+        return ts_lw_value_at(c, x, xc, false);
     }
     case TS_OP_SLICE: {
         int cs = 0, cst = 0;
         const ts_dim *start = ts_node_dims(n, "start", &cs);
         const int64_t *stride = ts_node_ints(n, "stride", &cst);
         for (int i = 0; i < xr; i++)
-            xc[i] = ts_lx_add(p, dimx(c, start[i]), ts_lx_mul(p, coords[i], ts_lx_int(p, stride[i])));
-        return value_at(c, x, xc, false);
+            xc[i] = ts_lx_add(p, ts_lw_dim(c, start[i]), ts_lx_mul(p, coords[i], ts_lx_int(p, stride[i])));
+        return ts_lw_value_at(c, x, xc, false);
     }
     case TS_OP_REVERSE: {
         int cnt = 0;
         const int64_t *axes = ts_node_ints(n, "axes", &cnt);
         memcpy(xc, coords, sizeof *xc * (size_t)xr);
         for (int i = 0; i < cnt; i++)
-            xc[axes[i]] = ts_lx_sub(p, ts_lx_sub(p, dimx(c, x->type.dims[axes[i]]), ts_lx_int(p, 1)), coords[axes[i]]);
-        return value_at(c, x, xc, false);
+            xc[axes[i]] = ts_lx_sub(p, ts_lx_sub(p, ts_lw_dim(c, x->type.dims[axes[i]]), ts_lx_int(p, 1)), coords[axes[i]]);
+        return ts_lw_value_at(c, x, xc, false);
     }
     case TS_OP_PAD: {
         int cnt = 0;
@@ -167,9 +129,9 @@ static ts_lx *view_at(lctx *c, const ts_node *n, ts_lx **coords)
         for (int i = 0; i < xr; i++) {
             xc[i] = ts_lx_sub(p, coords[i], ts_lx_int(p, lo[i]));
             inside = ts_lx_and(p, inside, ts_lx_lt(p, ts_lx_int(p, -1), xc[i]));
-            inside = ts_lx_and(p, inside, ts_lx_lt(p, xc[i], dimx(c, x->type.dims[i])));
+            inside = ts_lx_and(p, inside, ts_lx_lt(p, xc[i], ts_lw_dim(c, x->type.dims[i])));
         }
-        return ts_lx_guard(p, inside, value_at(c, x, xc, false), value_at(c, n->in[1], NULL, false));
+        return ts_lx_guard(p, inside, ts_lw_value_at(c, x, xc, false), ts_lw_value_at(c, n->in[1], NULL, false));
     }
     case TS_OP_CONCAT: {
         int axis = (int)ts_node_int(n, "axis");
@@ -179,8 +141,8 @@ static ts_lx *view_at(lctx *c, const ts_node *n, ts_lx **coords)
         for (int j = 0; j < m; j++) {
             memcpy(xc, coords, sizeof *xc * (size_t)y->type.rank);
             xc[axis] = ts_lx_sub(p, coords[axis], off);
-            parts[j] = value_at(c, n->in[j], xc, false);
-            off = ts_lx_add(p, off, dimx(c, n->in[j]->type.dims[axis]));
+            parts[j] = ts_lw_value_at(c, n->in[j], xc, false);
+            off = ts_lx_add(p, off, ts_lw_dim(c, n->in[j]->type.dims[axis]));
             offs[j] = off;
         }
         r = parts[m - 1];
@@ -200,10 +162,10 @@ static ts_lx *compute(lctx *c, const ts_node *n, ts_lx **coords)
     ts_dtype dt = y->type.dtype;
     if (n->op == TS_OP_CONST) return const_elem(c, n->attrs[0].t, 0);   /* a splat */
     if (n->op == TS_OP_IOTA) return ts_lx_cast(p, coords[ts_node_int(n, "axis")], dt);
-    if (n->op == TS_OP_CAST) return ts_lx_cast(p, value_at(c, n->in[0], coords, false), dt);
+    if (n->op == TS_OP_CAST) return ts_lx_cast(p, ts_lw_value_at(c, n->in[0], coords, false), dt);
     if (ts_op_get(n->op)->flags & TS_OPF_EW) {
         ts_lx *a[3] = {NULL, NULL, NULL};
-        for (int i = 0; i < n->n_in && i < 3; i++) a[i] = value_at(c, n->in[i], coords, false);
+        for (int i = 0; i < n->n_in && i < 3; i++) a[i] = ts_lw_value_at(c, n->in[i], coords, false);
         return ts_lx_op(p, n->op, dt, a[0], a[1], a[2]);
     }
     return view_at(c, n, coords);
@@ -216,7 +178,7 @@ static unsigned memo_slot(const ts_value *v, ts_lx **coords)
     return (unsigned)(h % NMEMO);
 }
 
-static ts_lx *value_at(lctx *c, const ts_value *v, ts_lx **coords, bool compute_root)
+ts_lx *ts_lw_value_at(lctx *c, const ts_value *v, ts_lx **coords, bool compute_root)
 {
     if (v == c->block_src) return ts_lx_load(c->p, v->type.dtype, TS_LBUF_BLOCK, c->block_index);
     for (int i = 0; i < c->n_row; i++)
@@ -224,7 +186,7 @@ static ts_lx *value_at(lctx *c, const ts_value *v, ts_lx **coords, bool compute_
     int r = v->type.rank;
     if (c->stage_xc && v == c->stage_v && !memcmp(coords, c->stage_xc, sizeof *coords * (size_t)r))
         return ts_lx_load(c->p, v->type.dtype, ts_lkernel_buf(c->p, c->k, c->stage_buf, true),
-                          linear(c, r, v->type.dims, coords));
+                          ts_lw_linear(c, r, v->type.dims, coords));
     if (!compute_root && (c->f->mat[v->id] || !v->def)) return load(c, v, coords);
     unsigned s = memo_slot(v, coords);
     for (memo *m = c->memos[s]; m; m = m->next)
@@ -243,13 +205,8 @@ static ts_lx *value_at(lctx *c, const ts_value *v, ts_lx **coords, bool compute_
 
 /* ---- loop nests ------------------------------------------------------------------- */
 
-typedef struct nest {
-    ts_ls *first;        /* the outermost statement list */
-    ts_ls **tail;        /* where the next statement at the current depth goes */
-    int depth;
-} nest;
 
-static void append(nest *ns, ts_ls *s)
+void ts_lw_append(nest *ns, ts_ls *s)
 {
     if (!s) return;
     *ns->tail = s;
@@ -257,14 +214,14 @@ static void append(nest *ns, ts_ls *s)
 }
 
 /* Open a loop over [0, extent) inside the current position; returns its var. */
-static ts_lx *open_loop(lctx *c, nest *ns, ts_lx *extent)
+ts_lx *ts_lw_open_loop(lctx *c, nest *ns, ts_lx *extent)
 {
     ts_ls *s = ts_ls_new(c->p, TS_LS_FOR);
     if (!s) return NULL;
     s->var = c->k->n_vars++;
     s->depth = ++ns->depth;
     s->extent = extent;
-    append(ns, s);
+    ts_lw_append(ns, s);
     ns->tail = &s->body;
     return ts_lx_var(c->p, s->var, s->depth);
 }
@@ -274,17 +231,17 @@ static void store(lctx *c, nest *ns, const ts_value *v, ts_lx **coords, ts_lx *v
     ts_ls *s = ts_ls_new(c->p, TS_LS_STORE);
     if (!s) return;
     s->buf = ts_lkernel_buf(c->p, c->k, v, true);
-    s->index = linear(c, v->type.rank, v->type.dims, coords);
+    s->index = ts_lw_linear(c, v->type.rank, v->type.dims, coords);
     s->value = value;
-    append(ns, s);
+    ts_lw_append(ns, s);
 }
 
 static void lower_loop(lctx *c, const ts_value *v)
 {
     nest ns = {.tail = &c->k->body};
     ts_lx *coords[TS_MAX_RANK];
-    for (int i = 0; i < v->type.rank; i++) coords[i] = open_loop(c, &ns, dimx(c, v->type.dims[i]));
-    store(c, &ns, v, coords, value_at(c, v, coords, true));
+    for (int i = 0; i < v->type.rank; i++) coords[i] = ts_lw_open_loop(c, &ns, ts_lw_dim(c, v->type.dims[i]));
+    store(c, &ns, v, coords, ts_lw_value_at(c, v, coords, true));
 }
 
 /* The identity of a reduction in dtype dt. */
@@ -338,10 +295,10 @@ static ts_lx *open_reduction(lctx *c, nest *ns, ts_op op, ts_dtype dt, int nred,
     a->var = *acc = c->k->n_accs++;
     a->dt = dt;
     a->value = identity(c, op, dt);
-    append(ns, a);
+    ts_lw_append(ns, a);
     int d0 = ns->depth;
     ts_ls **after_acc = ns->tail;
-    for (int i = 0; i < nred; i++) rv[i] = open_loop(c, ns, ext[i]);
+    for (int i = 0; i < nred; i++) rv[i] = ts_lw_open_loop(c, ns, ext[i]);
     *inner = ns->tail;
     ns->depth = d0;
     ns->tail = after_acc;
@@ -373,16 +330,16 @@ static void lower_reduce(lctx *c, const ts_node *n)
     for (int i = 0; i < cnt; i++) red[axes[i]] = true;
     nest ns = {.tail = &c->k->body};
     ts_lx *yc[TS_MAX_RANK], *xc[TS_MAX_RANK], *ext[TS_MAX_RANK], *rv[TS_MAX_RANK];
-    for (int i = 0; i < y->type.rank; i++) yc[i] = open_loop(c, &ns, dimx(c, y->type.dims[i]));
+    for (int i = 0; i < y->type.rank; i++) yc[i] = ts_lw_open_loop(c, &ns, ts_lw_dim(c, y->type.dims[i]));
     int nr = 0;
     for (int i = 0; i < xr; i++)
-        if (red[i]) ext[nr++] = dimx(c, x->type.dims[i]);
+        if (red[i]) ext[nr++] = ts_lw_dim(c, x->type.dims[i]);
     ts_ls **inner = NULL;
     ts_dtype dt = y->type.dtype, adt = acc_dtype(n->op, dt);
     ts_lx *a = open_reduction(c, &ns, n->op, adt, nr, ext, rv, &inner, &acc);
     if (!a) return;
     for (int i = 0, j = 0, k = 0; i < xr; i++) xc[i] = red[i] ? rv[j++] : yc[k++];
-    update(c, inner, acc, combine_op(n->op), ts_lx_cast(c->p, value_at(c, x, xc, false), adt));
+    update(c, inner, acc, combine_op(n->op), ts_lx_cast(c->p, ts_lw_value_at(c, x, xc, false), adt));
     to_end(&ns);
     store(c, &ns, y, yc, ts_lx_cast(c->p, a, dt));
 }
@@ -407,10 +364,10 @@ static ts_lx *window_term(lctx *c, const ts_node *n, ts_lx **yc, ts_lx **k, ts_o
         xc[i] = ts_lx_sub(p, ts_lx_add(p, ts_lx_mul(p, yc[i], ts_lx_int(p, st[i])), ki), ts_lx_int(p, lo[i]));
         if (lo[i] || win[i] > 1) {   /* a position that can fall outside x */
             inside = ts_lx_and(p, inside, ts_lx_lt(p, ts_lx_int(p, -1), xc[i]));
-            inside = ts_lx_and(p, inside, ts_lx_lt(p, xc[i], dimx(c, x->type.dims[i])));
+            inside = ts_lx_and(p, inside, ts_lx_lt(p, xc[i], ts_lw_dim(c, x->type.dims[i])));
         }
     }
-    return ts_lx_guard(p, inside, ts_lx_cast(p, value_at(c, x, xc, false), adt), identity(c, op, adt));
+    return ts_lx_guard(p, inside, ts_lx_cast(p, ts_lw_value_at(c, x, xc, false), adt), identity(c, op, adt));
 }
 
 /* A small window (pooling's 3x3) is one expression per result element,
@@ -447,7 +404,7 @@ static void lower_window(lctx *c, const ts_node *n)
     ts_lprog *p = c->p;
     nest ns = {.tail = &c->k->body};
     ts_lx *yc[TS_MAX_RANK], *ext[TS_MAX_RANK], *wv[TS_MAX_RANK], *k[TS_MAX_RANK];
-    for (int i = 0; i < r; i++) yc[i] = open_loop(c, &ns, dimx(c, y->type.dims[i]));
+    for (int i = 0; i < r; i++) yc[i] = ts_lw_open_loop(c, &ns, ts_lw_dim(c, y->type.dims[i]));
     ts_dtype dt = y->type.dtype, adt = acc_dtype(op, dt);
     int64_t npos = 1;
     for (int i = 0; i < r && npos <= WINDOW_UNROLL; i++) npos *= win[i];
@@ -475,8 +432,8 @@ static void lower_dot(lctx *c, const ts_node *n)
     const int64_t *lc = ts_node_ints(n, "lhs_contract", &nlc), *rc = ts_node_ints(n, "rhs_contract", &nrc);
     nest ns = {.tail = &c->k->body};
     ts_lx *yc[TS_MAX_RANK], *lx[TS_MAX_RANK], *rx[TS_MAX_RANK], *ext[TS_MAX_RANK], *kv[TS_MAX_RANK];
-    for (int i = 0; i < y->type.rank; i++) yc[i] = open_loop(c, &ns, dimx(c, y->type.dims[i]));
-    for (int i = 0; i < nlc; i++) ext[i] = dimx(c, l->type.dims[lc[i]]);
+    for (int i = 0; i < y->type.rank; i++) yc[i] = ts_lw_open_loop(c, &ns, ts_lw_dim(c, y->type.dims[i]));
+    for (int i = 0; i < nlc; i++) ext[i] = ts_lw_dim(c, l->type.dims[lc[i]]);
     ts_ls **inner = NULL;
     ts_dtype dt = y->type.dtype, adt = acc_dtype(TS_OP_REDUCE_SUM, dt);
     ts_lx *a = open_reduction(c, &ns, TS_OP_REDUCE_SUM, adt, nlc, ext, kv, &inner, &acc);
@@ -493,286 +450,10 @@ static void lower_dot(lctx *c, const ts_node *n)
         if (!used_l[i]) lx[i] = yc[o++];
     for (int i = 0; i < r->type.rank; i++)
         if (!used_r[i]) rx[i] = yc[o++];
-    ts_lx *lv = ts_lx_cast(c->p, value_at(c, l, lx, false), adt), *rv = ts_lx_cast(c->p, value_at(c, r, rx, false), adt);
+    ts_lx *lv = ts_lx_cast(c->p, ts_lw_value_at(c, l, lx, false), adt), *rv = ts_lx_cast(c->p, ts_lw_value_at(c, r, rx, false), adt);
     update(c, inner, acc, TS_OP_ADD, ts_lx_op(c->p, TS_OP_MUL, adt, lv, rv, NULL));
     to_end(&ns);
     store(c, &ns, y, yc, ts_lx_cast(c->p, a, dt));
-}
-
-/* ---- contraction templates -------------------------------------------------------- */
-
-/* Axes of one role of a dot operand (batch, contracted, free), in order. */
-typedef struct role {
-    int n;
-    int64_t ax[TS_MAX_RANK];
-} role;
-
-/* Consecutive increasing axes merge into one strided index. */
-static bool merges(const role *r)
-{
-    for (int i = 0; i + 1 < r->n; i++)
-        if (r->ax[i + 1] != r->ax[i] + 1) return false;
-    return true;
-}
-
-static void roles_of(const ts_node *n, role *lb, role *rb, role *lc, role *rc, role *lf, role *rf)
-{
-    int cnt;
-    const char *names[4] = {"lhs_batch", "rhs_batch", "lhs_contract", "rhs_contract"};
-    role *rs[4] = {lb, rb, lc, rc};
-    bool used[2][TS_MAX_RANK] = {{false}};
-    for (int k = 0; k < 4; k++) {
-        const int64_t *a = ts_node_ints(n, names[k], &cnt);
-        rs[k]->n = cnt;
-        for (int i = 0; i < cnt; i++) rs[k]->ax[i] = a[i], used[k % 2][a[i]] = true;
-    }
-    lf->n = rf->n = 0;
-    for (int i = 0; i < n->in[0]->type.rank; i++)
-        if (!used[0][i]) lf->ax[lf->n++] = i;
-    for (int i = 0; i < n->in[1]->type.rank; i++)
-        if (!used[1][i]) rf->ax[rf->n++] = i;
-}
-
-bool ts_contract_template(const ts_node *n)
-{
-    if (n->n_out != 1 || n->out[0]->type.dtype != TS_DTYPE_F32 || n->block->parent) return false;
-    if (n->op == TS_OP_CONV) return n->in[0]->type.rank == 4 || n->in[0]->type.rank == 3;
-    if (n->op != TS_OP_DOT) return false;
-    role lb, rb, lc, rc, lf, rf;
-    roles_of(n, &lb, &rb, &lc, &rc, &lf, &rf);
-    return merges(&lb) && merges(&rb) && merges(&lc) && merges(&rc) && merges(&lf) && merges(&rf);
-}
-
-/* A role of a strided view: its axes of extent > 1 must form one run
- * (stride[a] == stride[b] * dim[b] for consecutive a, b); *ext and
- * *stride are the merged index's (an empty role: 1 and 0). */
-static bool sview_role(const ts_value *v, const ts_sview *sv, const role *r, int64_t *ext, int64_t *stride)
-{
-    int64_t e = 1, s = 0, inner = -1;
-    for (int k = r->n - 1; k >= 0; k--) {
-        const int64_t a = r->ax[k], d = v->type.dims[a].c;
-        if (d == 1) continue;
-        if (inner < 0) s = sv->stride[a], inner = a;
-        else if (sv->stride[a] != sv->stride[inner] * e) return false;
-        e *= d;
-    }
-    *ext = e;
-    *stride = inner < 0 ? 0 : s;
-    return true;
-}
-
-bool ts_dot_operand_strided(const ts_node *n, int i, const ts_sview *sv)
-{
-    role rl[2][3];   /* batch, contracted, free of each operand */
-    roles_of(n, &rl[0][0], &rl[1][0], &rl[0][1], &rl[1][1], &rl[0][2], &rl[1][2]);
-    int64_t e, s;
-    for (int k = 0; k < 3; k++)
-        if (!sview_role(n->in[i], sv, &rl[i][k], &e, &s)) return false;
-    return true;
-}
-
-/* The result's axes: batch, then lhs free (rows), then rhs free (columns). */
-static void result_roles(const ts_node *n, role *b, role *r, role *cl)
-{
-    role lb, rb, lc, rc, lf, rf;
-    roles_of(n, &lb, &rb, &lc, &rc, &lf, &rf);
-    int a = 0;
-    b->n = lb.n, r->n = lf.n, cl->n = rf.n;
-    for (int i = 0; i < lb.n; i++) b->ax[i] = a++;
-    for (int i = 0; i < lf.n; i++) r->ax[i] = a++;
-    for (int i = 0; i < rf.n; i++) cl->ax[i] = a++;
-}
-
-bool ts_dot_result_strided(const ts_node *n, const ts_sview *sv)
-{
-    role b, r, cl;
-    result_roles(n, &b, &r, &cl);
-    int64_t e, s, ec, sc;
-    return sview_role(n->out[0], sv, &b, &e, &s) && sview_role(n->out[0], sv, &r, &e, &s) &&
-           sview_role(n->out[0], sv, &cl, &ec, &sc) && (sc == 1 || ec == 1);
-}
-
-/* The extent of a merged role of v and the stride of its innermost axis
- * (an empty role: extent 1, stride 0). */
-static void role_geom(lctx *c, const ts_value *v, const role *r, ts_lx **ext, ts_lx **stride)
-{
-    *ext = ts_lx_int(c->p, 1);
-    *stride = ts_lx_int(c->p, r->n ? 1 : 0);
-    for (int i = 0; i < r->n; i++) *ext = ts_lx_mul(c->p, *ext, dimx(c, v->type.dims[r->ax[i]]));
-    if (r->n)
-        for (int i = (int)r->ax[r->n - 1] + 1; i < v->type.rank; i++)
-            *stride = ts_lx_mul(c->p, *stride, dimx(c, v->type.dims[i]));
-}
-
-/* role_geom for an operand read through a strided view (fusion checked
- * that the role merges). */
-static void sview_geom(lctx *c, const ts_value *v, const ts_sview *sv, const role *r, ts_lx **ext, ts_lx **stride)
-{
-    int64_t e = 1, s = 0;
-    if (!sview_role(v, sv, r, &e, &s)) ts_lprog_fail(c->p, TS_ERR_INTERNAL, "a dot operand's view does not merge");
-    *ext = ts_lx_int(c->p, e);
-    *stride = ts_lx_int(c->p, s);
-}
-
-static ts_ltmpl *new_tmpl(lctx *c, ts_tmpl_kind kind, const ts_node *n, const ts_value *out)
-{
-    ts_ltmpl *t = ts_arena_alloc(ts_lprog_arena(c->p), sizeof *t);
-    if (!t) {
-        ts_lprog_fail(c->p, TS_ERR_OOM, "out of memory building loops");
-        return NULL;
-    }
-    memset(t, 0, sizeof *t);
-    t->kind = kind;
-    /* an unstored dot operand (a strided view) binds its base instead (lower_gemm) */
-    if (c->f->mat[n->in[0]->id]) t->a = ts_lkernel_buf(c->p, c->k, n->in[0], false);
-    if (c->f->mat[n->in[1]->id]) t->b = ts_lkernel_buf(c->p, c->k, n->in[1], false);
-    t->c = ts_lkernel_buf(c->p, c->k, out, true);
-    c->k->tmpl = t;
-    c->k->needs |= kind == TS_TMPL_GEMM ? TS_NEEDS_GEMM : TS_NEEDS_GEMM | TS_NEEDS_CONV;
-    return t;
-}
-
-static void lower_gemm(lctx *c, const ts_node *n, const ts_value *out)
-{
-    role lb, rb, lc, rc, lf, rf;
-    roles_of(n, &lb, &rb, &lc, &rc, &lf, &rf);
-    ts_ltmpl *t = new_tmpl(c, TS_TMPL_GEMM, n, out);
-    if (!t) return;
-    const ts_value *l = n->in[0], *r = n->in[1];
-    ts_lx *m, *nn, *k, *a_rs, *a_cs, *b_rs, *b_cs, *batch, *a_bs, *b_bs, *unused;
-    role_geom(c, l, &lf, &m, &a_rs);
-    role_geom(c, l, &lc, &k, &a_cs);
-    role_geom(c, r, &rc, &unused, &b_rs);
-    role_geom(c, r, &rf, &nn, &b_cs);
-    role_geom(c, l, &lb, &batch, &a_bs);
-    role_geom(c, r, &rb, &unused, &b_bs);
-    /* an operand left unstored by fusion is read in place through its
-     * layout ops: the stored base, an offset, the view's strides (static) */
-    ts_sview sv;
-    if (!c->f->mat[l->id] && ts_fuse_sview(c->f, l, &sv)) {
-        t->a = ts_lkernel_buf(c->p, c->k, sv.base, false);
-        t->a_off = sv.off;
-        sview_geom(c, l, &sv, &lf, &m, &a_rs);
-        sview_geom(c, l, &sv, &lc, &k, &a_cs);
-        sview_geom(c, l, &sv, &lb, &batch, &a_bs);
-    }
-    if (!c->f->mat[r->id] && ts_fuse_sview(c->f, r, &sv)) {
-        t->b = ts_lkernel_buf(c->p, c->k, sv.base, false);
-        t->b_off = sv.off;
-        sview_geom(c, r, &sv, &rc, &unused, &b_rs);
-        sview_geom(c, r, &sv, &rf, &nn, &b_cs);
-        sview_geom(c, r, &sv, &rb, &unused, &b_bs);
-    }
-    ts_lx *args[] = {m, nn, k, a_rs, a_cs, b_rs, b_cs, nn, batch, a_bs, b_bs, ts_lx_mul(c->p, m, nn)};
-    /* A constant weight (the graph's own data, the same in every run) is
-     * worth packing once: the runtime keeps the packed copy per program. */
-    t->prepack_b = r->def && r->def->op == TS_OP_CONST && rb.n == 0;
-    t->n_args = (int)(sizeof args / sizeof args[0]);
-    memcpy(t->arg, args, sizeof args);
-}
-
-static void lower_conv(lctx *c, const ts_node *n, const ts_value *out)
-{
-    ts_ltmpl *t = new_tmpl(c, TS_TMPL_CONV, n, out);
-    if (!t) return;
-    const ts_value *x = n->in[0], *w = n->in[1], *y = n->out[0];
-    bool one = x->type.rank == 3;   /* 1-D: h = kh = oh = 1 */
-    int cnt;
-    const int64_t *st = ts_node_ints(n, "strides", &cnt), *lo = ts_node_ints(n, "pad_lo", &cnt);
-    const int64_t *ld = ts_node_ints(n, "lhs_dilation", &cnt), *rd = ts_node_ints(n, "rhs_dilation", &cnt);
-    ts_lprog *p = c->p;
-    ts_lx *i1 = ts_lx_int(p, 1);
-    ts_lx *args[] = {
-        dimx(c, x->type.dims[0]), dimx(c, x->type.dims[1]), one ? i1 : dimx(c, x->type.dims[2]),
-        dimx(c, x->type.dims[one ? 2 : 3]), dimx(c, w->type.dims[0]), one ? i1 : dimx(c, w->type.dims[2]),
-        dimx(c, w->type.dims[one ? 2 : 3]), one ? i1 : dimx(c, y->type.dims[2]), dimx(c, y->type.dims[one ? 2 : 3]),
-        ts_lx_int(p, ts_node_int(n, "groups")),
-        one ? i1 : ts_lx_int(p, st[0]), ts_lx_int(p, st[one ? 0 : 1]),
-        one ? ts_lx_int(p, 0) : ts_lx_int(p, lo[0]), ts_lx_int(p, lo[one ? 0 : 1]),
-        one ? i1 : ts_lx_int(p, rd[0]), ts_lx_int(p, rd[one ? 0 : 1]),
-        one ? i1 : ts_lx_int(p, ld[0]), ts_lx_int(p, ld[one ? 0 : 1]),
-    };
-    t->n_args = (int)(sizeof args / sizeof args[0]);
-    memcpy(t->arg, args, sizeof args);
-}
-
-/* coords[0..n) of lin over dims, recorded so that linear() undoes it. */
-static void delinear_rec(lctx *c, int n, const ts_dim *dims, ts_lx *lin, ts_lx **coords)
-{
-    delinear(c, n, dims, lin, coords);
-    if (c->n_delins < (int)(sizeof c->delins / sizeof c->delins[0]) && n >= 2) {
-        delin *d = &c->delins[c->n_delins++];
-        d->n = n;
-        d->dims = dims;
-        memcpy(d->coords, coords, sizeof *coords * (size_t)n);
-        d->lin = lin;
-    }
-}
-
-/* The epilogue: for each element (i, j) of a finished block, v computed
- * with the template's output d read from the block. Rows are d's first
- * `split` axes (flattened), columns the rest, as the templates define. */
-static void lower_epilogue(lctx *c, const ts_value *d, const ts_value *v, int split)
-{
-    ts_lprog *p = c->p;
-    nest ns = {.tail = &c->k->tmpl->epi};
-    ts_lx *i = open_loop(c, &ns, ts_lx_param(p, 2));
-    ts_ls *jl = NULL;
-    ts_lx *j = open_loop(c, &ns, ts_lx_param(p, 3));
-    for (ts_ls *s = c->k->tmpl->epi; s; s = s->body) jl = s;
-    if (jl) jl->flags |= TS_LOOP_VECTOR;
-    ts_lx *coords[TS_MAX_RANK];
-    int r = d->type.rank;
-    delinear_rec(c, split, d->type.dims, ts_lx_add(p, ts_lx_param(p, 0), i), coords);
-    delinear_rec(c, r - split, d->type.dims + split, ts_lx_add(p, ts_lx_param(p, 1), j), coords + split);
-    c->block_src = d;
-    c->block_index = ts_lx_add(p, ts_lx_mul(p, i, ts_lx_param(p, 4)), j);
-    ts_ls *s = ts_ls_new(p, TS_LS_STORE);
-    if (!s) return;
-    s->buf = TS_LBUF_BLOCK;
-    s->index = c->block_index;
-    s->value = value_at(c, v, coords, true);
-    append(&ns, s);
-}
-
-/* C's row and batch strides (template arguments c_rs, c_bs) for a result
- * stored through a transpose/reshape chain (fusion's cout). */
-static void result_strides(lctx *c, const ts_node *n)
-{
-    ts_sview sv;
-    role b, r, cl;
-    int64_t e, bs = 0, rs = 0;
-    result_roles(n, &b, &r, &cl);
-    if (!c->k->tmpl || !ts_fuse_cview(n->out[0], c->f->cout[n->id], &sv) || !sview_role(n->out[0], &sv, &b, &e, &bs) ||
-        !sview_role(n->out[0], &sv, &r, &e, &rs)) {
-        ts_lprog_fail(c->p, TS_ERR_INTERNAL, "a dot's stored layout does not merge");
-        return;
-    }
-    c->k->tmpl->arg[7] = ts_lx_int(c->p, rs);
-    c->k->tmpl->arg[11] = ts_lx_int(c->p, bs);
-}
-
-static void lower_template(lctx *c, const ts_group *g)
-{
-    const ts_node *n = g->root;
-    const ts_value *d = n->out[0], *v = g->epilogue ? g->epilogue : d;
-    const ts_value *w = n->op == TS_OP_DOT ? c->f->cout[n->id] : NULL;
-    if (w) {   /* the result written straight into w's layout (fusion checked it merges) */
-        lower_gemm(c, n, w);
-        result_strides(c, n);
-        return;
-    }
-    if (n->op == TS_OP_DOT) lower_gemm(c, n, v);
-    else lower_conv(c, n, v);
-    if (v != d && c->k->tmpl) {
-        int split = n->op == TS_OP_CONV ? 2 : d->type.rank;
-        if (n->op == TS_OP_DOT) {   /* rows: batch and lhs free axes; columns: rhs free axes */
-            role lb, rb, lc, rc, lf, rf;
-            roles_of(n, &lb, &rb, &lc, &rc, &lf, &rf);
-            split = d->type.rank - rf.n;
-        }
-        lower_epilogue(c, d, v, split);
-    }
 }
 
 /* ---- row kernels ------------------------------------------------------------------ */
@@ -866,8 +547,8 @@ static void prefetch_next_row(lctx *c, const ts_group *g, ts_ls **inner, ts_lx *
     const ts_value *sp = g->row_space;
     int r = sp->type.rank, no = r - g->row_inner;
     ts_lx *isize = ts_lx_int(c->p, 1);
-    for (int i = no; i < r; i++) isize = ts_lx_mul(c->p, isize, dimx(c, sp->type.dims[i]));
-    ts_lx *next = ts_lx_add(c->p, linear(c, r, sp->type.dims, xc), isize);
+    for (int i = no; i < r; i++) isize = ts_lx_mul(c->p, isize, ts_lw_dim(c, sp->type.dims[i]));
+    ts_lx *next = ts_lx_add(c->p, ts_lw_linear(c, r, sp->type.dims, xc), isize);
     for (int b = 0; b < c->k->n_bufs; b++) {
         if (c->k->bufs[b].written || !row_shaped(g, c->k->bufs[b].v)) continue;
         ts_ls *s = ts_ls_new(c->p, TS_LS_PREFETCH);
@@ -894,7 +575,7 @@ static void lower_row(lctx *c, const ts_group *g)
     int r = sp->type.rank, ni = g->row_inner, no = r - ni, stage_end = -1;
     nest ns = {.tail = &c->k->body};
     ts_lx *oc[TS_MAX_RANK], *xc[TS_MAX_RANK];
-    for (int i = 0; i < no; i++) oc[i] = open_loop(c, &ns, dimx(c, sp->type.dims[i]));
+    for (int i = 0; i < no; i++) oc[i] = ts_lw_open_loop(c, &ns, ts_lw_dim(c, sp->type.dims[i]));
     int depth = ns.depth;
     ts_ls **row_body = ns.tail;   /* the statements of one row */
     for (int p = 0; p < g->n_out; p++) {
@@ -906,7 +587,7 @@ static void lower_row(lctx *c, const ts_group *g)
         c->stage_xc = p <= stage_end ? xc : NULL;
         if (is_reduce(n)) {
             ts_lx *ext[TS_MAX_RANK], *rv[TS_MAX_RANK];
-            for (int i = 0; i < ni; i++) ext[i] = dimx(c, sp->type.dims[no + i]);
+            for (int i = 0; i < ni; i++) ext[i] = ts_lw_dim(c, sp->type.dims[no + i]);
             ts_dtype dt = v->type.dtype, adt = acc_dtype(n->op, dt);
             ts_ls **inner = NULL;
             int acc = 0;
@@ -914,7 +595,7 @@ static void lower_row(lctx *c, const ts_group *g)
             if (!a) return;
             memcpy(xc, oc, sizeof *xc * (size_t)no);
             memcpy(xc + no, rv, sizeof *xc * (size_t)ni);
-            ts_lx *ux = value_at(c, n->in[0], xc, false);
+            ts_lx *ux = ts_lw_value_at(c, n->in[0], xc, false);
             update(c, inner, acc, combine_op(n->op), ts_lx_cast(c->p, ux, adt));
             if (p == 1 && costly(ux, depth, 0)) prefetch_next_row(c, g, inner, xc);
             int q = stage_end < p ? stage_pick(c, g, p) : -1;
@@ -939,11 +620,11 @@ static void lower_row(lctx *c, const ts_group *g)
             /* a per-row scalar: O, or O with trailing 1s */
             memcpy(xc, oc, sizeof *xc * (size_t)no);
             for (int i = no; i < v->type.rank; i++) xc[i] = ts_lx_int(c->p, 0);
-            store(c, &ns, v, xc, value_at(c, v, xc, true));
+            store(c, &ns, v, xc, ts_lw_value_at(c, v, xc, true));
         } else {
             memcpy(xc, oc, sizeof *xc * (size_t)no);
-            for (int i = 0; i < ni; i++) xc[no + i] = open_loop(c, &ns, dimx(c, sp->type.dims[no + i]));
-            store(c, &ns, v, xc, row_recip(c, value_at(c, v, xc, true), depth, 0));
+            for (int i = 0; i < ni; i++) xc[no + i] = ts_lw_open_loop(c, &ns, ts_lw_dim(c, sp->type.dims[no + i]));
+            store(c, &ns, v, xc, row_recip(c, ts_lw_value_at(c, v, xc, true), depth, 0));
         }
     }
     c->stage_xc = NULL;
@@ -963,10 +644,10 @@ ts_status ts_lower_group(ts_lprog *p, const ts_fusion *f, const ts_group *g, con
         else lower_reduce(&c, g->root);
         break;
     case TS_G_DOT:   /* the fast template where the axes merge into strides, loops otherwise */
-        if (ts_contract_template(g->root)) lower_template(&c, g);
+        if (ts_contract_template(g->root)) ts_lw_template(&c, g);
         else lower_dot(&c, g->root);
         break;
-    case TS_G_CONV: lower_template(&c, g); break;
+    case TS_G_CONV: ts_lw_template(&c, g); break;
     case TS_G_ROW: lower_row(&c, g); break;
     default: return ts_err_set(err, TS_ERR_INTERNAL, "lower: group kind %d has no loops", (int)g->kind);
     }

@@ -1,0 +1,68 @@
+/* lower_int.h — what lower.c and lower_tmpl.c share: the lowering
+ * context of one kernel and the expression and loop-nest builders
+ * (internal to src/lower/). */
+#ifndef TS_LOWER_LOWER_INT_H
+#define TS_LOWER_LOWER_INT_H
+
+#include "lower/lower.h"
+
+typedef struct memo {
+    const ts_value *v;
+    ts_lx *coords[TS_MAX_RANK];
+    ts_lx *x;
+    struct memo *next;
+} memo;
+
+enum { NMEMO = 256 };
+
+/* A delinearization done by this kernel: coords[0..n) of lin over dims,
+ * so that re-linearizing them gives lin back without div/mod. */
+typedef struct delin {
+    int n;
+    const ts_dim *dims;
+    ts_lx *coords[TS_MAX_RANK];
+    ts_lx *lin;
+} delin;
+
+typedef struct lctx {
+    ts_lprog *p;
+    const ts_fusion *f;
+    ts_lkernel *k;
+    memo *memos[NMEMO];
+    const ts_value *block_src;   /* a template's output: read from the epilogue's block */
+    ts_lx *block_index;          /* its element in the block */
+    delin delins[4];
+    int n_delins;
+    const ts_value *row_val[64];   /* ROW: reductions already folded in this row ... */
+    ts_lx *row_acc[64];            /* ... and their accumulators (cast to the value's dtype) */
+    int n_row;
+    /* ROW: a reduction's costly input, kept in the row of a later output's
+     * buffer (stage_pick), is loaded from there by the phases that run
+     * while the row holds it, at their row coords stage_xc (NULL: none) */
+    const ts_value *stage_v, *stage_buf;
+    ts_lx **stage_xc;
+} lctx;
+
+typedef struct nest {
+    ts_ls *first;        /* the outermost statement list */
+    ts_ls **tail;        /* where the next statement at the current depth goes */
+    int depth;
+} nest;
+
+/* The scalar expression for element `coords` of v (lower.c's head comment). */
+ts_lx *ts_lw_value_at(lctx *c, const ts_value *v, ts_lx **coords, bool compute_root);
+/* Run-time dim d as an expression of the kernel. */
+ts_lx *ts_lw_dim(lctx *c, ts_dim d);
+/* The row-major linear index of coords[0..r) over d (re-using a recorded
+ * delinearization), and coords of lin over d (recorded). */
+ts_lx *ts_lw_linear(lctx *c, int r, const ts_dim *d, ts_lx **coords);
+void ts_lw_delinear(lctx *c, int r, const ts_dim *d, ts_lx *lin, ts_lx **coords);
+/* Appends s at the nest's current position; opens a loop over [0, extent)
+ * there and returns its variable. */
+void ts_lw_append(nest *ns, ts_ls *s);
+ts_lx *ts_lw_open_loop(lctx *c, nest *ns, ts_lx *extent);
+/* Group g (DOT or CONV) as a runtime template call with its epilogue
+ * (lower_tmpl.c). */
+void ts_lw_template(lctx *c, const ts_group *g);
+
+#endif

@@ -1,0 +1,284 @@
+/* lower_tmpl.c — a dot or conv group becomes a runtime template call
+ * (tsrt_sgemm, tsrt_conv): its operands' geometry (each role's extent and
+ * stride, read in place through layout views where they merge, D26) and
+ * the epilogue cone evaluated on each finished block. */
+#include "lower/lower_int.h"
+
+#include <string.h>
+
+/* ---- contraction templates -------------------------------------------------------- */
+
+/* Axes of one role of a dot operand (batch, contracted, free), in order. */
+typedef struct role {
+    int n;
+    int64_t ax[TS_MAX_RANK];
+} role;
+
+/* Consecutive increasing axes merge into one strided index. */
+static bool merges(const role *r)
+{
+    for (int i = 0; i + 1 < r->n; i++)
+        if (r->ax[i + 1] != r->ax[i] + 1) return false;
+    return true;
+}
+
+static void roles_of(const ts_node *n, role *lb, role *rb, role *lc, role *rc, role *lf, role *rf)
+{
+    int cnt;
+    const char *names[4] = {"lhs_batch", "rhs_batch", "lhs_contract", "rhs_contract"};
+    role *rs[4] = {lb, rb, lc, rc};
+    bool used[2][TS_MAX_RANK] = {{false}};
+    for (int k = 0; k < 4; k++) {
+        const int64_t *a = ts_node_ints(n, names[k], &cnt);
+        rs[k]->n = cnt;
+        for (int i = 0; i < cnt; i++) rs[k]->ax[i] = a[i], used[k % 2][a[i]] = true;
+    }
+    lf->n = rf->n = 0;
+    for (int i = 0; i < n->in[0]->type.rank; i++)
+        if (!used[0][i]) lf->ax[lf->n++] = i;
+    for (int i = 0; i < n->in[1]->type.rank; i++)
+        if (!used[1][i]) rf->ax[rf->n++] = i;
+}
+
+bool ts_contract_template(const ts_node *n)
+{
+    if (n->n_out != 1 || n->out[0]->type.dtype != TS_DTYPE_F32 || n->block->parent) return false;
+    if (n->op == TS_OP_CONV) return n->in[0]->type.rank == 4 || n->in[0]->type.rank == 3;
+    if (n->op != TS_OP_DOT) return false;
+    role lb, rb, lc, rc, lf, rf;
+    roles_of(n, &lb, &rb, &lc, &rc, &lf, &rf);
+    return merges(&lb) && merges(&rb) && merges(&lc) && merges(&rc) && merges(&lf) && merges(&rf);
+}
+
+/* A role of a strided view: its axes of extent > 1 must form one run
+ * (stride[a] == stride[b] * dim[b] for consecutive a, b); *ext and
+ * *stride are the merged index's (an empty role: 1 and 0). */
+static bool sview_role(const ts_value *v, const ts_sview *sv, const role *r, int64_t *ext, int64_t *stride)
+{
+    int64_t e = 1, s = 0, inner = -1;
+    for (int k = r->n - 1; k >= 0; k--) {
+        const int64_t a = r->ax[k], d = v->type.dims[a].c;
+        if (d == 1) continue;
+        if (inner < 0) s = sv->stride[a], inner = a;
+        else if (sv->stride[a] != sv->stride[inner] * e) return false;
+        e *= d;
+    }
+    *ext = e;
+    *stride = inner < 0 ? 0 : s;
+    return true;
+}
+
+bool ts_dot_operand_strided(const ts_node *n, int i, const ts_sview *sv)
+{
+    role rl[2][3];   /* batch, contracted, free of each operand */
+    roles_of(n, &rl[0][0], &rl[1][0], &rl[0][1], &rl[1][1], &rl[0][2], &rl[1][2]);
+    int64_t e, s;
+    for (int k = 0; k < 3; k++)
+        if (!sview_role(n->in[i], sv, &rl[i][k], &e, &s)) return false;
+    return true;
+}
+
+/* The result's axes: batch, then lhs free (rows), then rhs free (columns). */
+static void result_roles(const ts_node *n, role *b, role *r, role *cl)
+{
+    role lb, rb, lc, rc, lf, rf;
+    roles_of(n, &lb, &rb, &lc, &rc, &lf, &rf);
+    int a = 0;
+    b->n = lb.n, r->n = lf.n, cl->n = rf.n;
+    for (int i = 0; i < lb.n; i++) b->ax[i] = a++;
+    for (int i = 0; i < lf.n; i++) r->ax[i] = a++;
+    for (int i = 0; i < rf.n; i++) cl->ax[i] = a++;
+}
+
+bool ts_dot_result_strided(const ts_node *n, const ts_sview *sv)
+{
+    role b, r, cl;
+    result_roles(n, &b, &r, &cl);
+    int64_t e, s, ec, sc;
+    return sview_role(n->out[0], sv, &b, &e, &s) && sview_role(n->out[0], sv, &r, &e, &s) &&
+           sview_role(n->out[0], sv, &cl, &ec, &sc) && (sc == 1 || ec == 1);
+}
+
+/* The extent of a merged role of v and the stride of its innermost axis
+ * (an empty role: extent 1, stride 0). */
+static void role_geom(lctx *c, const ts_value *v, const role *r, ts_lx **ext, ts_lx **stride)
+{
+    *ext = ts_lx_int(c->p, 1);
+    *stride = ts_lx_int(c->p, r->n ? 1 : 0);
+    for (int i = 0; i < r->n; i++) *ext = ts_lx_mul(c->p, *ext, ts_lw_dim(c, v->type.dims[r->ax[i]]));
+    if (r->n)
+        for (int i = (int)r->ax[r->n - 1] + 1; i < v->type.rank; i++)
+            *stride = ts_lx_mul(c->p, *stride, ts_lw_dim(c, v->type.dims[i]));
+}
+
+/* role_geom for an operand read through a strided view (fusion checked
+ * that the role merges). */
+static void sview_geom(lctx *c, const ts_value *v, const ts_sview *sv, const role *r, ts_lx **ext, ts_lx **stride)
+{
+    int64_t e = 1, s = 0;
+    if (!sview_role(v, sv, r, &e, &s)) ts_lprog_fail(c->p, TS_ERR_INTERNAL, "a dot operand's view does not merge");
+    *ext = ts_lx_int(c->p, e);
+    *stride = ts_lx_int(c->p, s);
+}
+
+static ts_ltmpl *new_tmpl(lctx *c, ts_tmpl_kind kind, const ts_node *n, const ts_value *out)
+{
+    ts_ltmpl *t = ts_arena_alloc(ts_lprog_arena(c->p), sizeof *t);
+    if (!t) {
+        ts_lprog_fail(c->p, TS_ERR_OOM, "out of memory building loops");
+        return NULL;
+    }
+    memset(t, 0, sizeof *t);
+    t->kind = kind;
+    /* an unstored dot operand (a strided view) binds its base instead (lower_gemm) */
+    if (c->f->mat[n->in[0]->id]) t->a = ts_lkernel_buf(c->p, c->k, n->in[0], false);
+    if (c->f->mat[n->in[1]->id]) t->b = ts_lkernel_buf(c->p, c->k, n->in[1], false);
+    t->c = ts_lkernel_buf(c->p, c->k, out, true);
+    c->k->tmpl = t;
+    c->k->needs |= kind == TS_TMPL_GEMM ? TS_NEEDS_GEMM : TS_NEEDS_GEMM | TS_NEEDS_CONV;
+    return t;
+}
+
+static void lower_gemm(lctx *c, const ts_node *n, const ts_value *out)
+{
+    role lb, rb, lc, rc, lf, rf;
+    roles_of(n, &lb, &rb, &lc, &rc, &lf, &rf);
+    ts_ltmpl *t = new_tmpl(c, TS_TMPL_GEMM, n, out);
+    if (!t) return;
+    const ts_value *l = n->in[0], *r = n->in[1];
+    ts_lx *m, *nn, *k, *a_rs, *a_cs, *b_rs, *b_cs, *batch, *a_bs, *b_bs, *unused;
+    role_geom(c, l, &lf, &m, &a_rs);
+    role_geom(c, l, &lc, &k, &a_cs);
+    role_geom(c, r, &rc, &unused, &b_rs);
+    role_geom(c, r, &rf, &nn, &b_cs);
+    role_geom(c, l, &lb, &batch, &a_bs);
+    role_geom(c, r, &rb, &unused, &b_bs);
+    /* an operand left unstored by fusion is read in place through its
+     * layout ops: the stored base, an offset, the view's strides (static) */
+    ts_sview sv;
+    if (!c->f->mat[l->id] && ts_fuse_sview(c->f, l, &sv)) {
+        t->a = ts_lkernel_buf(c->p, c->k, sv.base, false);
+        t->a_off = sv.off;
+        sview_geom(c, l, &sv, &lf, &m, &a_rs);
+        sview_geom(c, l, &sv, &lc, &k, &a_cs);
+        sview_geom(c, l, &sv, &lb, &batch, &a_bs);
+    }
+    if (!c->f->mat[r->id] && ts_fuse_sview(c->f, r, &sv)) {
+        t->b = ts_lkernel_buf(c->p, c->k, sv.base, false);
+        t->b_off = sv.off;
+        sview_geom(c, r, &sv, &rc, &unused, &b_rs);
+        sview_geom(c, r, &sv, &rf, &nn, &b_cs);
+        sview_geom(c, r, &sv, &rb, &unused, &b_bs);
+    }
+    ts_lx *args[] = {m, nn, k, a_rs, a_cs, b_rs, b_cs, nn, batch, a_bs, b_bs, ts_lx_mul(c->p, m, nn)};
+    /* A constant weight (the graph's own data, the same in every run) is
+     * worth packing once: the runtime keeps the packed copy per program. */
+    t->prepack_b = r->def && r->def->op == TS_OP_CONST && rb.n == 0;
+    t->n_args = (int)(sizeof args / sizeof args[0]);
+    memcpy(t->arg, args, sizeof args);
+}
+
+static void lower_conv(lctx *c, const ts_node *n, const ts_value *out)
+{
+    ts_ltmpl *t = new_tmpl(c, TS_TMPL_CONV, n, out);
+    if (!t) return;
+    const ts_value *x = n->in[0], *w = n->in[1], *y = n->out[0];
+    bool one = x->type.rank == 3;   /* 1-D: h = kh = oh = 1 */
+    int cnt;
+    const int64_t *st = ts_node_ints(n, "strides", &cnt), *lo = ts_node_ints(n, "pad_lo", &cnt);
+    const int64_t *ld = ts_node_ints(n, "lhs_dilation", &cnt), *rd = ts_node_ints(n, "rhs_dilation", &cnt);
+    ts_lprog *p = c->p;
+    ts_lx *i1 = ts_lx_int(p, 1);
+    ts_lx *args[] = {
+        ts_lw_dim(c, x->type.dims[0]), ts_lw_dim(c, x->type.dims[1]), one ? i1 : ts_lw_dim(c, x->type.dims[2]),
+        ts_lw_dim(c, x->type.dims[one ? 2 : 3]), ts_lw_dim(c, w->type.dims[0]), one ? i1 : ts_lw_dim(c, w->type.dims[2]),
+        ts_lw_dim(c, w->type.dims[one ? 2 : 3]), one ? i1 : ts_lw_dim(c, y->type.dims[2]), ts_lw_dim(c, y->type.dims[one ? 2 : 3]),
+        ts_lx_int(p, ts_node_int(n, "groups")),
+        one ? i1 : ts_lx_int(p, st[0]), ts_lx_int(p, st[one ? 0 : 1]),
+        one ? ts_lx_int(p, 0) : ts_lx_int(p, lo[0]), ts_lx_int(p, lo[one ? 0 : 1]),
+        one ? i1 : ts_lx_int(p, rd[0]), ts_lx_int(p, rd[one ? 0 : 1]),
+        one ? i1 : ts_lx_int(p, ld[0]), ts_lx_int(p, ld[one ? 0 : 1]),
+    };
+    t->n_args = (int)(sizeof args / sizeof args[0]);
+    memcpy(t->arg, args, sizeof args);
+}
+
+/* coords[0..n) of lin over dims, recorded so that ts_lw_linear() undoes it. */
+static void delinear_rec(lctx *c, int n, const ts_dim *dims, ts_lx *lin, ts_lx **coords)
+{
+    ts_lw_delinear(c, n, dims, lin, coords);
+    if (c->n_delins < (int)(sizeof c->delins / sizeof c->delins[0]) && n >= 2) {
+        delin *d = &c->delins[c->n_delins++];
+        d->n = n;
+        d->dims = dims;
+        memcpy(d->coords, coords, sizeof *coords * (size_t)n);
+        d->lin = lin;
+    }
+}
+
+/* The epilogue: for each element (i, j) of a finished block, v computed
+ * with the template's output d read from the block. Rows are d's first
+ * `split` axes (flattened), columns the rest, as the templates define. */
+static void lower_epilogue(lctx *c, const ts_value *d, const ts_value *v, int split)
+{
+    ts_lprog *p = c->p;
+    nest ns = {.tail = &c->k->tmpl->epi};
+    ts_lx *i = ts_lw_open_loop(c, &ns, ts_lx_param(p, 2));
+    ts_ls *jl = NULL;
+    ts_lx *j = ts_lw_open_loop(c, &ns, ts_lx_param(p, 3));
+    for (ts_ls *s = c->k->tmpl->epi; s; s = s->body) jl = s;
+    if (jl) jl->flags |= TS_LOOP_VECTOR;
+    ts_lx *coords[TS_MAX_RANK];
+    int r = d->type.rank;
+    delinear_rec(c, split, d->type.dims, ts_lx_add(p, ts_lx_param(p, 0), i), coords);
+    delinear_rec(c, r - split, d->type.dims + split, ts_lx_add(p, ts_lx_param(p, 1), j), coords + split);
+    c->block_src = d;
+    c->block_index = ts_lx_add(p, ts_lx_mul(p, i, ts_lx_param(p, 4)), j);
+    ts_ls *s = ts_ls_new(p, TS_LS_STORE);
+    if (!s) return;
+    s->buf = TS_LBUF_BLOCK;
+    s->index = c->block_index;
+    s->value = ts_lw_value_at(c, v, coords, true);
+    ts_lw_append(&ns, s);
+}
+
+/* C's row and batch strides (template arguments c_rs, c_bs) for a result
+ * stored through a transpose/reshape chain (fusion's cout). */
+static void result_strides(lctx *c, const ts_node *n)
+{
+    ts_sview sv;
+    role b, r, cl;
+    int64_t e, bs = 0, rs = 0;
+    result_roles(n, &b, &r, &cl);
+    if (!c->k->tmpl || !ts_fuse_cview(n->out[0], c->f->cout[n->id], &sv) || !sview_role(n->out[0], &sv, &b, &e, &bs) ||
+        !sview_role(n->out[0], &sv, &r, &e, &rs)) {
+        ts_lprog_fail(c->p, TS_ERR_INTERNAL, "a dot's stored layout does not merge");
+        return;
+    }
+    c->k->tmpl->arg[7] = ts_lx_int(c->p, rs);
+    c->k->tmpl->arg[11] = ts_lx_int(c->p, bs);
+}
+
+void ts_lw_template(lctx *c, const ts_group *g)
+{
+    const ts_node *n = g->root;
+    const ts_value *d = n->out[0], *v = g->epilogue ? g->epilogue : d;
+    const ts_value *w = n->op == TS_OP_DOT ? c->f->cout[n->id] : NULL;
+    if (w) {   /* the result written straight into w's layout (fusion checked it merges) */
+        lower_gemm(c, n, w);
+        result_strides(c, n);
+        return;
+    }
+    if (n->op == TS_OP_DOT) lower_gemm(c, n, v);
+    else lower_conv(c, n, v);
+    if (v != d && c->k->tmpl) {
+        int split = n->op == TS_OP_CONV ? 2 : d->type.rank;
+        if (n->op == TS_OP_DOT) {   /* rows: batch and lhs free axes; columns: rhs free axes */
+            role lb, rb, lc, rc, lf, rf;
+            roles_of(n, &lb, &rb, &lc, &rc, &lf, &rf);
+            split = d->type.rank - rf.n;
+        }
+        lower_epilogue(c, d, v, split);
+    }
+}
+
