@@ -10,19 +10,15 @@
  *   cc -O3 -march=native -I OLD/src bench/conv_dw_mobilenetv2.c -o old   # other kernels
  *
  * Run two builds alternately to compare them (docs/kernels.md, D25). */
-#define _POSIX_C_SOURCE 199309L
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 199309L /* clock_gettime under -std=c11 */
+#endif
+#include "bench_clock.h"
 #include "codegen/cpu/rt/tsrt_conv.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
-
-static double cpu_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 /* (y - mean) * inv_std * gamma + beta, clamped to [0, 6], per channel
  * constants all alike: the arithmetic of the fused BatchNorm + ReLU6. */
@@ -58,9 +54,9 @@ int main(void)
         void *ws = malloc(tsrt_conv_workspace(&a));
         double best = 1e30;
         for (int r = 0; r < 9; r++) {
-            const double t0 = cpu_s();
+            const double t0 = cpu_now();
             for (int k = 0; k < 10; k++) tsrt_conv(&a, TSRT_CONV_AUTO, 0, 1, ws);
-            const double d = (cpu_s() - t0) / 10;
+            const double d = (cpu_now() - t0) / 10;
             if (d < best) best = d;
         }
         printf("%4d ch %3dx%-3d stride %d  %s  %.3f ms\n", C, H, H, st,

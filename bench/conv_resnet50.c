@@ -25,6 +25,7 @@
  * per layer, the larger share's CPU time ("ms/conv" then is what 2 free
  * cores would take, less the start and the join; "cpu ms" is both shares:
  * the split's total work). */
+#include "bench_clock.h"
 #include "codegen/cpu/rt/tsrt_conv.h"
 
 #include <math.h>
@@ -57,26 +58,6 @@ static const int L[][7] = {
     {512, 7, 512, 3, 7, 1, 1},    {512, 7, 2048, 1, 7, 1, 0},
 };
 #define NL ((int)(sizeof L / sizeof L[0]))
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static double cpu_now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 /* The epilogue: y = relu((y - mean) * scale + shift), per output channel. */
 typedef struct { const float *mean, *scale, *shift; int64_t o; } bn_ctx;

@@ -22,6 +22,7 @@
  * Threads are pthreads here only: the kernels take (ith, nth) and the
  * threads meet at a barrier before and after each run.
  * The OpenBLAS peer figure comes from bench/gemm_numpy.py (same shapes). */
+#include "bench_clock.h"
 #include "codegen/cpu/rt/tsrt_conv.h"
 #include "codegen/cpu/rt/tsrt_gemm.h"
 
@@ -34,29 +35,6 @@
 #if defined(__AVX512F__) || defined(__AVX2__) || defined(__AVX__)
 #include <immintrin.h>
 #endif
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-/* CPU time of the calling thread: it stops while the thread is descheduled,
- * so on a machine shared with other jobs it shows what the kernel does
- * while it runs (wall time is printed beside it). */
-static double cpu_now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 /* ---- a tiny team: nth threads run job(ith) between two barriers ---------- */
 

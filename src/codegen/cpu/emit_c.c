@@ -100,6 +100,14 @@ static void close_block(em *e)
 
 static void indent(em *e) { ts_buf_printf(e->out, "%*s", 4 * (e->level + 1), ""); }
 
+/* Leaves a block and writes its closing brace. */
+static void close_brace(em *e)
+{
+    close_block(e);
+    indent(e);
+    ts_buf_printf(e->out, "}\n");
+}
+
 /* ---- literals and operators ----------------------------------------------------------- */
 
 static void put_const(ts_buf *b, const ts_lx *x)
@@ -357,9 +365,7 @@ static void body_then_brace(em *e, const ts_ls *body)
 {
     open_block(e);
     stmts(e, body);
-    close_block(e);
-    indent(e);
-    ts_buf_printf(e->out, "}\n");
+    close_brace(e);
 }
 
 static void put_combine(em *e, ts_buf *b, ts_op op, ts_dtype dt, const char *acc, const char *v)
@@ -403,9 +409,7 @@ static void put_prefetch(em *e, const ts_ls *loop, const ts_ls *st)
         ts_buf_printf(e->out, "__builtin_prefetch(b%d + %s + %d);\n", st->buf, a.data ? a.data : "0", off / size);
     }
     ts_buf_free(&a);
-    close_block(e);
-    indent(e);
-    ts_buf_printf(e->out, "}\n");
+    close_brace(e);
 }
 
 /* The body of the 16-lane loop: the stores, then the update into `lane`. */
@@ -438,12 +442,8 @@ static void lane_loop(em *e, const ts_ls *s, const ts_ls *u, ts_lx *value, ts_dt
     ts_buf_printf(e->out, "for (int l = 0; l < %d; l++) {\n", LANES);
     open_block(e);
     lane_body(e, s, u, value, dt, lane);
-    close_block(e);
-    indent(e);
-    ts_buf_printf(e->out, "}\n");
-    close_block(e);
-    indent(e);
-    ts_buf_printf(e->out, "}\n");
+    close_brace(e);
+    close_brace(e);
 }
 
 /* A vector loop whose body is one float update, after stores (a row
@@ -509,12 +509,8 @@ static bool lane_reduction(em *e, const ts_ls *s, const char *ext)
         indent(e);
         ts_buf_printf(e->out, "for (int64_t i%d = i%d_s; i%d < i%d_b; i%d++) {\n", v, v, v, v, v);
         body_then_brace(e, s->body);
-        close_block(e);
-        indent(e);
-        ts_buf_printf(e->out, "}\n");
-        close_block(e);
-        indent(e);
-        ts_buf_printf(e->out, "}\n");
+        close_brace(e);
+        close_brace(e);
     } else {
         lane_loop(e, s, u, u->value, dt, lane, ext);
     }
@@ -528,9 +524,7 @@ static bool lane_reduction(em *e, const ts_ls *s, const char *ext)
     indent(e);
     ts_buf_printf(e->out, "for (int l = 0; l < %d; l++) acc%d = %s;\n", LANES, u->var, m.data ? m.data : "0");
     ts_buf_free(&m);
-    close_block(e);
-    indent(e);
-    ts_buf_printf(e->out, "}\n");
+    close_brace(e);
     return true;
 }
 
@@ -568,12 +562,8 @@ static void parallel_for(em *e, const ts_ls *s)
     const ts_ls *inner = loops[m - 1];
     hoist(e, inner->body, inner->depth + 1);
     stmts(e, inner->body);
-    close_block(e);
-    indent(e);
-    ts_buf_printf(e->out, "}\n");
-    close_block(e);
-    indent(e);
-    ts_buf_printf(e->out, "}\n");
+    close_brace(e);
+    close_brace(e);
 }
 
 static void for_loop(em *e, const ts_ls *s)

@@ -73,6 +73,21 @@
 #define TSRT__AVX2_STEP(...) TSRT__AVX2_ASM_STEP(__VA_ARGS__)
 
 /* Packed A (a[p*6 + i], 24 bytes per step): the six byte offsets. */
+/* The 12 accumulators c00..c51 of a 6x16 tile set to 0. */
+#define TSRT__AVX2_ZERO_C                                                     \
+    "vxorps %[c00], %[c00], %[c00]\n\t"                                       \
+    "vxorps %[c01], %[c01], %[c01]\n\t"                                       \
+    "vxorps %[c10], %[c10], %[c10]\n\t"                                       \
+    "vxorps %[c11], %[c11], %[c11]\n\t"                                       \
+    "vxorps %[c20], %[c20], %[c20]\n\t"                                       \
+    "vxorps %[c21], %[c21], %[c21]\n\t"                                       \
+    "vxorps %[c30], %[c30], %[c30]\n\t"                                       \
+    "vxorps %[c31], %[c31], %[c31]\n\t"                                       \
+    "vxorps %[c40], %[c40], %[c40]\n\t"                                       \
+    "vxorps %[c41], %[c41], %[c41]\n\t"                                       \
+    "vxorps %[c50], %[c50], %[c50]\n\t"                                       \
+    "vxorps %[c51], %[c51], %[c51]\n\t"
+
 #define TSRT__AVX2_PA(o0, o1, o2, o3, o4, o5)                                 \
     o0 "(%[a])", o1 "(%[a])", o2 "(%[a])", o3 "(%[a])", o4 "(%[a])", o5 "(%[a])"
 /* Unpacked A (row i at a + i*lda, contiguous in p, 4 bytes per step): rows
@@ -112,18 +127,7 @@ TSRT__OUTLINE void tsrt__ukr_full(int64_t k, const float *restrict a, const floa
     /* The accumulators are zeroed inside the asm: as "=x" outputs they
      * count once against gcc's limit of 30 operands, as "+x" twice. */
     __asm__ volatile(
-        "vxorps %[c00], %[c00], %[c00]\n\t"
-        "vxorps %[c01], %[c01], %[c01]\n\t"
-        "vxorps %[c10], %[c10], %[c10]\n\t"
-        "vxorps %[c11], %[c11], %[c11]\n\t"
-        "vxorps %[c20], %[c20], %[c20]\n\t"
-        "vxorps %[c21], %[c21], %[c21]\n\t"
-        "vxorps %[c30], %[c30], %[c30]\n\t"
-        "vxorps %[c31], %[c31], %[c31]\n\t"
-        "vxorps %[c40], %[c40], %[c40]\n\t"
-        "vxorps %[c41], %[c41], %[c41]\n\t"
-        "vxorps %[c50], %[c50], %[c50]\n\t"
-        "vxorps %[c51], %[c51], %[c51]\n\t"
+        TSRT__AVX2_ZERO_C
         "test %[k4], %[k4]\n\t"
         "je 2f\n\t"
         ".p2align 5\n"
@@ -179,18 +183,7 @@ TSRT__OUTLINE void tsrt__ukr_full_ua(int64_t k, const float *restrict a, ptrdiff
     const ptrdiff_t r = lda * (ptrdiff_t)sizeof(float);
     tsrt__v8 v0, v1, x, y;
     __asm__ volatile(
-        "vxorps %[c00], %[c00], %[c00]\n\t"
-        "vxorps %[c01], %[c01], %[c01]\n\t"
-        "vxorps %[c10], %[c10], %[c10]\n\t"
-        "vxorps %[c11], %[c11], %[c11]\n\t"
-        "vxorps %[c20], %[c20], %[c20]\n\t"
-        "vxorps %[c21], %[c21], %[c21]\n\t"
-        "vxorps %[c30], %[c30], %[c30]\n\t"
-        "vxorps %[c31], %[c31], %[c31]\n\t"
-        "vxorps %[c40], %[c40], %[c40]\n\t"
-        "vxorps %[c41], %[c41], %[c41]\n\t"
-        "vxorps %[c50], %[c50], %[c50]\n\t"
-        "vxorps %[c51], %[c51], %[c51]\n\t"
+        TSRT__AVX2_ZERO_C
         "test %[k4], %[k4]\n\t"
         "je 2f\n\t"
         ".p2align 5\n"
@@ -273,18 +266,7 @@ TSRT__OUTLINE void tsrt__ukr_full_ua8(int64_t k, const float *restrict a, ptrdif
     const ptrdiff_t r = lda * (ptrdiff_t)sizeof(float);
     tsrt__v8 v0, v1, x, y;
     __asm__ volatile(
-        "vxorps %[c00], %[c00], %[c00]\n\t"
-        "vxorps %[c01], %[c01], %[c01]\n\t"
-        "vxorps %[c10], %[c10], %[c10]\n\t"
-        "vxorps %[c11], %[c11], %[c11]\n\t"
-        "vxorps %[c20], %[c20], %[c20]\n\t"
-        "vxorps %[c21], %[c21], %[c21]\n\t"
-        "vxorps %[c30], %[c30], %[c30]\n\t"
-        "vxorps %[c31], %[c31], %[c31]\n\t"
-        "vxorps %[c40], %[c40], %[c40]\n\t"
-        "vxorps %[c41], %[c41], %[c41]\n\t"
-        "vxorps %[c50], %[c50], %[c50]\n\t"
-        "vxorps %[c51], %[c51], %[c51]\n\t"
+        TSRT__AVX2_ZERO_C
         "test %[k4], %[k4]\n\t"
         "je 2f\n\t"
         ".p2align 5\n"
