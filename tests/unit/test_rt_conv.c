@@ -295,14 +295,17 @@ static void test_shapes(void)
  *  - A read in place (few output positions, N <= 256): N = 49, 50, 56,
  *    81, 18, 25 (last column panels of 1, 2, 8, 1, 2, 9 columns) with
  *    K > KC and O not a multiple of MR;
- *  - depthwise through the phase-split copy (tsrt_conv_dw.h): 3x3 stride
- *    1 and 2 on odd maps (7x7, 15x13), a plane of several chunks (70x70
- *    outputs, 28 rows a chunk) so that threads start inside a plane and
- *    copy rows of it twice, a row wider than a chunk, 5x5/2, a channel
- *    multiplier of 2 with a thread starting mid-plane, asymmetric pads;
- *    rows of at least 32 outputs (computed in place: 64, 8, then a
- *    partial vector) with beta; and the direct kernel 3x3/1 keeps on
- *    wide maps. */
+ *  - depthwise in channel vectors (tsrt_conv_dw.h): 3x3 stride 1 and 2
+ *    on odd maps (7x7, 15x13), planes of several row chunks (the tile's
+ *    rows moved up between chunks, threads starting mid-plane), a row
+ *    wider than the tile budget, 5x5/2, channel multipliers of 2 and 3
+ *    with blocks straddling input channels, asymmetric and negative pads,
+ *    beta; full blocks of 8 channels with a partial last block (20, 12
+ *    channels), rows of 1, 3, 7 (narrower than a vector: loads running
+ *    into the next row, but not past the plane), 14 (an overlapping last
+ *    vector of columns) and 115 columns, output chunks not a multiple of
+ *    8 positions (the overlapping last transpose), 1x1 depthwise, dilation
+ *    (the generic tap loop). */
 static void test_fast_paths(void)
 {
     const ccase cases[] = {
@@ -337,7 +340,18 @@ static void test_fast_paths(void)
         {1, 4, 17, 19, 4, 5, 5, 4, 2, 2, 2, 2, 1, 2, 1, 1, 1, 1, 1, 1, 1},   /* dw 5x5/2 */
         {1, 3, 61, 66, 6, 3, 3, 3, 2, 2, 0, 1, 1, 0, 1, 1, 1, 1, 0, 1, 0},   /* dw x2, mid-plane */
         {2, 4, 9, 180, 4, 3, 3, 4, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1},   /* dw rows 64 + 3*8 + 2 */
-        {1, 3, 20, 90, 3, 5, 5, 3, 1, 1, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 0},   /* dw 5x5/1 rows in place */
+        {1, 3, 20, 90, 3, 5, 5, 3, 1, 1, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 0},   /* dw 5x5/1 */
+        {2, 20, 14, 14, 20, 3, 3, 20, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1}, /* dw 8+8+4 lanes, 14 wide */
+        {1, 16, 7, 7, 16, 3, 3, 16, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0},  /* dw 7 wide, beta */
+        {1, 8, 5, 1, 8, 3, 3, 8, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0},     /* dw 1 wide */
+        {1, 16, 12, 3, 16, 5, 5, 16, 1, 1, 2, 2, 2, 2, 1, 1, 1, 1, 0, 1, 0}, /* dw 5x5, 3 wide */
+        {1, 24, 29, 30, 24, 3, 3, 24, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0}, /* dw 3x3/2, 8 lanes */
+        {1, 8, 40, 115, 8, 3, 3, 8, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0},  /* dw chunks of 2 rows, beta */
+        {1, 8, 40, 115, 8, 3, 3, 8, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1},  /* the same, no beta */
+        {1, 16, 11, 13, 16, 3, 3, 16, 1, 1, 2, 2, 2, 2, 2, 2, 1, 1, 0, 1, 0}, /* dw dilated, 8 lanes */
+        {1, 8, 9, 10, 8, 3, 3, 8, 1, 1, -1, 0, 0, 2, 1, 1, 1, 1, 0, 1, 0},    /* dw negative pads */
+        {1, 4, 13, 17, 12, 3, 3, 4, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0},   /* dw multiplier 3 */
+        {1, 12, 10, 11, 12, 1, 1, 12, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 0}, /* dw 1x1 */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_conv(&cases[i]);
 }

@@ -28,10 +28,11 @@
  *              (C/G) x (H*W) row-major matrix: plain GEMM packing.
  *   WINOGRAD   3x3 stride 1: Winograd F(2x2, 3x3), 16 GEMMs over 2x2 tiles.
  *   WINOGRAD4  3x3 stride 1: Winograd F(4x4, 3x3), 36 GEMMs over 4x4 tiles.
- *   DEPTHWISE  one input channel per group: a direct kernel on a padded,
- *              stride-phase-split copy of each plane (KH*KW vector loads
- *              and multiply-adds per 8 outputs, any stride); 3x3 stride 1
- *              on wide maps reads the input in place (tsrt_conv_dw.h).
+ *   DEPTHWISE  one input channel per group: 8 channels at a time in the
+ *              vector lanes, on a transposed, zero-padded tile of input
+ *              rows (KH*KW vector multiply-adds per output position, any
+ *              stride, dilation, multiplier); input dilation: a direct
+ *              loop per row and tap (tsrt_conv_dw.h).
  * For few output positions (N <= 256: 14x14, 7x7 maps) the GEMMs read the
  * weights in place instead of packing them (tsrt_gemm.h). */
 #ifndef TSRT_CONV_H

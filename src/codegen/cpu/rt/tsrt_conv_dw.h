@@ -1,178 +1,263 @@
-/* tsrt_conv_dw.h — direct depthwise convolution (DEPTHWISE: one input
- * channel per group), any kernel, stride and dilation. See tsrt_conv.h.
+/* tsrt_conv_dw.h — depthwise convolution (DEPTHWISE: one input channel per
+ * group, any channel multiplier), any kernel, stride and dilation. See
+ * tsrt_conv.h.
  *
- * The fast path (no input dilation, not 1x1, not 3x3/1 on a wide map:
- * tsrt__dw_fast) copies each input plane,
- * zero-padded and split by stride phase, into the workspace (the PHASED
- * copy of tsrt_conv_gemm.h with one channel), a chunk of rows at a time:
- * every tap of output (i, j) is then at a fixed offset off[t] from i*Wq + j
- * in the phase images, so an output row is KH*KW unaligned vector loads
- * and multiply-adds per 8 outputs, with no border tests and no strided
- * loads at stride 2. Narrow maps (14x14, 7x7) run a chunk as one flat loop
- * over positions instead (tsrt__dw_chunk). The epilogue runs on each chunk
- * while it is in L1. */
+ * Without input dilation (every depthwise layer of MobileNet-like
+ * networks) 8 output channels run at a time with the channels in the
+ * vector lanes, as NCHWc layouts do: a chunk of input rows of the 8
+ * channels' input planes is transposed into a zero-padded tile
+ * T[row][column][8], every output position is then KH*KW multiply-adds of
+ * whole vectors (no border tests, no strided loads at stride 2, no lanes
+ * wasted on 7x7 or 14x14 maps), and the [position][8] results are
+ * transposed back into the 8 output planes, where the epilogue finds them
+ * in L1. The transposes cost ~0.6 instructions per element against
+ * KH*KW/8 * 2 for the arithmetic. Input dilation (the transposed-conv
+ * form) runs a direct loop per output row and tap. Measurements: D28. */
 #ifndef TSRT_CONV_DW_H
 #define TSRT_CONV_DW_H
 
-#ifndef TSRT_CONV_GEMM_H
-#include "tsrt_conv_gemm.h"
+#ifndef TSRT_CONV_ARGS_H
+#include "tsrt_conv_args.h"
 #endif
 
-/* ==== depthwise: phase-split copy, flat loop ================================== */
+/* ==== depthwise: channel vectors ============================================== */
 
-/* Output positions per chunk: the chunk's output (8 KiB) and its input
- * rows (8 KiB at stride 1, 32 at stride 2) stay in L1 (32 KiB here)
- * between the loop, the copy to y and the epilogue. (4096 measured the
- * same within this machine's noise.) */
-#define TSRT__DW_CHUNK 2048
-/* Positions per step of the loops of tsrt__dw_chunk: 8 vectors. */
-#define TSRT__DW_STEP 64
-/* Floats past the phase images that the flat loop's last vectors may read
- * (4 vectors past the last position, plus the largest tap offset within
- * a row, added where it is known). */
-#define TSRT__DW_SLACK (2 * TSRT__DW_STEP)
+/* Output positions per chunk (8 KiB of results), and the tile budget in
+ * floats (16 KiB): the tile, the results and the output planes they are
+ * transposed into stay in the 32 KiB L1 between the three steps. */
+#define TSRT__DWC_POS 256
+#define TSRT__DWC_TILE 16384
 
-/* 3x3 stride 1 on maps at least this wide keeps the direct row kernel
- * (tsrt__dw_rows), which reads the input in place: there the copy costs
- * more than the border code it removes (MobileNetV2, per layer, direct
- * against the copy: 112x112 0.40 vs 0.46 ms, 56x56 0.54 vs 0.54, 28x28
- * 0.21 vs 0.24; 14x14 0.30 vs 0.26, 7x7 0.25 vs 0.20). */
-#define TSRT__DW_DIRECT_MIN_OW 24
-
-/* The phase-split path applies: no input dilation, not 1x1, and not a
- * wide 3x3 stride-1 map. */
-static int tsrt__dw_fast(const tsrt_conv_args *v)
+static int tsrt__dwc_applies(const tsrt_conv_args *v)
 {
-    const int direct = v->kh == 3 && v->kw == 3 && v->stride_h == 1 && v->stride_w == 1 &&
-                       v->ow >= TSRT__DW_DIRECT_MIN_OW;
-    return v->ldil_h == 1 && v->ldil_w == 1 && !tsrt__conv_is_1x1(v) && !direct;
+    return v->c == v->groups && v->ldil_h == 1 && v->ldil_w == 1;
 }
 
-/* Workspace of the fast path, in floats: off (KH*KW ptrdiff_t), the phase
- * images of one plane, the chunk. Each part starts aligned. */
-static void tsrt__dw_ws(const tsrt_conv_args *v, const tsrt__phx *g, int64_t *off, int64_t *img, int64_t *tmp)
-{
-    *off = tsrt__rup(v->kh * v->kw * (int64_t)(sizeof(ptrdiff_t) / sizeof(float)), 16);
-    *img = g->PH * g->PW * g->plane + (v->kw - 1) * v->dil_w + TSRT__DW_SLACK;
-    *tmp = TSRT__DW_CHUNK + g->Wq + TSRT__DW_STEP;
-}
+/* GCC compiles the units without FMA contraction (-std=c11); the FMA
+ * builtin, not <immintrin.h>, whose parsing costs ~0.3 s per unit. Clang
+ * contracts `a += w * b` itself. */
+#if defined(__FMA__) && defined(__GNUC__) && !defined(__clang__)
+#define TSRT__FMA8(acc, w, b) ((acc) = __builtin_ia32_vfmaddps256((w), (b), (acc)))
+#else
+#define TSRT__FMA8(acc, w, b) ((acc) += (w) * (b))
+#endif
 
+/* An 8x8 transpose of r[0..7] in place: r[k][j] <-> r[j][k]. Its own
+ * inverse, so it interleaves planes into [position][8] and back. */
+#define TSRT__T8(r)                                                                                          \
+    do {                                                                                                     \
+        tsrt__v8 t_[8], s_[8];                                                                               \
+        for (int k_ = 0; k_ < 8; k_ += 2) {                                                                  \
+            t_[k_] = __builtin_shufflevector(r[k_], r[k_ + 1], 0, 8, 1, 9, 4, 12, 5, 13);                    \
+            t_[k_ + 1] = __builtin_shufflevector(r[k_], r[k_ + 1], 2, 10, 3, 11, 6, 14, 7, 15);              \
+        }                                                                                                    \
+        for (int k_ = 0; k_ < 8; k_ += 4)                                                                    \
+            for (int h_ = 0; h_ < 2; h_++) {                                                                 \
+                s_[k_ + 2 * h_] = __builtin_shufflevector(t_[k_ + h_], t_[k_ + h_ + 2], 0, 1, 8, 9, 4, 5, 12, 13); \
+                s_[k_ + 2 * h_ + 1] =                                                                        \
+                    __builtin_shufflevector(t_[k_ + h_], t_[k_ + h_ + 2], 2, 3, 10, 11, 6, 7, 14, 15);       \
+            }                                                                                                \
+        for (int k_ = 0; k_ < 4; k_++) {                                                                     \
+            r[k_] = __builtin_shufflevector(s_[k_], s_[k_ + 4], 0, 1, 2, 3, 8, 9, 10, 11);                   \
+            r[k_ + 4] = __builtin_shufflevector(s_[k_], s_[k_ + 4], 4, 5, 6, 7, 12, 13, 14, 15);             \
+        }                                                                                                    \
+    } while (0)
+
+static int64_t tsrt__dwc_ws_floats(const tsrt_conv_args *v);
+
+/* Workspace bytes of the DEPTHWISE algorithm. */
 static size_t tsrt__dw_ws_bytes(const tsrt_conv_args *v)
 {
-    if (!tsrt__dw_fast(v)) return 0;
-    tsrt__phx g;
-    tsrt__phx_geom(v, &g);
-    int64_t a, b, c;
-    tsrt__dw_ws(v, &g, &a, &b, &c);
-    return (size_t)(a + b + c) * sizeof(float) + 3 * TSRT_ALIGN;
+    return tsrt__dwc_applies(v) ? (size_t)tsrt__dwc_ws_floats(v) * sizeof(float) : 0;
 }
 
-/* y[q] = (beta ? y[q] : 0) + sum over taps k < kk of w[k] * x[off[k] + q]
- * for the nv <= 8 vectors q < 8*nv (nv a constant where this is inlined).
- * The units are compiled without FMA contraction (-std=c11), so a tap is
- * a multiply and a dependent add: 8 independent sums keep the adds
- * (latency 3) from limiting the loop below the loads' pace (4 sums: 27
- * cycles of add chain per 36 loads). */
-static inline __attribute__((always_inline)) void tsrt__dw_vecs(const float *restrict x, const ptrdiff_t *off,
-                                                                 const float *w, int64_t kk, float *restrict y,
-                                                                 int nv, int beta)
+/* The chunking: wp tile columns (padded input columns an output row
+ * reads), rows output rows per chunk, trows tile rows they read. */
+typedef struct tsrt__dwc {
+    int64_t wp, rows, trows;
+} tsrt__dwc;
+
+static void tsrt__dwc_geom(const tsrt_conv_args *v, tsrt__dwc *g)
 {
-    tsrt__v8 a[8];
-    for (int r = 0; r < nv; r++) {
-        a[r] = (tsrt__v8){0};
-        if (beta) TSRT__V8_LOAD(a[r], y + 8 * r);
+    const int64_t span_h = (v->kh - 1) * v->dil_h + 1;
+    g->wp = (v->ow - 1) * v->stride_w + (v->kw - 1) * v->dil_w + 1;
+    int64_t r = tsrt__min(v->oh, tsrt__max(1, TSRT__DWC_POS / v->ow));
+    while (r > 1 && ((r - 1) * v->stride_h + span_h) * g->wp * 8 > TSRT__DWC_TILE) r--;
+    g->rows = r;
+    g->trows = (r - 1) * v->stride_h + span_h;
+}
+
+/* Workspace in floats: the tile, the results, the weight vectors. */
+static int64_t tsrt__dwc_ws_floats(const tsrt_conv_args *v)
+{
+    tsrt__dwc g;
+    tsrt__dwc_geom(v, &g);
+    return g.trows * g.wp * 8 + g.rows * v->ow * 8 + v->kh * v->kw * 8 + 2 * TSRT_ALIGN / 4;
+}
+
+/* Tile rows t < trows <- input rows r0 + t of the planes at xc + poff[k]
+ * for lanes k < nc (lanes >= nc zero); tile column jx holds input column
+ * jx - pad_w. When
+ * the tile holds the previous chunk of the same planes (shift > 0: its
+ * rows start shift rows above r0), the rows both share are moved up
+ * rather than transposed again (at 112x112, 2 of the 4 rows of a chunk). */
+static void tsrt__dwc_load(const tsrt_conv_args *v, const float *xc, const int64_t *poff, int64_t nc, int64_t r0,
+                           int64_t shift, const tsrt__dwc *g, float *T)
+{
+    const int64_t H = v->h, W = v->w, HW = H * W, wp = g->wp, pw = v->pad_w;
+    const int64_t lo = tsrt__min(wp, tsrt__max(0, pw)), hi = tsrt__max(lo, tsrt__min(wp, W + pw));
+    const int64_t kept = shift > 0 ? tsrt__max(0, g->trows - shift) : 0;
+    if (kept) memmove(T, T + shift * wp * 8, sizeof(float) * 8 * (size_t)(kept * wp));
+    for (int64_t t = kept; t < g->trows; t++) {
+        float *d = T + t * wp * 8;
+        const int64_t iy = r0 + t;
+        if (iy < 0 || iy >= H) {
+            memset(d, 0, sizeof(float) * 8 * (size_t)wp);
+            continue;
+        }
+        memset(d, 0, sizeof(float) * 8 * (size_t)lo);
+        memset(d + hi * 8, 0, sizeof(float) * 8 * (size_t)(wp - hi));
+        const float *s = xc + iy * W - pw; /* s[jx] is column jx of channel 0 */
+        int64_t jx = lo;
+        /* 8 columns at a time, the last 8 ending at hi over some done
+         * already (14- and 7-wide rows would otherwise be half scalar) */
+        if (nc == 8 && hi - lo >= 8)
+            for (;; jx += 8) {
+                if (jx + 8 > hi) jx = hi - 8;
+                tsrt__v8 r[8];
+                for (int k = 0; k < 8; k++) TSRT__V8_LOAD(r[k], s + poff[k] + jx);
+                TSRT__T8(r);
+                for (int k = 0; k < 8; k++) TSRT__V8_STORE(d + (jx + k) * 8, r[k]);
+                if (jx + 8 == hi) break;
+            }
+        else if (nc == 8 && hi > lo && iy * W + lo - pw + 8 <= HW) {
+            /* a row narrower than 8 (7x7 maps): the 8 loads run on into
+             * the plane's next row, and only the columns < hi are kept */
+            tsrt__v8 r[8];
+            for (int k = 0; k < 8; k++) TSRT__V8_LOAD(r[k], s + poff[k] + lo);
+            TSRT__T8(r);
+            for (int k = 0; k < hi - lo; k++) TSRT__V8_STORE(d + (lo + k) * 8, r[k]);
+            jx = hi;
+        }
+        for (jx = nc == 8 && hi - lo >= 8 ? hi : jx; jx < hi; jx++)
+            for (int64_t k = 0; k < 8; k++) d[jx * 8 + k] = k < nc ? s[poff[k] + jx] : 0.0f;
     }
-    for (int64_t k = 0; k < kk; k++) {
-        const float *s = x + off[k];
-        const float wk = w[k];
-        for (int r = 0; r < nv; r++) {
-            tsrt__v8 b;
-            TSRT__V8_LOAD(b, s + 8 * r);
-            a[r] += wk * b;
+}
+
+/* Results O[p][8] for output rows [0, nrows) of the chunk from the tile:
+ * 4 positions at a time (4 sums, 9 weight vectors in registers for 3x3).
+ * Inlined with the geometry constant for the common cases. */
+static inline __attribute__((always_inline)) void tsrt__dwc_rows(const float *T, int64_t wp, const tsrt__v8 *wv,
+                                                                  int64_t kh, int64_t kw, int64_t sh, int64_t sw,
+                                                                  int64_t dh, int64_t dw, int64_t nrows, int64_t ow,
+                                                                  float *O)
+{
+    for (int64_t i = 0; i < nrows; i++) {
+        const float *tr = T + i * sh * wp * 8;
+        float *o = O + i * ow * 8;
+        int64_t j = 0;
+        for (; j + 4 <= ow; j += 4) {
+            tsrt__v8 a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0}, b;
+            for (int64_t u = 0; u < kh; u++)
+                for (int64_t t = 0; t < kw; t++) {
+                    const tsrt__v8 w = wv[u * kw + t];
+                    const float *p = tr + (u * dh * wp + j * sw + t * dw) * 8;
+                    TSRT__V8_LOAD(b, p);
+                    TSRT__FMA8(a0, w, b);
+                    TSRT__V8_LOAD(b, p + sw * 8);
+                    TSRT__FMA8(a1, w, b);
+                    TSRT__V8_LOAD(b, p + 2 * sw * 8);
+                    TSRT__FMA8(a2, w, b);
+                    TSRT__V8_LOAD(b, p + 3 * sw * 8);
+                    TSRT__FMA8(a3, w, b);
+                }
+            TSRT__V8_STORE(o + j * 8, a0);
+            TSRT__V8_STORE(o + j * 8 + 8, a1);
+            TSRT__V8_STORE(o + j * 8 + 16, a2);
+            TSRT__V8_STORE(o + j * 8 + 24, a3);
+        }
+        for (; j < ow; j++) {
+            tsrt__v8 a = {0}, b;
+            for (int64_t u = 0; u < kh; u++)
+                for (int64_t t = 0; t < kw; t++) {
+                    TSRT__V8_LOAD(b, tr + (u * dh * wp + j * sw + t * dw) * 8);
+                    TSRT__FMA8(a, wv[u * kw + t], b);
+                }
+            TSRT__V8_STORE(o + j * 8, a);
         }
     }
-    for (int r = 0; r < nv; r++) TSRT__V8_STORE(y + 8 * r, a[r]);
 }
 
-/* Output rows [i0, i1) of one plane into y (row i at y + i*ow) from the
- * phase images at x (output (i, j) at x[i*wq + j]). Rows of at least
- * TSRT__DW_ROW_MIN outputs are computed in place, 64 then 8 outputs at a
- * time, the last partial vector through t. Narrower rows (14x14, 7x7)
- * would leave most of the 8 sums idle: their chunk is one flat loop over
- * positions i*wq + j, the wq - ow extra ones per row computed in t and
- * dropped when the rows are copied to y. Inlined with kk = 9 (3x3) so that
- * the tap loop unrolls. */
-#define TSRT__DW_ROW_MIN 32
-static inline __attribute__((always_inline)) void tsrt__dw_chunk(const float *x, const ptrdiff_t *off,
-                                                                  const float *w, int64_t kk, float *y,
-                                                                  int64_t i0, int64_t i1, int64_t wq, int64_t ow,
-                                                                  int beta, float *t)
+/* The n results O[p][8] into the nc planes at y (plane stride `plane`),
+ * added to what is there when beta. */
+static void tsrt__dwc_store(const float *O, int64_t n, int64_t nc, float *y, int64_t plane, int beta)
 {
-    if (ow >= TSRT__DW_ROW_MIN) {
-        for (int64_t i = i0; i < i1; i++) {
-            const float *xr = x + i * wq;
-            float *yr = y + i * ow;
-            int64_t j = 0;
-            for (; j + TSRT__DW_STEP <= ow; j += TSRT__DW_STEP) tsrt__dw_vecs(xr + j, off, w, kk, yr + j, 8, beta);
-            for (; j + 8 <= ow; j += 8) tsrt__dw_vecs(xr + j, off, w, kk, yr + j, 1, beta);
-            if (j < ow) {
-                tsrt__dw_vecs(xr + j, off, w, kk, t, 1, 0);
-                for (int64_t q = 0; q < ow - j; q++) yr[j + q] = beta ? yr[j + q] + t[q] : t[q];
+    int64_t p = 0;
+    /* without beta the last 8 may overlap the previous ones */
+    const int over = nc == 8 && !beta && n >= 8;
+    if (nc == 8)
+        for (; p + 8 <= n || (over && p < n); p += 8) {
+            if (p + 8 > n) p = n - 8;
+            tsrt__v8 r[8];
+            for (int k = 0; k < 8; k++) TSRT__V8_LOAD(r[k], O + (p + k) * 8);
+            TSRT__T8(r);
+            for (int k = 0; k < 8; k++) {
+                float *d = y + k * plane + p;
+                if (beta) {
+                    tsrt__v8 old;
+                    TSRT__V8_LOAD(old, d);
+                    r[k] += old;
+                }
+                TSRT__V8_STORE(d, r[k]);
             }
         }
-        return;
-    }
-    const int64_t n = (i1 - i0) * wq;
-    for (int64_t q = 0; q < n; q += TSRT__DW_STEP) tsrt__dw_vecs(x + i0 * wq + q, off, w, kk, t + q, 8, 0);
-    for (int64_t i = i0; i < i1; i++) {
-        float *yr = y + i * ow;
-        const float *tr = t + (i - i0) * wq;
-        if (beta)
-            for (int64_t j = 0; j < ow; j++) yr[j] += tr[j];
-        else
-            memcpy(yr, tr, sizeof(float) * (size_t)ow);
-    }
+    for (p = over ? n : p; p < n; p++)
+        for (int64_t k = 0; k < nc; k++) y[k * plane + p] = beta ? y[k * plane + p] + O[p * 8 + k] : O[p * 8 + k];
 }
 
-/* Thread ith's share of the (plane, output row) pairs by the fast path. */
-static void tsrt__conv_dw_fast(const tsrt_conv_args *v, int ith, int nth, void *ws)
+/* Threads split the (image, block of 8 output channels, chunk of rows)
+ * units. With a channel multiplier m, lane k of the block starting at c0
+ * reads input plane (c0 + k) / m. */
+static void tsrt__conv_dwc(const tsrt_conv_args *v, int ith, int nth, void *ws)
 {
-    tsrt__phx g;
-    tsrt__phx_geom(v, &g);
-    int64_t noff, nimg, ntmp;
-    tsrt__dw_ws(v, &g, &noff, &nimg, &ntmp);
-    ptrdiff_t *off = (ptrdiff_t *)(void *)tsrt__align(ws);
-    float *img = tsrt__align((float *)(void *)off + noff), *tmp = tsrt__align(img + nimg);
-    tsrt__phx_offsets(&g, off);
-    g.buf = img;
-    /* The flat loop reads past the rows copied so far (the values are
-     * dropped): zeros there rather than stale bits that may be NaNs or
-     * denormals (slow on some cores). */
-    memset(img, 0, sizeof(float) * (size_t)nimg);
-    const int64_t OH = v->oh, OW = v->ow, Wq = g.Wq, KK = v->kh * v->kw, mult = v->o / v->groups;
-    const int64_t eh = (v->kh - 1) * v->dil_h / v->stride_h; /* extra phase rows below an output row */
-    const int64_t units = v->n * v->o * OH, u0 = units * ith / nth, u1 = units * (ith + 1) / nth;
-    const int64_t chunk = tsrt__max(1, TSRT__DW_CHUNK / Wq);
-    int64_t cur = -1, lo = 0, hi = 0; /* the plane in img, and its phase rows copied: [lo, hi) */
-    for (int64_t u = u0; u < u1;) {
-        const int64_t pl = u / OH, im = pl / v->o, oc = pl % v->o, i0 = u % OH;
-        const int64_t i1 = tsrt__min(OH, tsrt__min(i0 + chunk, i0 + (u1 - u)));
-        const float *xp = v->x + im * v->x_bs + (oc / mult) * v->h * v->w;
-        float *yp = v->y + im * v->y_bs + oc * OH * OW;
-        const int64_t src = im * v->c + oc / mult; /* input plane */
-        /* A new plane, or one seen before from a later row (a channel
-         * multiplier: the next output channel reads the same input) */
-        if (src != cur || i0 < lo) cur = src, lo = hi = i0;
-        const int64_t r1 = tsrt__min(g.Hq, i1 + eh);
-        if (hi < r1) tsrt__phx_copy(&g, xp, hi, r1);
-        hi = tsrt__max(hi, r1);
-        const float *wk = v->wt + oc * KK;
-        if (KK == 9)
-            tsrt__dw_chunk(img, off, wk, 9, yp, i0, i1, Wq, OW, v->beta, tmp);
+    tsrt__dwc g;
+    tsrt__dwc_geom(v, &g);
+    const int64_t KK = v->kh * v->kw, OH = v->oh, OW = v->ow, plane = OH * OW, mult = v->o / v->groups;
+    float *T = tsrt__align(ws), *O = tsrt__align(T + g.trows * g.wp * 8);
+    tsrt__v8 *wv = (tsrt__v8 *)(void *)(O + g.rows * OW * 8);
+    const int64_t nblk = tsrt__cdiv(v->o, 8), nchunk = tsrt__cdiv(OH, g.rows), units = v->n * nblk * nchunk;
+    const int64_t u0 = units * ith / nth, u1 = units * (ith + 1) / nth;
+    int64_t cur = -1, prev = -1; /* the weights' block; the unit in the tile */
+    for (int64_t u = u0; u < u1; u++) {
+        const int64_t ch = u % nchunk, blk = u / nchunk % nblk, im = u / nchunk / nblk;
+        const int64_t c0 = blk * 8, nc = tsrt__min(8, v->o - c0);
+        int64_t poff[8];
+        for (int64_t k = 0; k < 8; k++) poff[k] = (tsrt__min(c0 + k, v->o - 1) / mult - c0 / mult) * v->h * v->w;
+        if (blk != cur) {
+            cur = blk;
+            for (int64_t k = 0; k < KK; k++)
+                for (int q = 0; q < 8; q++) wv[k][q] = q < nc ? v->wt[(c0 + q) * KK + k] : 0.0f;
+        }
+        const int64_t i0 = ch * g.rows, nr = tsrt__min(g.rows, OH - i0);
+        const int64_t shift = prev == u - 1 && ch > 0 ? g.rows * v->stride_h : 0;
+        tsrt__dwc_load(v, v->x + im * v->x_bs + c0 / mult * v->h * v->w, poff, nc, i0 * v->stride_h - v->pad_h, shift,
+                       &g, T);
+        prev = u;
+        const int64_t kh = v->kh, kw = v->kw, sh = v->stride_h, sw = v->stride_w, dh = v->dil_h, dw = v->dil_w;
+        /* 3x3: the weights in a local copy, which the compiler keeps in
+         * registers (wv itself might alias the results as far as it knows) */
+        tsrt__v8 w9[9];
+        const int k33 = kh == 3 && kw == 3 && dh == 1 && dw == 1;
+        if (k33) memcpy(w9, wv, sizeof w9);
+        if (k33 && sh == 1 && sw == 1)
+            tsrt__dwc_rows(T, g.wp, w9, 3, 3, 1, 1, 1, 1, nr, OW, O);
+        else if (k33 && sh == 2 && sw == 2)
+            tsrt__dwc_rows(T, g.wp, w9, 3, 3, 2, 2, 1, 1, nr, OW, O);
         else
-            tsrt__dw_chunk(img, off, wk, KK, yp, i0, i1, Wq, OW, v->beta, tmp);
-        if (v->epi) v->epi(v->epi_ctx, yp + i0 * OW, OH * OW, 1, im * v->o + oc, i0 * OW, 1, (i1 - i0) * OW);
-        u += i1 - i0;
+            tsrt__dwc_rows(T, g.wp, wv, kh, kw, sh, sw, dh, dw, nr, OW, O);
+        float *y = v->y + im * v->y_bs + c0 * plane + i0 * OW;
+        tsrt__dwc_store(O, nr * OW, nc, y, plane, v->beta);
+        if (v->epi) v->epi(v->epi_ctx, y, plane, 1, im * v->o + c0, i0 * OW, nc, nr * OW);
     }
 }
 
@@ -217,82 +302,17 @@ static void tsrt__dw_row_taps(const tsrt_conv_args *v, const float *xp, const fl
     }
 }
 
-/* Output rows [i0, i1) of one plane: input plane xp (one channel), weights
- * wp (KH*KW), output plane yp. */
-static void tsrt__dw_rows(const tsrt_conv_args *v, const float *xp, const float *wp, float *yp, int64_t i0,
-                          int64_t i1)
-{
-    const int64_t H = v->h, W = v->w, OW = v->ow, dh = v->dil_h, dw = v->dil_w;
-    const int fast = v->kh == 3 && v->kw == 3 && v->stride_w == 1 && v->ldil_h == 1 && v->ldil_w == 1;
-    /* Columns whose three taps are all inside the image. */
-    const int64_t jlo = tsrt__min(OW, tsrt__max(0, v->pad_w));
-    const int64_t jhi = tsrt__max(jlo, tsrt__min(OW, W - 2 * dw + v->pad_w));
-    for (int64_t i = i0; i < i1; i++) {
-        float *yr = yp + i * OW;
-        const int64_t iy0 = i * v->stride_h - v->pad_h;
-        if (!fast || iy0 < 0 || iy0 + 2 * dh >= H || jhi <= jlo) {
-            tsrt__dw_row_taps(v, xp, wp, yr, i, 0, OW);
-            continue;
-        }
-        /* 3x3 with stride 1 along the row and all three rows inside: nine
-         * taps in registers, one store per 8 outputs, in the interior. */
-        const float w00 = wp[0], w01 = wp[1], w02 = wp[2], w10 = wp[3], w11 = wp[4], w12 = wp[5];
-        const float w20 = wp[6], w21 = wp[7], w22 = wp[8];
-        const float *x0 = xp + iy0 * W, *x1 = x0 + dh * W, *x2 = x1 + dh * W;
-        /* The border columns, where a tap column may be outside. */
-        for (int64_t j = 0; j < OW; j++) {
-            if (j == jlo) j = jhi;
-            if (j >= OW) break;
-            float s = v->beta ? yr[j] : 0.0f;
-            const int64_t ix = j - v->pad_w;
-            if (ix >= 0 && ix < W) s += w00 * x0[ix] + w10 * x1[ix] + w20 * x2[ix];
-            if (ix + dw >= 0 && ix + dw < W) s += w01 * x0[ix + dw] + w11 * x1[ix + dw] + w21 * x2[ix + dw];
-            if (ix + 2 * dw >= 0 && ix + 2 * dw < W)
-                s += w02 * x0[ix + 2 * dw] + w12 * x1[ix + 2 * dw] + w22 * x2[ix + 2 * dw];
-            yr[j] = s;
-        }
-        const float *r0 = x0 + jlo - v->pad_w, *r1 = x1 + jlo - v->pad_w, *r2 = x2 + jlo - v->pad_w;
-        const int64_t d1 = dw, d2 = 2 * dw, n = jhi - jlo;
-        float *yo = yr + jlo;
-        /* Without beta a short tail is one more vector ending at n, over
-         * the last one (recomputing the same values) instead of up to 7
-         * scalar outputs (CPU time of one call, no epilogue: 32ch 112x112
-         * 0.31-0.37 -> 0.26-0.28 ms, 144ch 56x56 0.44-0.58 -> 0.35-0.36,
-         * 192ch 28x28 unchanged). */
-        const int64_t nv = n / 8, tail = !v->beta && nv > 0 && n % 8;
-        for (int64_t t = 0; t < nv + tail; t++) {
-            const int64_t j = t < nv ? 8 * t : n - 8;
-            tsrt__v8 acc = {0}, a, b, c;
-            if (v->beta) TSRT__V8_LOAD(acc, yo + j);
-#define TSRT__DW_ROW(r, wa, wb, wc)                                                    \
-    TSRT__V8_LOAD(a, r + j), TSRT__V8_LOAD(b, r + j + d1), TSRT__V8_LOAD(c, r + j + d2); \
-    acc += wa * a + wb * b + wc * c
-            TSRT__DW_ROW(r0, w00, w01, w02);
-            TSRT__DW_ROW(r1, w10, w11, w12);
-            TSRT__DW_ROW(r2, w20, w21, w22);
-#undef TSRT__DW_ROW
-            TSRT__V8_STORE(yo + j, acc);
-        }
-        for (int64_t j = tail ? n : 8 * nv; j < n; j++) {
-            float s = v->beta ? yo[j] : 0.0f;
-            s += w00 * r0[j] + w01 * r0[j + d1] + w02 * r0[j + d2];
-            s += w10 * r1[j] + w11 * r1[j + d1] + w12 * r1[j + d2];
-            s += w20 * r2[j] + w21 * r2[j + d1] + w22 * r2[j + d2];
-            yo[j] = s;
-        }
-    }
-}
-
-/* Threads split the (plane, output row) pairs, planes = images x channels,
- * into nth contiguous ranges; the epilogue gets every finished run of rows
- * of a plane, at most TSRT__DW_EPI_ROWS rows (a few KiB) at a time so it
- * finds them in L1. */
+/* The entry (tsrt_conv's DEPTHWISE). In the direct path threads split the
+ * (plane, output row) pairs, planes = images x channels, into nth
+ * contiguous ranges; the epilogue gets every finished run of rows of a
+ * plane, at most TSRT__DW_EPI_FLOATS (16 KiB) at a time so it finds them
+ * in L1. */
 #define TSRT__DW_EPI_FLOATS 4096
 
 static void tsrt__conv_dw(const tsrt_conv_args *v, int ith, int nth, void *ws)
 {
-    if (tsrt__dw_fast(v)) {
-        tsrt__conv_dw_fast(v, ith, nth, ws);
+    if (tsrt__dwc_applies(v)) {
+        tsrt__conv_dwc(v, ith, nth, ws);
         return;
     }
     const int64_t OH = v->oh, planes = v->n * v->o, units = planes * OH, mult = v->o / v->groups;
@@ -303,7 +323,8 @@ static void tsrt__conv_dw(const tsrt_conv_args *v, int ith, int nth, void *ws)
         const int64_t i1 = tsrt__min(OH, tsrt__min(i0 + chunk, i0 + (u1 - u)));
         const float *xp = v->x + img * v->x_bs + (oc / mult) * v->h * v->w;
         float *yp = v->y + img * v->y_bs + oc * OH * v->ow;
-        tsrt__dw_rows(v, xp, v->wt + oc * v->kh * v->kw, yp, i0, i1);
+        const float *wp = v->wt + oc * v->kh * v->kw;
+        for (int64_t i = i0; i < i1; i++) tsrt__dw_row_taps(v, xp, wp, yp + i * v->ow, i, 0, v->ow);
         if (v->epi)
             v->epi(v->epi_ctx, yp + i0 * v->ow, OH * v->ow, 1, img * v->o + oc, i0 * v->ow, 1, (i1 - i0) * v->ow);
         u += i1 - i0;
