@@ -22,9 +22,12 @@
 
 /* ==== depthwise: channel vectors ============================================== */
 
-/* Output positions per chunk (8 KiB of results), and the tile budget in
- * floats (16 KiB): the tile, the results and the output planes they are
- * transposed into stay in the 32 KiB L1 between the three steps. */
+/* Output positions per chunk (8 KiB of results: they and the output
+ * planes they are transposed into stay in L1), and the tile budget in
+ * floats (64 KiB, in L2): at 112 wide a chunk is 2 output rows, whose
+ * tile is 4 rows (stride 1) or 5 (stride 2) of 113-114 positions; with
+ * 16 KiB stride 2 fell to one output row per chunk and re-transposed a
+ * third of its input (10-20% slower, D28). */
 #define TSRT__DWC_POS 256
 #define TSRT__DWC_TILE 16384
 
