@@ -17,12 +17,26 @@ static bool const_numel(const ts_type *t, int64_t *numel)
     return true;
 }
 
+/* The `const` behind operand v: its definition, or, for an elementwise
+ * node, the constant a `broadcast` widens (a broadcast of more than
+ * TS_FOLD_FREE_ELEMS is left unfolded by the size rule, and would
+ * otherwise stop every elementwise chain over it, e.g. a batch norm's
+ * var + broadcast(eps) over 1280 channels). NULL when not constant. */
+static const ts_node *const_behind(const ts_node *n, const ts_value *v)
+{
+    const ts_node *d = v->def;
+    if (d && d->op == TS_OP_BROADCAST && (ts_op_get(n->op)->flags & TS_OPF_EW)) d = d->in[0]->def;
+    return d && d->op == TS_OP_CONST ? d : NULL;
+}
+
+/* Whether every operand is constant; *in_total counts the constants'
+ * elements as stored (before any broadcast). */
 static bool operands_const(const ts_node *n, int64_t *in_total)
 {
     *in_total = 0;
     for (int i = 0; i < n->n_in; i++) {
-        const ts_node *d = n->in[i]->def;
-        if (!d || d->op != TS_OP_CONST) return false;
+        const ts_node *d = const_behind(n, n->in[i]);
+        if (!d) return false;
         if (!ts_i64_add(*in_total, ts_node_tensor(d, "value")->numel, in_total)) *in_total = INT64_MAX;
     }
     return true;
@@ -63,11 +77,24 @@ static ts_status make_consts(ts_graph *g, ts_node *n, ts_tensor **vals, ts_value
     return TS_OK;
 }
 
-static ts_status eval(ts_graph *g, ts_node *n, ts_tensor **in, ts_tensor **out, bool *ok, ts_err *err)
+/* n's result from its constant operands; a broadcast operand is widened
+ * first, into `wide` (released by the caller). */
+static ts_status eval(ts_graph *g, ts_node *n, ts_tensor **in, ts_tensor **wide, ts_tensor **out, bool *ok,
+                      ts_err *err)
 {
-    for (int i = 0; i < n->n_in; i++) in[i] = ts_node_tensor(n->in[i]->def, "value");
     ts_err local = {0};
-    ts_status s = ts_interp_eval_node(g, n, in, out, &local);
+    ts_status s = TS_OK;
+    for (int i = 0; i < n->n_in && s == TS_OK; i++) {
+        const ts_node *d = n->in[i]->def;
+        if (d->op == TS_OP_CONST) {
+            in[i] = ts_node_tensor(d, "value");
+            continue;
+        }
+        ts_tensor *src = ts_node_tensor(d->in[0]->def, "value");
+        s = ts_interp_eval_node(g, d, &src, &wide[i], &local);
+        in[i] = wide[i];
+    }
+    if (s == TS_OK) s = ts_interp_eval_node(g, n, in, out, &local);
     *ok = s == TS_OK;
     /* run-time failures stay in the graph, to be reported when it runs */
     if (s == TS_ERR_OOM) return ts_err_set(err, s, "fold: %s", local.msg);
@@ -79,10 +106,12 @@ ts_status ts_pass_fold_node(ts_graph *g, ts_node *n, ts_value **repl, bool *fold
     *folded = false;
     if (!foldable(n)) return TS_OK;
     ts_tensor *out[MAX_FOLD_OUT] = {0};
-    ts_tensor **in = ts_mem_alloc(sizeof *in * (size_t)(n->n_in ? n->n_in : 1));
+    const size_t nin = (size_t)(n->n_in ? n->n_in : 1);
+    ts_tensor **in = ts_mem_zalloc(sizeof *in * 2 * nin);
     if (!in) return ts_err_set(err, TS_ERR_OOM, "fold: out of memory");
     bool ok = false;
-    ts_status s = eval(g, n, in, out, &ok, err);
+    ts_status s = eval(g, n, in, in + nin, out, &ok, err);
+    for (size_t i = 0; i < nin; i++) ts_tensor_release(in[nin + i]);
     ts_mem_free(in);
     if (s == TS_OK && ok) s = make_consts(g, n, out, repl, err);
     for (int k = 0; k < n->n_out; k++) ts_tensor_release(out[k]);
