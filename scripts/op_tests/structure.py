@@ -215,6 +215,15 @@ def gen_reduce_window():
     reduce_window_case("max_nan_pad_f32", arr([[1.0, NAN, 2.0], [-INF, 0.0, 3.0]], "f32"), "max",
                        [2, 2], [1, 2], None, [0, 1], [1, 0])
     reduce_window_case("sum_wrap_u8", arr([200, 100, 50, 255], "u8"), "sum", [2], [1])
+    # padded pools whose compiled loops split into border / interior / border
+    # (lower.c window_nest): borders on both sides, an empty interior,
+    # dilation with strides and uneven pads
+    reduce_window_case("max_pool_borders_f32", rand(r("max_pool_borders_f32"), (1, 2, 9, 11), "f32"), "max",
+                       [1, 1, 3, 3], [1, 1, 2, 2], None, [0, 0, 1, 1], [0, 0, 1, 1])
+    reduce_window_case("sum_no_interior_f32", rand(r("sum_no_interior_f32"), (1, 1, 2, 2), "f32"), "sum",
+                       [1, 1, 3, 3], [1, 1, 1, 1], None, [0, 0, 1, 1], [0, 0, 1, 1])
+    reduce_window_case("min_dilated_pads_f32", rand(r("min_dilated_pads_f32"), (2, 10, 7), "f32"), "min",
+                       [1, 3, 2], [1, 2, 3], [1, 2, 1], [0, 2, 1], [0, 1, 1])
 
 
 # ==== layout ===============================================================

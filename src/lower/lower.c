@@ -349,8 +349,10 @@ static void lower_reduce(lctx *c, const ts_node *n)
  * the load from running there). */
 
 /* The guarded element of x at window offset k (k[i]: the offset along
- * dim i, NULL where the window is 1) of result element yc. */
-static ts_lx *window_term(lctx *c, const ts_node *n, ts_lx **yc, ts_lx **k, ts_op op, ts_dtype adt)
+ * dim i, NULL where the window is 1) of result element yc; no guard along
+ * the axes i with inside[i] (inside may be NULL). */
+static ts_lx *window_term(lctx *c, const ts_node *n, ts_lx **yc, ts_lx **k, const bool *inside_axis, ts_op op,
+                          ts_dtype adt)
 {
     ts_lprog *p = c->p;
     const ts_value *x = n->in[0];
@@ -362,7 +364,7 @@ static ts_lx *window_term(lctx *c, const ts_node *n, ts_lx **yc, ts_lx **k, ts_o
     for (int i = 0; i < r; i++) {
         ts_lx *ki = win[i] > 1 ? ts_lx_mul(p, k[i], ts_lx_int(p, dil[i])) : ts_lx_int(p, 0);
         xc[i] = ts_lx_sub(p, ts_lx_add(p, ts_lx_mul(p, yc[i], ts_lx_int(p, st[i])), ki), ts_lx_int(p, lo[i]));
-        if (lo[i] || win[i] > 1) {   /* a position that can fall outside x */
+        if ((lo[i] || win[i] > 1) && !(inside_axis && inside_axis[i])) {   /* may fall outside x */
             inside = ts_lx_and(p, inside, ts_lx_lt(p, ts_lx_int(p, -1), xc[i]));
             inside = ts_lx_and(p, inside, ts_lx_lt(p, xc[i], ts_lw_dim(c, x->type.dims[i])));
         }
@@ -378,7 +380,7 @@ static ts_lx *window_term(lctx *c, const ts_node *n, ts_lx **yc, ts_lx **k, ts_o
  * which keeps a sum of -0s at +0. */
 enum { WINDOW_UNROLL = 16 };
 
-static ts_lx *window_unrolled(lctx *c, const ts_node *n, ts_lx **yc, ts_op op, ts_dtype adt)
+static ts_lx *window_unrolled(lctx *c, const ts_node *n, ts_lx **yc, const bool *inside, ts_op op, ts_dtype adt)
 {
     int r = n->in[0]->type.rank, cnt;
     const int64_t *win = ts_node_ints(n, "window", &cnt);
@@ -386,12 +388,70 @@ static ts_lx *window_unrolled(lctx *c, const ts_node *n, ts_lx **yc, ts_op op, t
     ts_lx *k[TS_MAX_RANK], *a = op == TS_OP_REDUCE_SUM ? identity(c, op, adt) : NULL;
     for (;;) {
         for (int i = 0; i < r; i++) k[i] = ts_lx_int(c->p, kk[i]);
-        ts_lx *t = window_term(c, n, yc, k, op, adt);
+        ts_lx *t = window_term(c, n, yc, k, inside, op, adt);
         a = a ? ts_lx_op(c->p, combine_op(op), adt, a, t, NULL) : t;
         int i = r - 1;
         while (i >= 0 && ++kk[i] == win[i]) kk[i--] = 0;
         if (i < 0) return a;
     }
+}
+
+/* Padded pooling's borders: along an axis of constant sizes with guards
+ * (a window or a pad), the results whose whole window lies inside x are
+ * one range [*lo, *hi). False when the axis needs no guard or is
+ * symbolic. */
+static bool window_interior(const ts_node *n, int i, int64_t *lo, int64_t *hi)
+{
+    int cnt;
+    const ts_dim X = n->in[0]->type.dims[i], Y = n->out[0]->type.dims[i];
+    const int64_t w = ts_node_ints(n, "window", &cnt)[i], st = ts_node_ints(n, "strides", &cnt)[i];
+    const int64_t dil = ts_node_ints(n, "dilations", &cnt)[i], pad = ts_node_ints(n, "pad_lo", &cnt)[i];
+    if ((!pad && w == 1) || !ts_dim_is_const(X) || !ts_dim_is_const(Y)) return false;
+    /* o*st - pad >= 0 and o*st - pad + (w-1)*dil <= X-1 */
+    const int64_t last = X.c - 1 + pad - (w - 1) * dil;
+    *lo = pad > 0 ? (pad + st - 1) / st : 0;
+    *lo = *lo < Y.c ? *lo : Y.c;
+    *hi = last < 0 ? *lo : last / st + 1;
+    *hi = *hi < *lo ? *lo : *hi > Y.c ? Y.c : *hi;
+    return true;
+}
+
+/* The loops of an unrolled window from axis i on: an axis with borders
+ * (window_interior) becomes up to three sibling loops, border, interior,
+ * border, and the interior's terms carry no guard along it. Pooling's
+ * 3x3 over 56x56 is then 9 nests, the middle one (nearly all results)
+ * straight-line loads the C compiler vectorises, where one nest with a
+ * guard per load stayed scalar (ResNet-50's max pool 2-6 ms against ORT's
+ * 0.24). */
+static void window_nest(lctx *c, const ts_node *n, nest *ns, ts_lx **yc, bool *inside, int i, ts_op op,
+                        ts_dtype adt)
+{
+    const ts_value *y = n->out[0];
+    if (i == y->type.rank) {
+        store(c, ns, y, yc, ts_lx_cast(c->p, window_unrolled(c, n, yc, inside, op, adt), y->type.dtype));
+        return;
+    }
+    int64_t lo, hi;
+    if (!window_interior(n, i, &lo, &hi)) {
+        inside[i] = false;
+        yc[i] = ts_lw_open_loop(c, ns, ts_lw_dim(c, y->type.dims[i]));
+        window_nest(c, n, ns, yc, inside, i + 1, op, adt);
+        return;
+    }
+    const int64_t cut[4] = {0, lo, hi, y->type.dims[i].c};
+    ts_ls **slot = ns->tail;
+    const int depth = ns->depth;
+    for (int part = 0; part < 3; part++) {
+        if (cut[part + 1] == cut[part]) continue;
+        ns->tail = slot, ns->depth = depth;   /* the next sibling at this level */
+        ts_lx *v = ts_lw_open_loop(c, ns, ts_lx_int(c->p, cut[part + 1] - cut[part]));
+        if (!*slot) return;                   /* out of memory: reported by the kernel set */
+        yc[i] = cut[part] ? ts_lx_add(c->p, v, ts_lx_int(c->p, cut[part])) : v;
+        inside[i] = part == 1;
+        window_nest(c, n, ns, yc, inside, i + 1, op, adt);
+        slot = &(*slot)->next;
+    }
+    ns->tail = slot, ns->depth = depth;
 }
 
 static void lower_window(lctx *c, const ts_node *n)
@@ -404,14 +464,15 @@ static void lower_window(lctx *c, const ts_node *n)
     ts_lprog *p = c->p;
     nest ns = {.tail = &c->k->body};
     ts_lx *yc[TS_MAX_RANK], *ext[TS_MAX_RANK], *wv[TS_MAX_RANK], *k[TS_MAX_RANK];
-    for (int i = 0; i < r; i++) yc[i] = ts_lw_open_loop(c, &ns, ts_lw_dim(c, y->type.dims[i]));
     ts_dtype dt = y->type.dtype, adt = acc_dtype(op, dt);
     int64_t npos = 1;
     for (int i = 0; i < r && npos <= WINDOW_UNROLL; i++) npos *= win[i];
     if (npos <= WINDOW_UNROLL) {
-        store(c, &ns, y, yc, ts_lx_cast(p, window_unrolled(c, n, yc, op, adt), dt));
+        bool inside[TS_MAX_RANK];
+        window_nest(c, n, &ns, yc, inside, 0, op, adt);
         return;
     }
+    for (int i = 0; i < r; i++) yc[i] = ts_lw_open_loop(c, &ns, ts_lw_dim(c, y->type.dims[i]));
     int nw = 0;
     for (int i = 0; i < r; i++)
         if (win[i] > 1) ext[nw++] = ts_lx_int(p, win[i]);
@@ -419,7 +480,7 @@ static void lower_window(lctx *c, const ts_node *n)
     ts_lx *a = open_reduction(c, &ns, op, adt, nw, ext, wv, &inner, &acc);
     if (!a) return;
     for (int i = 0, j = 0; i < r; i++) k[i] = win[i] > 1 ? wv[j++] : NULL;
-    update(c, inner, acc, combine_op(op), window_term(c, n, yc, k, op, adt));
+    update(c, inner, acc, combine_op(op), window_term(c, n, yc, k, NULL, op, adt));
     to_end(&ns);
     store(c, &ns, y, yc, ts_lx_cast(p, a, dt));
 }
