@@ -119,6 +119,20 @@ typedef struct ts_ltmpl {
      * copy as the extra buffer bufs[n_bufs] (D26). */
     bool prepack_b;
     int64_t a_off, b_off;           /* GEMM: elements from the buffer's start (operands read as views) */
+    /* CONV: the epilogue began with a per-output-channel affine chain over
+     * constants (a batch norm); its scale is folded into a copy of the
+     * constant weights, made once per program (NAME_pack, passed as
+     * bufs[n_bufs]) as w[o][...] * s[o], s[o] = the chain's mul/div
+     * operands at channel o in order (D30); the epilogue adds the shift. */
+    bool prepack_w;
+    int n_wscale;
+    struct {
+        ts_op op;                   /* TS_OP_MUL or TS_OP_DIV (by the operand) */
+        int buf;                    /* the constant's buffer, or -1: a splat, whose value is `lit` */
+        bool chan;                  /* one element per output channel; else a scalar */
+        float lit;
+    } wscale[8];
+    int64_t w_rows, w_cols;         /* the weights as rows (output channels) x the rest */
 } ts_ltmpl;
 
 /* A builder of kernels; owns the arena and the hash-consing table. */

@@ -181,6 +181,7 @@ static unsigned memo_slot(const ts_value *v, ts_lx **coords)
 ts_lx *ts_lw_value_at(lctx *c, const ts_value *v, ts_lx **coords, bool compute_root)
 {
     if (v == c->block_src) return ts_lx_load(c->p, v->type.dtype, TS_LBUF_BLOCK, c->block_index);
+    if (v == c->subst_v) return c->subst_x;
     for (int i = 0; i < c->n_row; i++)
         if (c->row_val[i] == v) return c->row_acc[i];   /* this row's reduction: its accumulator */
     int r = v->type.rank;

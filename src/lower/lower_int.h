@@ -31,6 +31,8 @@ typedef struct lctx {
     memo *memos[NMEMO];
     const ts_value *block_src;   /* a template's output: read from the epilogue's block */
     ts_lx *block_index;          /* its element in the block */
+    const ts_value *subst_v;     /* a value the epilogue computes otherwise (a folded affine chain) ... */
+    ts_lx *subst_x;              /* ... and how */
     delin delins[4];
     int n_delins;
     const ts_value *row_val[64];   /* ROW: reductions already folded in this row ... */

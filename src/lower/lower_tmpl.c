@@ -216,11 +216,132 @@ static void delinear_rec(lctx *c, int n, const ts_dim *dims, ts_lx *lin, ts_lx *
     }
 }
 
+/* ---- a conv's batch norm folded into its weights (D30) ------------------------------ */
+
+/* A conv's epilogue usually starts with a batch norm: (y - mean) * inv_std
+ * * gamma + beta, four operations per element with per-channel constants.
+ * Its scale goes into a copy of the (constant) weights, its shift stays in
+ * the epilogue as one add. The chain is found bottom-up from the conv's
+ * result, one elementwise node at a time, while the other operand is a
+ * per-channel constant and the value below has no other use. */
+enum { AFFINE_MAX = 8, CONE_MAX = 64 };
+
+typedef struct affine {
+    int n;
+    const ts_node *node[AFFINE_MAX];   /* from the conv's result up */
+    int spine[AFFINE_MAX];             /* the operand that carries the chain */
+    const ts_value *other[AFFINE_MAX]; /* the constant behind the other operand */
+    bool chan[AFFINE_MAX];             /* ... one per channel (else a scalar) */
+    const ts_value *top;               /* the chain's result */
+} affine;
+
+/* Whether v depends on d, looking at most *budget nodes deep. */
+static bool depends(const ts_value *v, const ts_value *d, int *budget)
+{
+    if (v == d) return true;
+    if (!v->def || --*budget < 0) return false;
+    for (int i = 0; i < v->def->n_in; i++)
+        if (depends(v->def->in[i], d, budget)) return true;
+    return false;
+}
+
+/* The f32 constant behind operand o of an elementwise node over a conv's
+ * result (channels on axis 1) when it varies along axis 1 at most: one
+ * element, or O elements on the axis a broadcast maps to 1 (a batch
+ * norm's [C] parameter reshaped to [1, C, 1, 1] and broadcast). */
+static const ts_value *chan_const(const ts_value *o, int64_t O, bool *chan)
+{
+    int cnt = 0;
+    const int64_t *axes = NULL;
+    if (o->def && o->def->op == TS_OP_BROADCAST) axes = ts_node_ints(o->def, "axes", &cnt), o = o->def->in[0];
+    if (!o->def || o->def->op != TS_OP_CONST || o->type.dtype != TS_DTYPE_F32) return NULL;
+    const int64_t numel = ts_node_tensor(o->def, "value")->numel;
+    *chan = numel != 1;
+    if (numel != 1 && numel != O) return NULL;
+    for (int i = 0; *chan && i < o->type.rank; i++)
+        if (o->type.dims[i].c != 1 && (axes ? axes[i] : i) != 1) return NULL;
+    return o;
+}
+
+/* The affine chain at the bottom of conv n's epilogue cone ending at v;
+ * false when there is none with a scale to fold. */
+static bool affine_prefix(const lctx *c, const ts_node *n, const ts_value *v, affine *af)
+{
+    const ts_value *d = n->out[0], *w = n->in[1];
+    if (!w->def || w->def->op != TS_OP_CONST || !c->f->mat[w->id] || !ts_dim_is_const(w->type.dims[0])) return false;
+    const ts_node *path[CONE_MAX];
+    int spine[CONE_MAX], np = 0, budget = 4 * CONE_MAX;
+    for (const ts_value *x = v; x != d;) {   /* v down to d, through the one operand that reads d */
+        const ts_node *m = x->def;
+        if (!m || np == CONE_MAX || !(ts_op_get(m->op)->flags & TS_OPF_EW)) return false;
+        int k = -1;
+        for (int i = 0; i < m->n_in; i++)
+            if (depends(m->in[i], d, &budget)) {
+                if (k >= 0) return false;
+                k = i;
+            }
+        if (k < 0) return false;
+        path[np] = m, spine[np++] = k, x = m->in[k];
+    }
+    bool scaled = false;
+    const ts_value *below = d;
+    af->n = 0;
+    for (int q = np - 1; q >= 0 && af->n < AFFINE_MAX; q--) {
+        const ts_node *m = path[q];
+        const int k = spine[q];
+        const bool comm = m->op == TS_OP_ADD || m->op == TS_OP_MUL;
+        if (m->n_in != 2 || m->out[0]->type.dtype != TS_DTYPE_F32) break;
+        if (!comm && !((m->op == TS_OP_SUB || m->op == TS_OP_DIV) && k == 0)) break;
+        if (c->f->uses[below->id] != 1) break;   /* the value below changes meaning */
+        bool chan;
+        const ts_value *o = chan_const(m->in[1 - k], w->type.dims[0].c, &chan);
+        if (!o) break;
+        af->node[af->n] = m, af->spine[af->n] = k, af->other[af->n] = o, af->chan[af->n] = chan;
+        af->n++;
+        scaled |= m->op == TS_OP_MUL || m->op == TS_OP_DIV;
+        below = m->out[0];
+    }
+    af->top = below;
+    return scaled;
+}
+
+/* The template's weight scaling (its mul/div operands) and, for the
+ * epilogue, the chain's result as block + shift: the shift is the chain
+ * run on 0, per row (the compiler hoists it out of the column loop). */
+static void fold_affine(lctx *c, const ts_node *n, const affine *af, ts_lx **coords)
+{
+    ts_lprog *p = c->p;
+    ts_ltmpl *t = c->k->tmpl;
+    const ts_value *w = n->in[1];
+    ts_lx *shift = ts_lx_const(p, TS_DTYPE_F32, 0);
+    t->n_wscale = 0;
+    for (int q = 0; q < af->n; q++) {
+        const ts_node *m = af->node[q];
+        shift = ts_lx_op(p, m->op, TS_DTYPE_F32, shift, ts_lw_value_at(c, m->in[1 - af->spine[q]], coords, false), NULL);
+        if (m->op != TS_OP_MUL && m->op != TS_OP_DIV) continue;
+        /* a splat constant is not stored (fusion inlines it): its value */
+        const ts_value *o = af->other[q];
+        const bool stored = c->f->mat[o->id];
+        t->wscale[t->n_wscale].op = m->op;
+        t->wscale[t->n_wscale].buf = stored ? ts_lkernel_buf(p, c->k, o, false) : -1;
+        t->wscale[t->n_wscale].lit = ((const float *)ts_node_tensor(o->def, "value")->data)[0];
+        t->wscale[t->n_wscale++].chan = stored && af->chan[q];
+    }
+    t->prepack_w = true;
+    t->w_rows = w->type.dims[0].c;
+    t->w_cols = ts_node_tensor(w->def, "value")->numel / t->w_rows;
+    c->subst_v = af->top;
+    c->subst_x = ts_lx_op(p, TS_OP_ADD, TS_DTYPE_F32, ts_lx_load(p, TS_DTYPE_F32, TS_LBUF_BLOCK, c->block_index), shift,
+                          NULL);
+}
+
 /* The epilogue: for each element (i, j) of a finished block, v computed
  * with the template's output d read from the block. Rows are d's first
- * `split` axes (flattened), columns the rest, as the templates define. */
-static void lower_epilogue(lctx *c, const ts_value *d, const ts_value *v, int split)
+ * `split` axes (flattened), columns the rest, as the templates define.
+ * af: a conv's affine chain to fold into its weights, or NULL. */
+static void lower_epilogue(lctx *c, const ts_node *n, const ts_value *v, int split, const affine *af)
 {
+    const ts_value *d = n->out[0];
     ts_lprog *p = c->p;
     nest ns = {.tail = &c->k->tmpl->epi};
     ts_lx *i = ts_lw_open_loop(c, &ns, ts_lx_param(p, 2));
@@ -234,12 +355,15 @@ static void lower_epilogue(lctx *c, const ts_value *d, const ts_value *v, int sp
     delinear_rec(c, r - split, d->type.dims + split, ts_lx_add(p, ts_lx_param(p, 1), j), coords + split);
     c->block_src = d;
     c->block_index = ts_lx_add(p, ts_lx_mul(p, i, ts_lx_param(p, 4)), j);
+    if (af) fold_affine(c, n, af, coords);
     ts_ls *s = ts_ls_new(p, TS_LS_STORE);
-    if (!s) return;
-    s->buf = TS_LBUF_BLOCK;
-    s->index = c->block_index;
-    s->value = ts_lw_value_at(c, v, coords, true);
-    ts_lw_append(&ns, s);
+    if (s) {
+        s->buf = TS_LBUF_BLOCK;
+        s->index = c->block_index;
+        s->value = ts_lw_value_at(c, v, coords, true);
+        ts_lw_append(&ns, s);
+    }
+    c->subst_v = NULL;
 }
 
 /* C's row and batch strides (template arguments c_rs, c_bs) for a result
@@ -278,7 +402,9 @@ void ts_lw_template(lctx *c, const ts_group *g)
             roles_of(n, &lb, &rb, &lc, &rc, &lf, &rf);
             split = d->type.rank - rf.n;
         }
-        lower_epilogue(c, d, v, split);
+        affine af;
+        const bool fold = n->op == TS_OP_CONV && affine_prefix(c, n, v, &af);
+        lower_epilogue(c, n, v, split, fold ? &af : NULL);
     }
 }
 

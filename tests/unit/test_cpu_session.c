@@ -230,6 +230,138 @@ static void test_heads_in_place(void)
     ts_graph_free(g);
 }
 
+/* ---- a conv's batch norm folded into its weights (D30) ------------------------------------- */
+
+/* conv, then (y - mean) / d * 0.5 * gamma + beta (operands on either side,
+ * [1,C,1,1] constants, a [C] one broadcast along axis 1, a scalar) and a
+ * ReLU: folded. A second conv on the same weights whose (y - mean) is also
+ * a result: nothing folds there (its other use needs the unscaled value),
+ * and the shared weights stay as they are for it. */
+static char *bn_model(void)
+{
+    size_t cap = 1 << 16, len = 0;
+    char *t = malloc(cap);
+    unsigned seed = 9;
+#define BN_NUMS(n, lo, span)                                                                              \
+    for (int i_ = 0; i_ < (n); i_++) {                                                                    \
+        seed = seed * 1103515245u + 12345u;                                                               \
+        len += (size_t)snprintf(t + len, cap - len, "%s%g", i_ ? ", " : "",                               \
+                                (lo) + (span) * (double)((seed >> 8) % 1000) / 1000.0);                   \
+    }
+    len += (size_t)snprintf(t + len, cap - len, "graph @bn(%%x: f32[n, 4, 6, 5]) {\n  %%w: f32[6, 4, 3, 3] = const() {value=[");
+    BN_NUMS(6 * 4 * 9, -0.5, 1.0)
+    const char *names[4] = {"mean", "gamma", "beta", "d"};
+    for (int k = 0; k < 4; k++) {
+        len += (size_t)snprintf(t + len, cap - len, "]}\n  %%%s: f32[%s] = const() {value=[", names[k],
+                                k == 3 ? "6" : "1, 6, 1, 1");
+        BN_NUMS(6, k == 3 ? 0.5 : -1.0, 2.0)
+    }
+    len += (size_t)snprintf(t + len, cap - len, "%s",
+        "]}\n"
+        "  %half: f32[] = const() {value=[0.5]}\n"
+        "  %zero: f32[] = const() {value=[0]}\n"
+        "  %c: f32[n, 6, 6, 5] = conv(%x, %w) {strides=[1, 1], pad_lo=[1, 1], pad_hi=[1, 1], lhs_dilation=[1, 1], rhs_dilation=[1, 1]}\n"
+        "  %mb: f32[n, 6, 6, 5] = broadcast(%mean) {shape=[n, 6, 6, 5], axes=[0, 1, 2, 3]}\n"
+        "  %db: f32[n, 6, 6, 5] = broadcast(%d) {shape=[n, 6, 6, 5], axes=[1]}\n"
+        "  %hb: f32[n, 6, 6, 5] = broadcast(%half) {shape=[n, 6, 6, 5], axes=[]}\n"
+        "  %gb: f32[n, 6, 6, 5] = broadcast(%gamma) {shape=[n, 6, 6, 5], axes=[0, 1, 2, 3]}\n"
+        "  %bb: f32[n, 6, 6, 5] = broadcast(%beta) {shape=[n, 6, 6, 5], axes=[0, 1, 2, 3]}\n"
+        "  %zb: f32[n, 6, 6, 5] = broadcast(%zero) {shape=[n, 6, 6, 5], axes=[]}\n"
+        "  %s1: f32[n, 6, 6, 5] = sub(%c, %mb)\n"
+        "  %s2: f32[n, 6, 6, 5] = div(%s1, %db)\n"
+        "  %s3: f32[n, 6, 6, 5] = mul(%hb, %s2)\n"
+        "  %s4: f32[n, 6, 6, 5] = mul(%s3, %gb)\n"
+        "  %s5: f32[n, 6, 6, 5] = add(%bb, %s4)\n"
+        "  %r: f32[n, 6, 6, 5] = max(%s5, %zb)\n"
+        "  %c2: f32[n, 6, 6, 5] = conv(%x, %w) {strides=[1, 1], pad_lo=[2, 2], pad_hi=[2, 2], lhs_dilation=[1, 1], rhs_dilation=[2, 2]}\n"
+        "  %t1: f32[n, 6, 6, 5] = sub(%c2, %mb)\n"
+        "  %t2: f32[n, 6, 6, 5] = mul(%t1, %gb)\n"
+        "  return %r, %t1, %t2\n}\n");
+#undef BN_NUMS
+    return t;
+}
+
+static void test_conv_affine(void)
+{
+    char *text = bn_model();
+    ts_graph *g = NULL;
+    ts_err err = {0};
+    CHECK_MSG(ts_graph_parse(text, strlen(text), "bn", &g, &err) == TS_OK, "%s", err.msg);
+    free(text);
+    if (!g) return;
+    ts_session *ref = NULL, *cpu = NULL;
+    ts_session_opts o = {.threads = 2};
+    CHECK(ts_session_new(g, "interp", &ref, &err) == TS_OK);
+    CHECK_MSG(ts_session_new_opts(g, "cpu", &o, &cpu, &err) == TS_OK, "%s", err.msg);
+    for (int64_t n = 1; n <= 3 && ref && cpu; n += 2) {
+        int64_t shape[4] = {n, 4, 6, 5};
+        ts_tensor *x = filled(4, shape, (unsigned)(60 + n)), *want[3] = {NULL}, *got[3] = {NULL};
+        CHECK(ts_session_run(ref, 1, &x, 3, want, &err) == TS_OK);
+        for (int rep = 0; rep < 2; rep++) {   /* the scaled weights are made by the first run */
+            CHECK_MSG(ts_session_run(cpu, 1, &x, 3, got, &err) == TS_OK, "%s", err.msg);
+            for (int i = 0; i < 3; i++) {
+                CHECK_MSG(got[i] && want[i] && close_all(got[i], want[i]), "n=%lld result %d differs", (long long)n, i);
+                ts_tensor_release(got[i]);
+                got[i] = NULL;
+            }
+        }
+        for (int i = 0; i < 3; i++) ts_tensor_release(want[i]);
+        ts_tensor_release(x);
+    }
+    ts_session_free(cpu);
+    ts_session_free(ref);
+    ts_graph_free(g);
+}
+
+/* ---- clamps by a constant as compare-and-select -------------------------------------------- */
+
+/* max/min with a constant operand (either side) compile to the plain
+ * comparison (+ 0.0 after max with +0): the same bits as the interpreter's
+ * rule on NaN, -0, +0, infinities, the constant itself and denormals. */
+static const char clamp_model[] =
+    "graph @cl(%x: f32[13], %y: f64[13]) {\n"
+    "  %z: f32[] = const() {value=[0]}\n  %nz: f32[] = const() {value=[-0]}\n  %six: f32[] = const() {value=[6]}\n"
+    "  %dz: f64[] = const() {value=[0]}\n"
+    "  %zb: f32[13] = broadcast(%z) {shape=[13], axes=[]}\n  %nzb: f32[13] = broadcast(%nz) {shape=[13], axes=[]}\n"
+    "  %sb: f32[13] = broadcast(%six) {shape=[13], axes=[]}\n  %dzb: f64[13] = broadcast(%dz) {shape=[13], axes=[]}\n"
+    "  %r1: f32[13] = max(%x, %zb)\n  %r2: f32[13] = max(%zb, %x)\n  %r3: f32[13] = min(%x, %sb)\n"
+    "  %r4: f32[13] = min(%sb, %x)\n  %r5: f32[13] = min(%x, %zb)\n  %r6: f32[13] = max(%x, %nzb)\n"
+    "  %r7: f32[13] = min(%x, %nzb)\n  %r8: f64[13] = max(%y, %dzb)\n"
+    "  return %r1, %r2, %r3, %r4, %r5, %r6, %r7, %r8\n}\n";
+
+static void test_clamp_consts(void)
+{
+    ts_graph *g = NULL;
+    ts_err err = {0};
+    CHECK_MSG(ts_graph_parse(clamp_model, strlen(clamp_model), "clamp", &g, &err) == TS_OK, "%s", err.msg);
+    if (!g) return;
+    ts_session *ref = NULL, *cpu = NULL;
+    CHECK(ts_session_new(g, "interp", &ref, &err) == TS_OK);
+    CHECK_MSG(ts_session_new(g, "cpu", &cpu, &err) == TS_OK, "%s", err.msg);
+    const float xs[13] = {NAN, -0.0f, 0.0f, -1.0f, 2.0f, 7.0f, INFINITY, -INFINITY, 6.0f, -6.0f, 1e-40f, -1e-40f, -NAN};
+    int64_t shape[1] = {13};
+    ts_tensor *in[2] = {NULL, NULL}, *want[8] = {NULL}, *got[8] = {NULL};
+    CHECK(ts_tensor_new(TS_DTYPE_F32, 1, shape, &in[0], NULL) == TS_OK);
+    CHECK(ts_tensor_new(TS_DTYPE_F64, 1, shape, &in[1], NULL) == TS_OK);
+    if (!ref || !cpu || !in[0] || !in[1]) return;
+    for (int i = 0; i < 13; i++) ((float *)ts_tensor_data(in[0]))[i] = xs[i], ((double *)ts_tensor_data(in[1]))[i] = xs[i];
+    CHECK(ts_session_run(ref, 2, in, 8, want, &err) == TS_OK);
+    CHECK_MSG(ts_session_run(cpu, 2, in, 8, got, &err) == TS_OK, "%s", err.msg);
+    for (int r = 0; r < 8; r++) {
+        const size_t es = r == 7 ? 8 : 4;
+        for (int i = 0; got[r] && want[r] && i < 13; i++)
+            CHECK_MSG(!memcmp((char *)ts_tensor_data(got[r]) + es * (size_t)i, (char *)ts_tensor_data(want[r]) + es * (size_t)i, es),
+                      "result %d element %d (x = %g): compiled and interpreted bits differ", r + 1, i, (double)xs[i]);
+        ts_tensor_release(got[r]);
+        ts_tensor_release(want[r]);
+    }
+    ts_tensor_release(in[0]);
+    ts_tensor_release(in[1]);
+    ts_session_free(cpu);
+    ts_session_free(ref);
+    ts_graph_free(g);
+}
+
 int main(void)
 {
     setenv("TESSERA_CACHE_DIR", "build-test-jit-cache", 0);
@@ -281,5 +413,7 @@ int main(void)
     ts_graph_free(g);
     test_const_weights();
     test_heads_in_place();
+    test_conv_affine();
+    test_clamp_consts();
     return check_report();
 }

@@ -141,8 +141,9 @@ ts_status ts_cpu_loops_text(const ts_graph *g, char **text, ts_err *err)
     return TS_OK;
 }
 
-/* The packer of a step whose GEMM reads a constant B, and the empty slot
- * its packed copy goes into at the first run. */
+/* The packer of a step whose GEMM reads a constant B (or whose conv reads
+ * its weights scaled, D30), and the empty slot its packed copy goes into
+ * at the first run. */
 static ts_status find_packer(ts_cpu_program *p, ts_cpu_step *st, ts_err *err)
 {
     char name[48];
@@ -189,7 +190,8 @@ ts_status ts_cpu_compile(const ts_graph *g, const ts_cpu_opts *o, ts_cpu_program
                 *(void **)&st->ws_fn = ts_jit_sym(p->mod, ws);
                 if (!st->ws_fn) s = ts_err_set(err, TS_ERR_INTERNAL, "compiled module lacks %s", ws);
             }
-            if (s == TS_OK && st->kernel->tmpl && st->kernel->tmpl->prepack_b) s = find_packer(p, st, err);
+            const ts_ltmpl *t = st->kernel->tmpl;
+            if (s == TS_OK && t && (t->prepack_b || t->prepack_w)) s = find_packer(p, st, err);
         }
     }
     if (s != TS_OK) {

@@ -131,6 +131,27 @@ static void put_const(ts_buf *b, const ts_lx *x)
 static bool is_float(ts_dtype dt) { return dt == TS_DTYPE_F32 || dt == TS_DTYPE_F64; }
 static bool is_signed_int(ts_dtype dt) { return !is_float(dt) && dt != TS_DTYPE_BOOL && ts_dtype_is_signed(dt); }
 
+/* max/min of a float and a constant that is not NaN (ReLU, ReLU6, clip)
+ * as the comparison x86's maxps/minps compute, one instruction where
+ * tsrt_maxf's general NaN and signed-zero rule costs ~6 (the rule holds:
+ * a NaN x is kept because the comparison with it is false; max(-0, +0)
+ * must be +0, hence the + 0.0 after max(x, +0), which turns -0 into +0
+ * and nothing else and which C may not drop; min(x, -0) keeps the general
+ * rule). Either operand may be the constant (max and min are symmetric
+ * under the rule). */
+static bool clamp_by_const(ts_buf *b, const ts_lx *x, const char *a, const char *bb)
+{
+    if ((x->op != TS_OP_MAX && x->op != TS_OP_MIN) || !is_float(x->a[0]->dt)) return false;
+    const int k = x->a[1]->k == TS_LX_CONST ? 1 : x->a[0]->k == TS_LX_CONST ? 0 : -1;
+    if (k < 0 || isnan(x->a[k]->c)) return false;
+    const char *v = k ? a : bb, *c = k ? bb : a, *z = x->a[0]->dt == TS_DTYPE_F32 ? "0.0f" : "0.0";
+    const bool mx = x->op == TS_OP_MAX, zero = x->a[k]->c == 0, neg = signbit(x->a[k]->c);
+    if (!mx && zero && neg) return false;   /* min(+0, -0) is -0: the general rule */
+    ts_buf_printf(b, "%s%s %s %s ? %s : %s)", mx && zero && !neg ? "((" : "(", v, mx ? "<" : ">", c, c, v);
+    if (mx && zero && !neg) ts_buf_printf(b, " + %s)", z);
+    return true;
+}
+
 /* The C for `op` on operand texts a, b, c; adt is the operands' dtype,
  * rdt the result's. */
 static void put_op(ts_buf *o, ts_op op, ts_dtype rdt, ts_dtype adt, const char *a, const char *b, const char *c)
@@ -270,6 +291,7 @@ static void rhs(em *e, ts_buf *b, ts_lx *x, bool inline_only)
         break;
     case TS_LX_OP:
         if (x->index) ts_buf_printf(b, "(%s %s %s)", a, x->op == TS_OP_ADD ? "+" : x->op == TS_OP_SUB ? "-" : "*", bb);
+        else if (clamp_by_const(b, x, a, bb)) break;
         else if (small_float_power(x) == 2) ts_buf_printf(b, "(%s * %s)", a, a);
         else if (small_float_power(x) == 3) ts_buf_printf(b, "(%s * %s * %s)", a, a, a);
         else put_op(b, x->op, x->dt, x->a[0]->dt, a, bb, c);
@@ -692,6 +714,34 @@ static void prepack_fns(em *e, const ts_lkernel *k)
     }
 }
 
+/* A conv's weights with its batch norm's scale folded in (D30): the
+ * runtime calls NAME_pbsize and NAME_pack (thread ith's share of the
+ * output channels) before the first launch, as for a packed B; s[o] is
+ * formed in double. */
+static void prescale_fns(em *e, const ts_lkernel *k)
+{
+    const ts_ltmpl *t = k->tmpl;
+    ts_buf *out = e->out;
+    ts_buf_printf(out, "\nsize_t %s_pbsize(void *const *bufs, const int64_t *D)\n{\n    (void)bufs; (void)D;\n"
+                       "    return (size_t)INT64_C(%lld) * sizeof(float);\n}\n",
+                  k->name, (long long)(t->w_rows * t->w_cols));
+    ts_buf_printf(out, "\nvoid %s_pack(void *const *bufs, const int64_t *D, float *dst, int ith, int nth)\n{\n"
+                       "    (void)D;\n    const float *w = (const float *)bufs[%d];\n"
+                       "    const int64_t rows = INT64_C(%lld), cols = INT64_C(%lld);\n"
+                       "    for (int64_t o = rows * ith / nth; o < rows * (ith + 1) / nth; o++) {\n"
+                       "        double s = 1.0;\n",
+                  k->name, t->b, (long long)t->w_rows, (long long)t->w_cols);
+    for (int i = 0; i < t->n_wscale; i++) {
+        const char op = t->wscale[i].op == TS_OP_MUL ? '*' : '/';
+        if (t->wscale[i].buf < 0) ts_buf_printf(out, "        s %c= %a;\n", op, (double)t->wscale[i].lit);
+        else
+            ts_buf_printf(out, "        s %c= (double)((const float *)bufs[%d])[%s];\n", op, t->wscale[i].buf,
+                          t->wscale[i].chan ? "o" : "0");
+    }
+    ts_buf_puts(out, "        for (int64_t q = 0; q < cols; q++) dst[o * cols + q] = (float)(w[o * cols + q] * s);\n"
+                     "    }\n}\n");
+}
+
 /* A contraction: the epilogue as a static function, the workspace size,
  * and the call of the runtime template (docs/kernels.md). */
 static void template_kernel(em *e, const ts_lkernel *k)
@@ -729,6 +779,7 @@ static void template_kernel(em *e, const ts_lkernel *k)
     ts_buf_puts(out, "}\n");
     for (int i = 0; i < t->n_args; i++) ts_buf_free(&names[i]);
     if (gemm && t->prepack_b) prepack_fns(e, k);
+    if (!gemm && t->prepack_w) prescale_fns(e, k);
     /* the kernel */
     ts_buf_printf(out, "\n/* %s */\nvoid %s(void *const *bufs, const int64_t *D, int ith, int nth, void *ws)\n{\n",
                   k->what, k->name);
@@ -746,7 +797,9 @@ static void template_kernel(em *e, const ts_lkernel *k)
     } else {
         static const char *const f[] = {"n", "c", "h", "w", "o", "kh", "kw", "oh", "ow", "groups", "stride_h",
                                         "stride_w", "pad_h", "pad_w", "dil_h", "dil_w", "ldil_h", "ldil_w"};
-        ts_buf_printf(out, "    tsrt_conv_args a = {0};\n    a.x = b%d; a.wt = b%d; a.y = b%d;\n", t->a, t->b, t->c);
+        ts_buf_printf(out, "    tsrt_conv_args a = {0};\n    a.x = b%d; a.y = b%d;\n", t->a, t->c);
+        if (t->prepack_w) ts_buf_printf(out, "    a.wt = (const float *)bufs[%d];\n", k->n_bufs);
+        else ts_buf_printf(out, "    a.wt = b%d;\n", t->b);
         for (int i = 0; i < t->n_args; i++) ts_buf_printf(out, "    a.%s = %s;\n", f[i], names[i].data);
         if (epi) ts_buf_printf(out, "    a.epi = %s_epi; a.epi_ctx = &ctx;\n", k->name);
         ts_buf_puts(out, "    tsrt_conv(&a, TSRT_CONV_AUTO, ith, nth, ws);\n}\n");
