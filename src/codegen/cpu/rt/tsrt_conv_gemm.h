@@ -351,8 +351,15 @@ static void tsrt__phx_pack(const void *vctx, int64_t p0, int64_t kc, int64_t j0,
  *     MR x NB tile of C is stored once, then handed to the epilogue while
  *     it is still in L1;
  *   - the last row tile (O % MR rows) runs the packed-A kernel into a
- *     stack tile copied out a vector at a time.
- * No K blocking, so C is written once (beta only on that write). */
+ *     stack tile copied out a vector at a time;
+ *   - the next block's lines of X are prefetched into L2 over the
+ *     micro-kernel calls of this one (without: project layers, K = 96 to
+ *     192 with O = 16 to 32, 1.15-1.28x slower with the input in L3), and
+ *     the next row tile's weights on the first block.
+ * No K blocking, so C is written once (beta only on that write). Taken
+ * for K <= TSRT_PW_KMAX when W is at most TSRT_PW_AFLOATS floats (it is
+ * read again by every column block) or there is one block. Measured in
+ * D29 (docs/decisions.md) with bench/conv_1x1_mobilenetv2.c. */
 
 /* Input channels up to which a 1x1 conv takes this path (larger K: the
  * BLIS loop nest, tsrt__gemm_range, whose blocking pays off there). */
@@ -370,9 +377,6 @@ static void tsrt__phx_pack(const void *vctx, int64_t p0, int64_t kc, int64_t j0,
 /* Floats of W up to which it is read from L2 by every column block. */
 #ifndef TSRT_PW_AFLOATS
 #define TSRT_PW_AFLOATS (32 * 1024)
-#endif
-#ifndef TSRT_PW_CAHEAD
-#define TSRT_PW_CAHEAD 4
 #endif
 #ifndef TSRT_PW_NBMAX
 #define TSRT_PW_NBMAX 512
@@ -445,13 +449,6 @@ TSRT__OUTLINE void tsrt__pw_range(const tsrt__gop *op, int64_t i0, int64_t i1, i
         const int64_t pstep = TSRT_PW_PREFETCH ? tsrt__cdiv(K * lpr, calls) : 0;
         const float *pf = op->b + jn;
         int64_t pp = lpr ? 0 : K, pl = 0; /* the next line to prefetch */
-        /* C's panels are prefetched for writing TSRT_PW_CAHEAD panels
-         * ahead (in the order they are computed): the epilogue reads each
-         * tile right after it is stored, and a line still on its way from
-         * memory (the read for ownership) stalls it. (The micro-kernel's
-         * own prefetch at its start is too late: K = 16..32 is ~100-200
-         * cycles, a memory access takes longer.) */
-        int64_t cir = i0, cjr = 0, ahead = 0;
         for (int64_t ir = i0; ir < i1; ir += TSRT_MR) {
             const int64_t mr = tsrt__min(TSRT_MR, i1 - ir);
             const float *a = op->a + ir * op->a_rs;
@@ -468,15 +465,6 @@ TSRT__OUTLINE void tsrt__pw_range(const tsrt__gop *op, int64_t i0, int64_t i1, i
                     __builtin_prefetch(pf + pl * 16, 0, 2);
                     if (++pl == lpr) pl = 0, pp++, pf += op->b_rs;
                 }
-                for (; ahead < TSRT_PW_CAHEAD && cir < i1; ahead++) {
-                    float *cp = op->c + cir * rs + jc + cjr;
-                    for (int64_t i = 0, n = tsrt__min(TSRT_MR, i1 - cir); i < n; i++) {
-                        __builtin_prefetch(cp + i * rs, 1, 3);
-                        __builtin_prefetch(cp + i * rs + TSRT_NR - 1, 1, 3);
-                    }
-                    if ((cjr += TSRT_NR) >= nc) cjr = 0, cir += TSRT_MR;
-                }
-                ahead--;
                 if (mr == TSRT_MR)
                     tsrt__ukr_ua(K, a, op->a_rs, pb + jr * K, c + jr, rs, 1, op->beta, nr, bt);
                 else
