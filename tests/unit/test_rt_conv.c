@@ -356,6 +356,34 @@ static void test_fast_paths(void)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_conv(&cases[i]);
 }
 
+/* GEMM_1X1 with few input channels (tsrt__pw_range, K <= TSRT_PW_KMAX):
+ * K = 1, 3, 5, 17, 96, 144, 200 and KMAX itself (256; 257 takes the BLIS
+ * loop nest); O below, at and around MR (1, 4, 5, 6, 7, 13, 16, 20, 24)
+ * so the last row tile has 1..5 rows or none; positions not multiples of 8
+ * or 16 (1, 42, 50, 63, 81, 100, 182, 361, 529), several column blocks
+ * (K = 144: blocks of 80; K = 200: of 48, the last one 4 wide; 529 > the
+ * 512-position cap, its last block one column: the dot-product tail);
+ * beta, wide image strides, 2 images, 2 groups; every case with nth = 1..3
+ * (check_conv), the epilogue seeing each element once. */
+static void test_pointwise(void)
+{
+    const ccase cases[] = {
+        /* n  c    h   w   o    kh kw g  sh sw ph pw phh pwh dh dw lh lw beta epi bs */
+        {1, 1, 9, 9, 7, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0, 1, 0},     /* K = 1 */
+        {1, 5, 7, 9, 5, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 0},     /* O < MR, beta */
+        {1, 17, 23, 23, 16, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0, 1, 0}, /* 2 blocks, 1-column tail */
+        {1, 16, 1, 1, 4, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 0},    /* one position */
+        {1, 3, 1, 50, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0, 1, 0},    /* O = 1, 2-column tail */
+        {1, 200, 10, 10, 13, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1}, /* blocks of 48 + 4 */
+        {1, 256, 6, 7, 6, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0, 1, 0},   /* K = KMAX */
+        {1, 257, 6, 7, 6, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0, 1, 0},   /* K = KMAX + 1 */
+        {2, 192, 13, 14, 48, 1, 1, 2, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0, 1, 1}, /* 2 images x 2 groups */
+        {1, 144, 19, 19, 20, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 0}, /* 5 blocks, beta */
+        {1, 24, 9, 9, 24, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0},    /* no epilogue */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_conv(&cases[i]);
+}
+
 static void test_choose(void)
 {
     tsrt_conv_args a = {.n = 1, .c = 64, .h = 56, .w = 56, .o = 64, .kh = 3, .kw = 3, .oh = 56, .ow = 56, .pad_h = 1,
@@ -403,5 +431,6 @@ int main(void)
     test_combinations();
     test_shapes();
     test_fast_paths();
+    test_pointwise();
     return check_report();
 }

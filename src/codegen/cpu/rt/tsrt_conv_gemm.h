@@ -334,6 +334,147 @@ static void tsrt__phx_pack(const void *vctx, int64_t p0, int64_t kc, int64_t j0,
     }
 }
 
+/* ==== GEMM_1X1 with few input channels: the whole K in one pass ============= *
+ *
+ * A pointwise conv with small K (MobileNetV2: 16 to 192 input channels on
+ * maps of 112x112 to 7x7) does few multiply-adds per element of C, so what
+ * the BLIS loop nest spends around the micro-kernel shows: C strips of
+ * MC x 64 whose rows are H*W floats apart (50176 bytes at 112x112: the
+ * rows of a strip fall on 16 of L1's 64 sets) no longer fit in L1 when the
+ * epilogue re-reads them, a short last row tile (O = 16, 24, 32, 64...
+ * leave 4 or 2 rows) goes through a scalar copy, and the epilogue runs on
+ * strips that are being evicted. Here, per column block of NB positions:
+ *   - B = X[0..K)[block] is packed once (K x NB, contiguous panels, in L1
+ *     or L2), read by every row tile;
+ *   - row tiles outer, panels inner: the weights' MR x K micro-panel is
+ *     read in place (tsrt__ukr_ua, lda = K) and stays in L1, and each
+ *     MR x NB tile of C is stored once, then handed to the epilogue while
+ *     it is still in L1;
+ *   - the last row tile (O % MR rows) runs the packed-A kernel into a
+ *     stack tile copied out a vector at a time;
+ *   - the next block's lines of X are prefetched into L2 over the
+ *     micro-kernel calls of this one (without: project layers, K = 96 to
+ *     192 with O = 16 to 32, 1.15-1.28x slower with the input in L3), and
+ *     the next row tile's weights on the first block.
+ * No K blocking, so C is written once (beta only on that write). Taken
+ * for K <= TSRT_PW_KMAX when W is at most TSRT_PW_AFLOATS floats (it is
+ * read again by every column block) or there is one block. Measured in
+ * D29 (docs/decisions.md) with bench/conv_1x1_mobilenetv2.c. */
+
+/* Input channels up to which a 1x1 conv takes this path (larger K: the
+ * BLIS loop nest, tsrt__gemm_range, whose blocking pays off there). */
+#ifndef TSRT_PW_KMAX
+#define TSRT_PW_KMAX TSRT_KC
+#endif
+/* Bytes of packed B per column block: NB = this / (4K), whole panels,
+ * at most TSRT_PW_NBMAX. */
+#ifndef TSRT_PW_BBYTES
+#define TSRT_PW_BBYTES (48 * 1024)
+#endif
+#ifndef TSRT_PW_PREFETCH
+#define TSRT_PW_PREFETCH 1
+#endif
+/* Floats of W up to which it is read from L2 by every column block. */
+#ifndef TSRT_PW_AFLOATS
+#define TSRT_PW_AFLOATS (32 * 1024)
+#endif
+#ifndef TSRT_PW_NBMAX
+#define TSRT_PW_NBMAX 512
+#endif
+
+static inline int64_t tsrt__pw_nb(int64_t k)
+{
+    const int64_t nb = TSRT_PW_BBYTES / (int64_t)sizeof(float) / tsrt__max(k, 1) / TSRT_NR * TSRT_NR;
+    return tsrt__max(TSRT_NR, tsrt__min(TSRT_PW_NBMAX, nb));
+}
+
+/* X[0..K)[0..nc) (row stride rs, unit column stride) into NR-wide
+ * micro-panels, the last one zero-filled past nc (tsrt__pack_b's layout;
+ * 8-float vector moves where gcc made its memcpy four 16-byte ones). */
+static void tsrt__pw_pack(const float *restrict x, ptrdiff_t rs, int64_t k, int64_t nc, float *restrict dst)
+{
+    const int64_t nf = nc / TSRT_NR * TSRT_NR;
+    for (int64_t jr = 0; jr < nf; jr += TSRT_NR, dst += TSRT_NR * k)
+        for (int64_t p = 0; p < k; p++) tsrt__copy_nr(dst + p * TSRT_NR, x + p * rs + jr);
+    if (nf < nc) tsrt__pack_b(x + nf, rs, 1, k, nc - nf, dst);
+}
+
+/* mr < MR rows of C (c, row stride rs, unit column stride) from the packed
+ * A micro-panel pa and a packed B micro-panel pb: the full kernel into a
+ * stack tile, then whole vectors out when the panel is full. */
+static inline void tsrt__pw_edge_rows(int64_t k, const float *pa, const float *pb, float *c, ptrdiff_t rs, int beta,
+                                      int64_t mr, int64_t nr)
+{
+    if (nr < TSRT_NR) {
+        tsrt__ukr(k, pa, pb, c, rs, 1, beta, mr, nr);
+        return;
+    }
+    float t[TSRT_MR * TSRT_NR] __attribute__((aligned(TSRT_ALIGN)));
+    tsrt__ukr_full(k, pa, pb, t, TSRT_NR, 0);
+    for (int64_t i = 0; i < mr; i++)
+        for (int j = 0; j < TSRT_NR; j += 8) {
+            tsrt__v8 q, o;
+            TSRT__V8_LOAD(q, t + i * TSRT_NR + j);
+            if (beta) {
+                TSRT__V8_LOAD(o, c + i * rs + j);
+                q += o;
+            }
+            TSRT__V8_STORE(c + i * rs + j, q);
+        }
+}
+
+/* Rows [i0, i1) x columns [j0, j1) of one product C = W·X (op: a = W
+ * row-major with a_rs = K, b = X with row stride b_rs and unit column
+ * stride, c with unit column stride), K <= TSRT_PW_KMAX. pa: room for one
+ * packed MR x K micro-panel; pb: K x rup(min(NB, j1 - j0), NR) floats,
+ * aligned. */
+TSRT__OUTLINE void tsrt__pw_range(const tsrt__gop *op, int64_t i0, int64_t i1, int64_t j0, int64_t j1,
+                                  float *restrict pa, float *restrict pb)
+{
+    const int64_t K = op->k, NB = tsrt__pw_nb(K);
+    const ptrdiff_t rs = op->c_rs;
+    float bt[2 * TSRT_PW_KMAX] __attribute__((aligned(TSRT_ALIGN))); /* a last panel of <= 2 columns */
+    const int64_t ie = i1 - (i1 - i0) % TSRT_MR;                      /* the full row tiles end here */
+    if (ie < i1) tsrt__pack_a(op->a + ie * op->a_rs, op->a_rs, 1, i1 - ie, K, pa);
+    for (int64_t jc = j0; jc < j1; jc += NB) {
+        const int64_t nc = tsrt__min(NB, j1 - jc), nl = nc % TSRT_NR;
+        tsrt__pw_pack(op->b + jc, op->b_rs, K, nc, pb);
+        if (nl && nl <= 2) tsrt__b_cols(K, pb + (nc - nl) * K, nl, bt);
+        /* The next block's lines of X (K rows of 64-byte lines), a share
+         * per micro-kernel call: K short runs of a few lines each are too
+         * many streams for the hardware prefetcher. Line l of row p is
+         * at pf + p*b_rs + l*16. */
+        const int64_t jn = jc + NB, lpr = tsrt__cdiv(tsrt__max(tsrt__min(NB, j1 - jn), 0), 16);
+        const int64_t calls = tsrt__cdiv(i1 - i0, TSRT_MR) * tsrt__cdiv(nc, TSRT_NR);
+        const int64_t pstep = TSRT_PW_PREFETCH ? tsrt__cdiv(K * lpr, calls) : 0;
+        const float *pf = op->b + jn;
+        int64_t pp = lpr ? 0 : K, pl = 0; /* the next line to prefetch */
+        for (int64_t ir = i0; ir < i1; ir += TSRT_MR) {
+            const int64_t mr = tsrt__min(TSRT_MR, i1 - ir);
+            const float *a = op->a + ir * op->a_rs;
+            float *c = op->c + ir * rs + jc;
+            /* The next tile's rows of W, on the first column block (the
+             * weights are read once per call: in the model they are not
+             * in cache). */
+            if (TSRT_PW_PREFETCH && jc == j0 && ir + TSRT_MR < i1)
+                for (int64_t l = 0, n = tsrt__min(TSRT_MR, i1 - ir - TSRT_MR) * K; l < n; l += 16)
+                    __builtin_prefetch(a + TSRT_MR * op->a_rs + l, 0, 3);
+            for (int64_t jr = 0; jr < nc; jr += TSRT_NR) {
+                const int64_t nr = tsrt__min(TSRT_NR, nc - jr);
+                for (int64_t e = 0; e < pstep && pp < K; e++) {
+                    __builtin_prefetch(pf + pl * 16, 0, 2);
+                    if (++pl == lpr) pl = 0, pp++, pf += op->b_rs;
+                }
+                if (mr == TSRT_MR)
+                    tsrt__ukr_ua(K, a, op->a_rs, pb + jr * K, c + jr, rs, 1, op->beta, nr, bt);
+                else
+                    tsrt__pw_edge_rows(K, pa, pb + jr * K, c + jr, rs, op->beta, mr, nr);
+            }
+            if (op->epi) tsrt__epi(op, ir, jc, mr, nc);
+        }
+    }
+}
+
 /* ==== the GEMM algorithms: binding, threads, workspace ======================== */
 
 enum { TSRT__CG_IM2COL, TSRT__CG_1X1, TSRT__CG_PHASED };
@@ -412,6 +553,12 @@ static void tsrt__conv_gemm(const tsrt_conv_args *v, int mode, int ith, int nth,
         wb = 20; /* the copy, then a plain copy per float */
     }
     w += off_bytes + phx_bytes;
+    /* Few input channels: the whole K in one pass (tsrt__pw_range), when
+     * the weights stay in L2 from one column block to the next or there
+     * is only one block (it reads all of W per block: ResNet-50's
+     * 256 -> 1024 at 14x14, 1 MiB of W, was 7% slower that way). */
+    const int pw = mode == TSRT__CG_1X1 && op.k >= 1 && op.k <= TSRT_PW_KMAX &&
+                   (op.m * op.k <= TSRT_PW_AFLOATS || op.n <= tsrt__pw_nb(op.k));
     /* As tsrt__gemm_batched, with the copy of each product's input. */
     if (op.m <= 0 || op.n <= 0) return;
     const int64_t batch = v->n * v->groups;
@@ -424,7 +571,10 @@ static void tsrt__conv_gemm(const tsrt_conv_args *v, int mode, int ith, int nth,
     for (int64_t bi = s.r0 / U; bi < batch && bi * U < s.r1; bi++) {
         const int64_t lo = tsrt__max(s.r0, bi * U) - bi * U, hi = tsrt__min(s.r1, (bi + 1) * U) - bi * U;
         tsrt__conv_gemm_bind(&ctx, bi, j0, j1, &op);
-        tsrt__gemm_range(&op, lo * TSRT_MR, tsrt__min(hi * TSRT_MR, op.m), j0, j1, pa, pb);
+        if (pw)
+            tsrt__pw_range(&op, lo * TSRT_MR, tsrt__min(hi * TSRT_MR, op.m), j0, j1, pa, pb);
+        else
+            tsrt__gemm_range(&op, lo * TSRT_MR, tsrt__min(hi * TSRT_MR, op.m), j0, j1, pa, pb);
     }
 }
 
