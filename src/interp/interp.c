@@ -135,15 +135,19 @@ ts_status ts_interp_block(ts_interp_run *r, const ts_block *b, int n_args,
 }
 
 /* The world size of a single process is 1: bind it if the graph names it. */
-static ts_status bind_world(ts_interp_run *r)
+bool ts_interp_has_collectives(const ts_graph *g)
 {
-    for (const ts_node *n = r->g->body->first; n; n = n->next) {
-        if (n->op < TS_OP_ALL_REDUCE || n->op > TS_OP_RECV) continue;
-        ts_dim world;
-        TS_TRY(ts_dim_sym(r->g->syms, "world", &world, r->err));
-        return ts_symbind_set(&r->binds, world, 1, r->err);
-    }
-    return TS_OK;
+    for (const ts_node *n = g->body->first; n; n = n->next)
+        if (n->op >= TS_OP_ALL_REDUCE && n->op <= TS_OP_RECV) return true;
+    return false;
+}
+
+static ts_status bind_world(ts_interp_run *r, bool collectives)
+{
+    if (!collectives) return TS_OK;
+    ts_dim world;
+    TS_TRY(ts_dim_sym(r->g->syms, "world", &world, r->err));
+    return ts_symbind_set(&r->binds, world, 1, r->err);
 }
 
 /* The inputs against the graph: count, pins, and each one's type (binding
@@ -173,7 +177,7 @@ ts_status ts_interp_run_graph(const ts_graph *g, int n_in, ts_tensor *const *in,
         return ts_err_set(err, TS_ERR_INVALID_ARG, "the graph has %d outputs, asked for %d", g->body->n_results, n_out);
     ts_interp_run r = {.g = g, .err = err};
     ts_status s = bind_inputs(&r, n_in, in);
-    if (s == TS_OK) s = bind_world(&r);
+    if (s == TS_OK) s = bind_world(&r, ts_interp_has_collectives(g));
     if (s == TS_OK) s = ts_interp_block(&r, g->body, n_in, in, out);
     ts_symbind_free(&r.binds);
     return s;
@@ -183,12 +187,18 @@ ts_status ts_interp_run_graph(const ts_graph *g, int n_in, ts_tensor *const *in,
 
 ts_status ts_interp_run_new(const ts_graph *g, int n_in, ts_tensor *const *in, ts_err *err, ts_interp_run **out)
 {
+    return ts_interp_run_new_known(g, ts_interp_has_collectives(g), n_in, in, err, out);
+}
+
+ts_status ts_interp_run_new_known(const ts_graph *g, bool collectives, int n_in, ts_tensor *const *in, ts_err *err,
+                                  ts_interp_run **out)
+{
     ts_interp_run *r = ts_mem_zalloc(sizeof *r);
     if (!r) return ts_err_set(err, TS_ERR_OOM, "out of memory");
     r->g = g;
     r->err = err;
     ts_status s = bind_inputs(r, n_in, in);
-    if (s == TS_OK) s = bind_world(r);
+    if (s == TS_OK) s = bind_world(r, collectives);
     for (int i = 0; s == TS_OK && i < n_in; i++) s = match_type(r, &g->body->params[i]->type, in[i], false, "input", i);
     if (s != TS_OK) {
         ts_interp_run_free(r);

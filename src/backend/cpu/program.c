@@ -6,6 +6,7 @@
 
 #include "backend/cpu/jit.h"
 #include "codegen/cpu/emit.h"
+#include "interp/interp.h"
 #include "lower/lower.h"
 
 #include <stdio.h>
@@ -32,6 +33,7 @@ void ts_cpu_program_free(ts_cpu_program *p)
     ts_fusion_free(p->fusion);
     ts_mem_free(p->steps);
     ts_mem_free(p->last_use);
+    ts_mem_free(p->consts);
     ts_mem_free(p);
 }
 
@@ -63,6 +65,23 @@ static ts_status plan(const ts_graph *g, ts_cpu_program **out, ts_err *err)
         return s;
     }
     *out = p;
+    return TS_OK;
+}
+
+/* What every run binds before the first step, found once: the stored
+ * constants that no step computes (a splat a kernel fills is computed). */
+static ts_status run_bindings(ts_cpu_program *p, ts_err *err)
+{
+    p->collectives = ts_interp_has_collectives(p->g);
+    int n = 0;
+    for (const ts_node *nd = p->g->body->first; nd; nd = nd->next) n += nd->op == TS_OP_CONST;
+    if (n && !(p->consts = ts_mem_alloc(sizeof *p->consts * (size_t)n))) return ts_err_set(err, TS_ERR_OOM, "out of memory");
+    for (const ts_node *nd = p->g->body->first; nd; nd = nd->next) {
+        if (nd->op != TS_OP_CONST || !p->fusion->mat[nd->out[0]->id]) continue;
+        bool computed = false;
+        for (int i = 0; i < p->n_steps && !computed; i++) computed = p->steps[i].group->root == nd;
+        if (!computed) p->consts[p->n_consts++] = nd->out[0];
+    }
     return TS_OK;
 }
 
@@ -168,6 +187,7 @@ ts_status ts_cpu_compile(const ts_graph *g, const ts_cpu_opts *o, ts_cpu_program
     if (s == TS_OK) {
         for (size_t i = 0; i < nv; i++) p->last_use[i] = -1;
         note_uses(p);
+        s = run_bindings(p, err);
     }
     if (s == TS_OK && p->n_kernels) {
         ts_buf units[MAX_TU];

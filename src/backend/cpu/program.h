@@ -42,6 +42,9 @@ struct ts_cpu_program {
     int n_steps;
     ts_cpu_step *steps;
     int *last_use;          /* by value id: the last step reading it; n_steps for graph results; -1 unused */
+    int n_consts;           /* the stored constants no step computes, bound by every run as they are */
+    const ts_value **consts;
+    bool collectives;       /* the body holds a collective (binds `world`) */
     ts_jit_module *mod;
     int n_kernels, n_fallback;
     bool cache_hit;

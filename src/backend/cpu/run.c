@@ -337,7 +337,7 @@ ts_status ts_cpu_run(const ts_cpu_program *p, ts_pool *pool, ts_cpu_scratch *scr
         return ts_err_set(err, TS_ERR_INVALID_ARG, "the graph has %d outputs, asked for %d", g->body->n_results, n_out);
     run r = {.p = p, .err = err};
     r.scratch = scratch ? scratch : &r.own;
-    TS_TRY(ts_interp_run_new(g, n_in, in, err, &r.ir));
+    TS_TRY(ts_interp_run_new_known(g, p->collectives, n_in, in, err, &r.ir));
     size_t nv = g->next_value_id ? g->next_value_id : 1;
     r.vals = ts_mem_zalloc(sizeof *r.vals * nv);
     r.offset = ts_mem_alloc(sizeof *r.offset * nv);
@@ -349,16 +349,12 @@ ts_status ts_cpu_run(const ts_cpu_program *p, ts_pool *pool, ts_cpu_scratch *scr
             ts_tensor_retain(in[i]);
             r.vals[g->body->params[i]->id] = in[i];
         }
-        for (const ts_node *n = g->body->first; n; n = n->next)
-            if (n->op == TS_OP_CONST && p->fusion->mat[n->out[0]->id] && !r.vals[n->out[0]->id]) {
-                bool computed = false;   /* a splat that a kernel fills */
-                for (int i = 0; i < p->n_steps; i++)
-                    if (p->steps[i].group->root == n) computed = true;
-                if (!computed) {
-                    ts_tensor_retain(n->attrs[0].t);
-                    r.vals[n->out[0]->id] = n->attrs[0].t;
-                }
-            }
+        for (int i = 0; i < p->n_consts; i++) {
+            const ts_value *v = p->consts[i];
+            if (r.vals[v->id]) continue;
+            ts_tensor_retain(v->def->attrs[0].t);
+            r.vals[v->id] = v->def->attrs[0].t;
+        }
         s = make_plan(&r);
     }
     if (s == TS_OK) s = steps(&r, pool, trace);
