@@ -25,7 +25,9 @@
  *              input split by stride phase: two vector moves per row of a
  *              micro-panel, no border tests (any stride, pad, dilation).
  *   GEMM_1X1   1x1, stride 1, no padding: X' is the image itself, a
- *              (C/G) x (H*W) row-major matrix: plain GEMM packing.
+ *              (C/G) x (H*W) row-major matrix: plain GEMM packing; with
+ *              K <= KC, a loop nest of its own (the whole K in one pass,
+ *              the epilogue per tile while in L1: D29, tsrt_conv_gemm.h).
  *   WINOGRAD   3x3 stride 1: Winograd F(2x2, 3x3), 16 GEMMs over 2x2 tiles.
  *   WINOGRAD4  3x3 stride 1: Winograd F(4x4, 3x3), 36 GEMMs over 4x4 tiles.
  *   DEPTHWISE  one input channel per group: 8 channels at a time in the
