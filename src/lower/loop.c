@@ -384,6 +384,8 @@ static void put_ls(ts_buf *b, const ts_ls *s, int indent)
             break;
         case TS_LS_STORE:
             if (s->buf == TS_LBUF_BLOCK) ts_buf_puts(b, "block[");
+            else if (s->buf == TS_LBUF_TEROW || s->buf == TS_LBUF_TECOL)
+                ts_buf_printf(b, "te_%s[", s->buf == TS_LBUF_TEROW ? "row" : "col");
             else ts_buf_printf(b, "b%d[", s->buf);
             put_lx(b, s->index);
             ts_buf_puts(b, "] = ");
@@ -430,6 +432,23 @@ void ts_lkernel_print(ts_buf *b, const ts_lkernel *k)
         if (k->tmpl->epi) {
             ts_buf_puts(b, "  epilogue on each block (P0..P5 = m0 n0 mb nb rs cs):\n");
             put_ls(b, k->tmpl->epi, 2);
+        }
+        const ts_ltmpl *t = k->tmpl;
+        if (t->te) {   /* the same as data, on element (r, q) of each tile (D32) */
+            ts_buf_puts(b, "  tile epilogue on (r, q): block");
+            if (t->te_rows) ts_buf_puts(b, " + te_row[r]");
+            if (t->te_cols) ts_buf_puts(b, " + te_col[q]");
+            if (t->te_res >= 0) {
+                ts_buf_printf(b, " + b%d[", t->te_res);
+                put_lx(b, t->te_res_off);
+                ts_buf_puts(b, " + r * ");
+                put_lx(b, t->te_res_rs);
+                ts_buf_puts(b, " + q]");
+            }
+            if (t->te_clamp & 1) ts_buf_printf(b, ", max %g%s", (double)t->te_lo, t->te_clamp & 4 ? " (+0)" : "");
+            if (t->te_clamp & 2) ts_buf_printf(b, ", min %g", (double)t->te_hi);
+            ts_buf_puts(b, "\n");
+            put_ls(b, t->te_fill, 2);
         }
     }
     put_ls(b, k->body, 1);

@@ -106,7 +106,7 @@ enum { TS_NEEDS_GEMM = 1, TS_NEEDS_CONV = 2 };
  * finished block of the output, with block parameters P0..P5 = m0, n0,
  * mb, nb, rs, cs and the block itself as buffer TS_LBUF_BLOCK. */
 typedef enum ts_tmpl_kind { TS_TMPL_GEMM, TS_TMPL_CONV } ts_tmpl_kind;
-enum { TS_LBUF_BLOCK = -1, TS_TMPL_MAX_ARGS = 24 };
+enum { TS_LBUF_BLOCK = -1, TS_LBUF_TEROW = -2, TS_LBUF_TECOL = -3, TS_TMPL_MAX_ARGS = 24 };
 
 typedef struct ts_ltmpl {
     ts_tmpl_kind kind;
@@ -133,6 +133,21 @@ typedef struct ts_ltmpl {
         float lit;
     } wscale[8];
     int64_t w_rows, w_cols;         /* the weights as rows (output channels) x the rest */
+    /* The epilogue as data (tsrt_tepi, D32), when all of it is
+     *   ((block + row) + col) + residual, then max by lo, then min by hi
+     * (any of them absent): the runtime applies it to each tile in
+     * registers. The row and column terms are tabulated at each launch by
+     * te_fill (stores into TS_LBUF_TEROW / TS_LBUF_TECOL, te_rows and
+     * te_cols elements); the residual is buffer te_res read at
+     * te_res_off + r * te_res_rs + q. epi stays: the runtime's other
+     * paths call it. */
+    bool te;
+    ts_ls *te_fill;
+    ts_lx *te_rows, *te_cols;       /* NULL: no such table */
+    int te_res;                     /* -1: none */
+    ts_lx *te_res_off, *te_res_rs;
+    int te_clamp;                   /* TSRT_TE_* bits (1 max, 2 min, 4 max by +0) */
+    float te_lo, te_hi;
 } ts_ltmpl;
 
 /* A builder of kernels; owns the arena and the hash-consing table. */

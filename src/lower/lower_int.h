@@ -66,5 +66,8 @@ ts_lx *ts_lw_open_loop(lctx *c, nest *ns, ts_lx *extent);
 /* Group g (DOT or CONV) as a runtime template call with its epilogue
  * (lower_tmpl.c). */
 void ts_lw_template(lctx *c, const ts_group *g);
+/* The template's epilogue as data where it has that form (tmpl->te;
+ * lower_tepi.c). */
+void ts_lw_tile_epilogue(lctx *c);
 
 #endif

@@ -405,6 +405,7 @@ void ts_lw_template(lctx *c, const ts_group *g)
         affine af;
         const bool fold = n->op == TS_OP_CONV && affine_prefix(c, n, v, &af);
         lower_epilogue(c, n, v, split, fold ? &af : NULL);
+        ts_lw_tile_epilogue(c);
     }
 }
 

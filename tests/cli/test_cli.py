@@ -870,6 +870,45 @@ def test_row_kernel():
               np.allclose(got, want, rtol=1e-5, atol=1e-5), "got %s, want %s" % (got, want))
 
 
+def test_tile_epilogue():
+    """Contraction epilogues as data (D32): which of them the lowering
+    describes as a tile epilogue (bias per row / per column, a residual,
+    ReLU and clip bounds) and which keep the callback (a transposed
+    residual, min by -0, a bias added after the residual), as a golden
+    loop listing; then compiled against the interpreter on inputs with
+    NaN, -0 and values on the clamp bounds, over 2 images and 7 rows (an
+    edge tile) so both the in-register and the stored-tile paths run."""
+    model = os.path.join(MODELS, "tile_epilogue.ir")
+    rc, so, se = tessera("ir", model, "--loops")
+    with open(os.path.join(MODELS, "tile_epilogue.loops")) as f:
+        want = f.read()
+    check("tile epilogue: golden loops", rc == 0 and so == want, so + se)
+    g = np.random.default_rng(11)
+    shapes = {"x": (2, 4, 6, 5), "w": (6, 4, 3, 3), "r": (2, 6, 6, 5), "a": (7, 24), "v": (24, 20), "s": (7, 20),
+              "u": (24, 20), "st": (20, 7)}
+    arrays = {k: g.standard_normal(v).astype(np.float32) for k, v in shapes.items()}
+    arrays["r"][0, 1, 2, 3] = np.nan
+    arrays["r"][1, 0, 0, :] = -0.0
+    arrays["s"][3, :4] = [np.nan, -0.0, 2.5, -1.5]
+    inputs = ["%s=%s" % (k, save("te_%s.npy" % k, v)) for k, v in arrays.items()]
+    args = ["run", model] + [a for spec in inputs for a in ("-i", spec)]
+    os.environ["TESSERA_CACHE_DIR"] = tmp("jit_cache_te")
+    try:
+        rc, so, se = tessera(*args + ["--target", "cpu", "-o", tmp("out_te_cpu")])
+    finally:
+        del os.environ["TESSERA_CACHE_DIR"]
+    got = None
+    if check("tile epilogue: cpu exit 0", rc == 0, se):
+        got = [np.load(tmp("out_te_cpu/output_%d.npy" % i)) for i in range(5)]
+    want = run_model(model, inputs, "te_interp")
+    if got and want and check("tile epilogue: 5 outputs", len(got) == len(want) == 5):
+        for i, (x, y) in enumerate(zip(got, want)):
+            same_nan = np.array_equal(np.isnan(x), np.isnan(y))
+            check("tile epilogue: output %d cpu vs interpreter" % i,
+                  same_nan and np.allclose(x, y, rtol=1e-5, atol=1e-5, equal_nan=True) and np.isnan(y).any() == (i != 2),
+                  "max diff %s" % np.nanmax(np.abs(x.astype(np.float64) - y)))
+
+
 def main():
     global TESSERA, TMP
     if len(sys.argv) != 2 or not os.access(sys.argv[1], os.X_OK):
@@ -883,7 +922,7 @@ def main():
         TMP = d
         for test in (test_attention_bundled, test_attention_any_length, test_broadcasting, test_reductions,
                      test_symbolic_batch, test_layout, test_errors, test_repeat, test_prims, test_ir,
-                     test_regions_dot, test_misc, test_cpu_target, test_row_kernel) + ONNX_TESTS:
+                     test_regions_dot, test_misc, test_cpu_target, test_row_kernel, test_tile_epilogue) + ONNX_TESTS:
             try:
                 test()
             except Exception as e:  # a crash in one test is one failure, not the end

@@ -416,6 +416,86 @@ static void test_choose(void)
     CHECK(tsrt_conv(&a, TSRT_CONV_AUTO, 0, 1, NULL) == -1);
 }
 
+/* ---- the tile epilogue (tsrt_tepi) ------------------------------------------ */
+
+/* The callback form of a tile epilogue (rows m0 = image * O + channel), as
+ * the emitter writes it: what every algorithm must reproduce bit for bit
+ * from te. */
+typedef struct {
+    const tsrt_tepi *te;
+    int calls;
+} te_ctx;
+
+static void epi_te(void *vctx, float *c, ptrdiff_t rs, ptrdiff_t cs, int64_t m0, int64_t n0, int64_t mb, int64_t nb)
+{
+    te_ctx *e = vctx;
+    const tsrt_tepi *te = e->te;
+    e->calls++;
+    for (int64_t i = 0; i < mb; i++)
+        for (int64_t j = 0; j < nb; j++) {
+            float v = c[i * rs + j * cs];
+            const int64_t r = m0 + i, q = n0 + j;
+            if (te->row) v = v + te->row[r];
+            if (te->col) v = v + te->col[q];
+            if (te->res) v = v + te->res[r * te->res_rs + q];
+            if (te->clamp & TSRT_TE_MAX) v = (v < te->lo ? te->lo : v) + ((te->clamp & TSRT_TE_MAX_PZ) ? 0.0f : -0.0f);
+            if (te->clamp & TSRT_TE_MIN) v = v > te->hi ? te->hi : v;
+            c[i * rs + j * cs] = v;
+        }
+}
+
+/* A conv (n c h w -> o, k x k, stride s, pad p, groups g) with a bias per
+ * channel, a dense residual and ReLU6, through te and through the callback
+ * alone: bit for bit equal, and the callback silent beside te. */
+static int te_conv(int64_t n, int64_t c, int64_t h, int64_t o, int64_t k, int64_t st, int64_t p, int64_t g, int algo,
+                   int nth, int beta)
+{
+    const int64_t oh = (h + 2 * p - k) / st + 1, plane = oh * oh, ny = n * o * plane;
+    float *x = malloc(sizeof(float) * (size_t)(n * c * h * h)), *w = malloc(sizeof(float) * (size_t)(o * c / g * k * k));
+    float *y1 = malloc(sizeof(float) * (size_t)ny), *y2 = malloc(sizeof(float) * (size_t)ny);
+    float *row = malloc(sizeof(float) * (size_t)(n * o)), *res = malloc(sizeof(float) * (size_t)ny);
+    for (int64_t i = 0; i < n * c * h * h; i++) x[i] = frand();
+    for (int64_t i = 0; i < o * c / g * k * k; i++) w[i] = frand();
+    for (int64_t i = 0; i < ny; i++) y1[i] = y2[i] = beta ? frand() : NAN, res[i] = 3 * frand();
+    for (int64_t i = 0; i < n * o; i++) row[i] = i % o == 2 ? NAN : frand();
+    tsrt_tepi te = {.row = row, .res = res, .res_rs = plane, .lo = 0.0f, .hi = 0.75f,
+                    .clamp = TSRT_TE_MAX | TSRT_TE_MAX_PZ | TSRT_TE_MIN};
+    te_ctx e1 = {&te, 0}, e2 = {&te, 0};
+    tsrt_conv_args cv = {.n = n, .c = c, .h = h, .w = h, .o = o, .kh = k, .kw = k, .oh = oh, .ow = oh, .groups = g,
+                         .stride_h = st, .stride_w = st, .pad_h = p, .pad_w = p, .x = x, .wt = w, .y = y1,
+                         .beta = beta, .epi = epi_te, .epi_ctx = &e1};
+    unsigned char *ws = malloc(tsrt_conv_workspace(&cv) + 3);
+    int ok = 1;
+    for (int ith = 0; ith < nth; ith++) ok &= tsrt_conv(&cv, algo, ith, nth, ws + 3) == 0;
+    cv.y = y2, cv.epi_ctx = &e2, cv.te = &te;
+    for (int ith = 0; ith < nth; ith++) ok &= tsrt_conv(&cv, algo, ith, nth, ws + 3) == 0;
+    ok &= memcmp(y1, y2, sizeof(float) * (size_t)ny) == 0;
+    if (e2.calls) ok = 0, fprintf(stderr, "  the callback ran %d times beside te\n", e2.calls);
+    free(x), free(w), free(y1), free(y2), free(row), free(res), free(ws);
+    return ok;
+}
+
+static void test_tile_epilogue(void)
+{
+    static const struct { int64_t n, c, h, o, k, s, p, g; int algo; } cases[] = {
+        {1, 16, 23, 96, 1, 1, 0, 1, TSRT_CONV_GEMM_1X1},   /* few input channels: one pass, 7-column tail */
+        {2, 24, 9, 13, 1, 1, 0, 1, TSRT_CONV_GEMM_1X1},    /* 2 images, rows past MR */
+        {1, 300, 7, 20, 1, 1, 0, 1, TSRT_CONV_GEMM_1X1},   /* K blocks: te on the last only */
+        {1, 3, 1, 50, 1, 1, 0, 1, TSRT_CONV_GEMM_1X1},     /* one position */
+        {2, 8, 11, 12, 3, 2, 1, 2, TSRT_CONV_PHASED},      /* groups */
+        {1, 5, 9, 7, 3, 1, 1, 1, TSRT_CONV_IM2COL},
+        {1, 8, 12, 8, 3, 1, 1, 8, TSRT_CONV_DEPTHWISE},    /* channel vectors */
+        {2, 6, 12, 12, 3, 2, 1, 6, TSRT_CONV_DEPTHWISE},   /* multiplier 2: the per-channel path */
+        {1, 8, 12, 8, 3, 1, 1, 1, TSRT_CONV_WINOGRAD},
+        {1, 8, 17, 8, 3, 1, 1, 1, TSRT_CONV_WINOGRAD4},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        for (int nth = 1; nth <= 3; nth++)
+            CHECK_MSG(te_conv(cases[i].n, cases[i].c, cases[i].h, cases[i].o, cases[i].k, cases[i].s, cases[i].p,
+                              cases[i].g, cases[i].algo, nth, nth == 2),
+                      "te conv case %zu (%s) nth %d", i, tsrt_conv_algo_name(cases[i].algo), nth);
+}
+
 static void test_checker_fails(void)
 {
     ccase t = {1, 4, 6, 6, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0};
@@ -432,5 +512,6 @@ int main(void)
     test_shapes();
     test_fast_paths();
     test_pointwise();
+    test_tile_epilogue();
     return check_report();
 }

@@ -312,6 +312,100 @@ static void test_split(void)
         }
 }
 
+/* ---- the tile epilogue (tsrt_tepi) ------------------------------------------ */
+
+/* The callback form of a tile epilogue, written out as the emitter writes
+ * it: what tsrt_sgemm must reproduce bit for bit when given te instead. */
+typedef struct {
+    const tsrt_tepi *te;
+    int calls;
+} te_ctx;
+
+static void epi_te(void *vctx, float *c, ptrdiff_t rs, ptrdiff_t cs, int64_t m0, int64_t n0, int64_t mb, int64_t nb)
+{
+    te_ctx *e = vctx;
+    const tsrt_tepi *te = e->te;
+    e->calls++;
+    for (int64_t i = 0; i < mb; i++)
+        for (int64_t j = 0; j < nb; j++) {
+            float v = c[i * rs + j * cs];
+            const int64_t r = m0 + i, q = n0 + j;
+            if (te->row) v = v + te->row[r];
+            if (te->col) v = v + te->col[q];
+            if (te->res) v = v + te->res[r * te->res_rs + q];
+            if (te->clamp & TSRT_TE_MAX) v = (v < te->lo ? te->lo : v) + ((te->clamp & TSRT_TE_MAX_PZ) ? 0.0f : -0.0f);
+            if (te->clamp & TSRT_TE_MIN) v = v > te->hi ? te->hi : v;
+            c[i * rs + j * cs] = v;
+        }
+}
+
+/* One product with each subset of the terms (`terms` bits: row, col,
+ * residual, max, min; max by +0 or by -1.5): through te and through the
+ * callback alone, the results compared bit for bit. The terms carry a NaN
+ * (row 1) and values around the clamp bounds; with te set the callback
+ * must not run, except for a column-major C (the driver transposes and
+ * te does not apply). */
+static int te_case(int64_t M, int64_t N, int64_t K, int64_t B, int lc_kind, int beta, int terms, int nth, int packed)
+{
+    layout la = make_layout(ROW, M, K, B, 0), lb = make_layout(ROW, K, N, B, packed);
+    layout lc = make_layout(lc_kind, M, N, B, 0);
+    const int64_t R = B * M, Q = N;
+    float *a = malloc(sizeof(float) * (size_t)la.size), *b = malloc(sizeof(float) * (size_t)lb.size);
+    float *c1 = malloc(sizeof(float) * (size_t)lc.size), *c2 = malloc(sizeof(float) * (size_t)lc.size);
+    float *row = malloc(sizeof(float) * (size_t)(R + 1)), *col = malloc(sizeof(float) * (size_t)(Q + 1));
+    float *res = malloc(sizeof(float) * (size_t)(R * Q + 1));
+    for (ptrdiff_t i = 0; i < la.size; i++) a[i] = frand();
+    for (ptrdiff_t i = 0; i < lb.size; i++) b[i] = frand();
+    for (ptrdiff_t i = 0; i < lc.size; i++) c1[i] = c2[i] = beta ? 3 * frand() : NAN;
+    for (int64_t i = 0; i < R; i++) row[i] = i == 1 ? NAN : 2 * frand();
+    for (int64_t j = 0; j < Q; j++) col[j] = 2 * frand();
+    for (int64_t i = 0; i < R * Q; i++) res[i] = 4 * frand();
+    tsrt_tepi te = {.row = terms & 1 ? row : NULL, .col = terms & 2 ? col : NULL, .res = terms & 4 ? res : NULL,
+                    .res_rs = Q, .lo = terms & 32 ? -1.5f : 0.0f, .hi = 1.0f};
+    te.clamp = (terms & 8 ? TSRT_TE_MAX | (terms & 32 ? 0 : TSRT_TE_MAX_PZ) : 0) | (terms & 16 ? TSRT_TE_MIN : 0);
+    te_ctx e1 = {&te, 0}, e2 = {&te, 0};
+    tsrt_sgemm_args g = {.m = M, .n = N, .k = K, .a = a, .a_rs = la.rs, .a_cs = la.cs, .b = b, .b_rs = lb.rs,
+                         .b_cs = lb.cs, .c = c1, .c_rs = lc.rs, .c_cs = lc.cs, .beta = beta, .epi = epi_te,
+                         .epi_ctx = &e1, .batch = B, .a_bs = la.bs, .b_bs = lb.bs, .c_bs = lc.bs};
+    unsigned char *ws = malloc(tsrt_sgemm_workspace(M, N, K) + 4);
+    float *bp = NULL;
+    if (packed) {
+        bp = aligned_alloc(64, (tsrt_sgemm_packed_b_size(&g) + 64) / 64 * 64);
+        tsrt_sgemm_pack_b(&g, bp, 0, 1);
+    }
+    for (int ith = 0; ith < nth; ith++) tsrt_sgemm(&g, ith, nth, ws + 4);   /* the callback alone */
+    g.c = c2, g.epi_ctx = &e2, g.te = &te, g.bp = bp;
+    for (int ith = 0; ith < nth; ith++) tsrt_sgemm(&g, ith, nth, ws + 4);   /* te */
+    int ok = memcmp(c1, c2, sizeof(float) * (size_t)lc.size) == 0;
+    const int swapped = lc.cs != 1 && lc.rs == 1;
+    if (!swapped && M * N > 0 && e2.calls) ok = 0, fprintf(stderr, "  the callback ran %d times beside te\n", e2.calls);
+    for (ptrdiff_t i = 0; !ok && i < lc.size; i++)
+        if (memcmp(&c1[i], &c2[i], sizeof(float))) {
+            fprintf(stderr, "  element %lld: callback %a, te %a\n", (long long)i, c1[i], c2[i]);
+            break;
+        }
+    free(a), free(b), free(c1), free(c2), free(row), free(col), free(res), free(ws), free(bp);
+    return ok;
+}
+
+static void test_tile_epilogue(void)
+{
+    /* edges in every direction, K across KC blocks (te only on the last),
+     * K = 0, batches, column-major C, 1-3 threads, a pre-packed B */
+    const int64_t shapes[][4] = {{6, 16, 8, 1},  {7, 17, 5, 1},   {13, 33, 300, 1}, {1, 2, 3, 1},
+                                 {150, 70, 530, 1}, {5, 7, 0, 1}, {13, 17, 11, 3},  {128, 48, 64, 1}};
+    int v = 0;
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        for (int terms = 1; terms < 64; terms += 1 + (int)(s % 3), v++) {
+            const int lc = v % 5 == 4 ? COL : v % 5 == 3 ? PADDED : ROW, beta = v % 2, nth = 1 + v % 3;
+            const int packed = v % 4 == 1 && shapes[s][3] == 1;
+            CHECK_MSG(te_case(shapes[s][0], shapes[s][1], shapes[s][2], shapes[s][3], lc, beta, terms, nth, packed),
+                      "te %lldx%lldx%lld batch %lld C layout %d beta %d terms %d nth %d packed %d",
+                      (long long)shapes[s][0], (long long)shapes[s][1], (long long)shapes[s][2],
+                      (long long)shapes[s][3], lc, beta, terms, nth, packed);
+        }
+}
+
 int main(void)
 {
     printf("tsrt ISA %d (0 generic, 1 AVX2, 2 AVX-512), MR=%d NR=%d\n", TSRT_ISA, TSRT_MR, TSRT_NR);
@@ -323,5 +417,6 @@ int main(void)
     test_batched();
     test_prepacked();
     test_split();
+    test_tile_epilogue();
     return check_report();
 }

@@ -614,6 +614,8 @@ static void put_store(em *e, const ts_ls *s)
     ref(e, &b, s->value, false);
     indent(e);
     if (s->buf == TS_LBUF_BLOCK) ts_buf_printf(e->out, "block[%s] = %s;\n", a.data, b.data);
+    else if (s->buf == TS_LBUF_TEROW || s->buf == TS_LBUF_TECOL)
+        ts_buf_printf(e->out, "te_%s[%s] = %s;\n", s->buf == TS_LBUF_TEROW ? "row" : "col", a.data, b.data);
     else ts_buf_printf(e->out, "b%d[%s] = %s;\n", s->buf, a.data, b.data);
     ts_buf_free(&a);
     ts_buf_free(&b);
@@ -742,6 +744,45 @@ static void prescale_fns(em *e, const ts_lkernel *k)
                      "    }\n}\n");
 }
 
+/* The lengths of the tile epilogue's tables as locals TE_ROWS_UP (rows,
+ * rounded up to whole cache lines so that the column table starts on one)
+ * and TE_COLS, then `tail`. */
+static void te_tables(em *e, const ts_ltmpl *t, const char *tail)
+{
+    ts_buf r = {0}, c = {0};
+    if (t->te_rows) ref(e, &r, t->te_rows, false);
+    if (t->te_cols) ref(e, &c, t->te_cols, false);
+    ts_buf_printf(e->out, "    const int64_t TE_ROWS_UP = (%s + 15) / 16 * 16, TE_COLS = %s;\n", r.data ? r.data : "0",
+                  c.data ? c.data : "0");
+    ts_buf_puts(e->out, tail);
+    ts_buf_free(&r);
+    ts_buf_free(&c);
+}
+
+/* The tile epilogue (D32) of the template call `var` (g or a): the tables
+ * filled in this thread's workspace after the template's part (te_row
+ * declared there by the caller), then the descriptor. */
+static void te_setup(em *e, const ts_ltmpl *t, const char *var)
+{
+    ts_buf *out = e->out;
+    te_tables(e, t, "");
+    ts_buf_puts(out, "    float *te_col = te_row + TE_ROWS_UP;\n    (void)te_col; (void)TE_COLS;\n");
+    stmts(e, t->te_fill);
+    ts_buf_puts(out, "    tsrt_tepi te = {0};\n");
+    if (t->te_rows) ts_buf_puts(out, "    te.row = te_row;\n");
+    if (t->te_cols) ts_buf_puts(out, "    te.col = te_col;\n");
+    if (t->te_res >= 0) {
+        ts_buf o = {0}, r = {0};
+        ref(e, &o, t->te_res_off, false);
+        ref(e, &r, t->te_res_rs, false);
+        ts_buf_printf(out, "    te.res = b%d + %s; te.res_rs = %s;\n", t->te_res, o.data, r.data);
+        ts_buf_free(&o);
+        ts_buf_free(&r);
+    }
+    ts_buf_printf(out, "    te.lo = %a; te.hi = %a; te.clamp = %d;\n    %s.te = &te;\n", (double)t->te_lo,
+                  (double)t->te_hi, t->te_clamp, var);
+}
+
 /* A contraction: the epilogue as a static function, the workspace size,
  * and the call of the runtime template (docs/kernels.md). */
 static void template_kernel(em *e, const ts_lkernel *k)
@@ -768,14 +809,16 @@ static void template_kernel(em *e, const ts_lkernel *k)
     reset(e);
     memset(names, 0, sizeof names);
     template_args(e, t, names);
-    if (gemm) ts_buf_printf(out, "    return tsrt_sgemm_workspace(%s, %s, %s);\n", names[0].data, names[1].data, names[2].data);
+    if (gemm) ts_buf_printf(out, "    size_t s = tsrt_sgemm_workspace(%s, %s, %s);\n", names[0].data, names[1].data, names[2].data);
     else {
         ts_buf_puts(out, "    tsrt_conv_args a = {0};\n");
         static const char *const f[] = {"n", "c", "h", "w", "o", "kh", "kw", "oh", "ow", "groups", "stride_h",
                                         "stride_w", "pad_h", "pad_w", "dil_h", "dil_w", "ldil_h", "ldil_w"};
         for (int i = 0; i < t->n_args; i++) ts_buf_printf(out, "    a.%s = %s;\n", f[i], names[i].data);
-        ts_buf_puts(out, "    return tsrt_conv_workspace(&a);\n");
+        ts_buf_puts(out, "    size_t s = tsrt_conv_workspace(&a);\n");
     }
+    if (t->te) te_tables(e, t, "    return s + TE_ROWS_UP * sizeof(float) + TE_COLS * sizeof(float) + TSRT_ALIGN;\n");
+    else ts_buf_puts(out, "    return s;\n");
     ts_buf_puts(out, "}\n");
     for (int i = 0; i < t->n_args; i++) ts_buf_free(&names[i]);
     if (gemm && t->prepack_b) prepack_fns(e, k);
@@ -793,6 +836,11 @@ static void template_kernel(em *e, const ts_lkernel *k)
         gemm_args(out, t, names);
         if (epi) ts_buf_printf(out, "    g.epi = %s_epi; g.epi_ctx = &ctx;\n", k->name);
         if (t->prepack_b) ts_buf_printf(out, "    g.bp = (const float *)bufs[%d];\n", k->n_bufs);
+        if (t->te) {
+            ts_buf_printf(out, "    float *te_row = tsrt__align((char *)ws + tsrt_sgemm_workspace(%s, %s, %s));\n",
+                          names[0].data, names[1].data, names[2].data);
+            te_setup(e, t, "g");
+        }
         ts_buf_puts(out, "    tsrt_sgemm(&g, ith, nth, ws);\n}\n");
     } else {
         static const char *const f[] = {"n", "c", "h", "w", "o", "kh", "kw", "oh", "ow", "groups", "stride_h",
@@ -802,6 +850,10 @@ static void template_kernel(em *e, const ts_lkernel *k)
         else ts_buf_printf(out, "    a.wt = b%d;\n", t->b);
         for (int i = 0; i < t->n_args; i++) ts_buf_printf(out, "    a.%s = %s;\n", f[i], names[i].data);
         if (epi) ts_buf_printf(out, "    a.epi = %s_epi; a.epi_ctx = &ctx;\n", k->name);
+        if (t->te) {
+            ts_buf_puts(out, "    float *te_row = tsrt__align((char *)ws + tsrt_conv_workspace(&a));\n");
+            te_setup(e, t, "a");
+        }
         ts_buf_puts(out, "    tsrt_conv(&a, TSRT_CONV_AUTO, ith, nth, ws);\n}\n");
     }
     for (int i = 0; i < t->n_args; i++) ts_buf_free(&names[i]);
@@ -817,7 +869,10 @@ static ts_status kernel(ts_buf *out, const ts_lkernel *k, ts_err *err)
     max_id_ls(k->body, &nids);
     if (k->tmpl) {
         max_id_ls(k->tmpl->epi, &nids);
+        max_id_ls(k->tmpl->te_fill, &nids);
         for (int i = 0; i < k->tmpl->n_args; i++) max_id_lx(k->tmpl->arg[i], &nids);
+        ts_lx *te_x[4] = {k->tmpl->te_rows, k->tmpl->te_cols, k->tmpl->te_res_off, k->tmpl->te_res_rs};
+        for (int i = 0; i < 4; i++) max_id_lx(te_x[i], &nids);
     }
     em e = {.out = out, .k = k, .nids = nids};
     e.declared = ts_mem_alloc(sizeof *e.declared * (nids ? nids : 1));

@@ -25,6 +25,9 @@ typedef struct tsrt_conv_args {
     int beta;              /* 0: y = conv; 1: y += conv */
     tsrt_epilogue_fn epi;  /* NULL: none */
     void *epi_ctx;
+    /* The epilogue as data (tsrt_common.h; rows m0 = image * O + channel),
+     * used in place of epi by every algorithm, or NULL. */
+    const tsrt_tepi *te;
 } tsrt_conv_args;
 
 enum {
@@ -41,6 +44,19 @@ TSRT_FN const char *tsrt_conv_algo_name(int algo)
 {
     static const char *const names[] = {"auto", "im2col", "gemm_1x1", "depthwise", "phased", "winograd", "winograd4"};
     return algo >= 0 && algo <= 6 ? names[algo] : "?";
+}
+
+/* The epilogue on the finished block y (mb x nb, row stride rs, unit
+ * columns) at epilogue coordinates (m0, n0): te when given (every
+ * algorithm honours it), else the callback. */
+static inline void tsrt__conv_epi(const tsrt_conv_args *v, float *y, ptrdiff_t rs, int64_t m0, int64_t n0, int64_t mb,
+                                  int64_t nb)
+{
+    if (v->te) {
+        const tsrt_tepi t = tsrt__te_at(v->te, m0, n0);
+        tsrt__te_tile(&t, y, rs, mb, nb);
+    } else if (v->epi)
+        v->epi(v->epi_ctx, y, rs, 1, m0, n0, mb, nb);
 }
 
 /* The arguments with defaults applied (0 -> 1, 0 -> dense strides). */

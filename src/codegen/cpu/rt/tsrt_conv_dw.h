@@ -260,7 +260,7 @@ static void tsrt__conv_dwc(const tsrt_conv_args *v, int ith, int nth, void *ws)
             tsrt__dwc_rows(T, g.wp, wv, kh, kw, sh, sw, dh, dw, nr, OW, O);
         float *y = v->y + im * v->y_bs + c0 * plane + i0 * OW;
         tsrt__dwc_store(O, nr * OW, nc, y, plane, v->beta);
-        if (v->epi) v->epi(v->epi_ctx, y, plane, 1, im * v->o + c0, i0 * OW, nc, nr * OW);
+        tsrt__conv_epi(v, y, plane, im * v->o + c0, i0 * OW, nc, nr * OW);
     }
 }
 
@@ -328,8 +328,7 @@ static void tsrt__conv_dw(const tsrt_conv_args *v, int ith, int nth, void *ws)
         float *yp = v->y + img * v->y_bs + oc * OH * v->ow;
         const float *wp = v->wt + oc * v->kh * v->kw;
         for (int64_t i = i0; i < i1; i++) tsrt__dw_row_taps(v, xp, wp, yp + i * v->ow, i, 0, v->ow);
-        if (v->epi)
-            v->epi(v->epi_ctx, yp + i0 * v->ow, OH * v->ow, 1, img * v->o + oc, i0 * v->ow, 1, (i1 - i0) * v->ow);
+        tsrt__conv_epi(v, yp + i0 * v->ow, OH * v->ow, img * v->o + oc, i0 * v->ow, 1, (i1 - i0) * v->ow);
         u += i1 - i0;
     }
 }

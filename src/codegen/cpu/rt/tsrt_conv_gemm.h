@@ -403,14 +403,14 @@ static void tsrt__pw_pack(const float *restrict x, ptrdiff_t rs, int64_t k, int6
  * A micro-panel pa and a packed B micro-panel pb: the full kernel into a
  * stack tile, then whole vectors out when the panel is full. */
 static inline void tsrt__pw_edge_rows(int64_t k, const float *pa, const float *pb, float *c, ptrdiff_t rs, int beta,
-                                      int64_t mr, int64_t nr)
+                                      int64_t mr, int64_t nr, const tsrt_tepi *te)
 {
     if (nr < TSRT_NR) {
-        tsrt__ukr(k, pa, pb, c, rs, 1, beta, mr, nr);
+        tsrt__ukr(k, pa, pb, c, rs, 1, beta, mr, nr, te);
         return;
     }
     float t[TSRT_MR * TSRT_NR] __attribute__((aligned(TSRT_ALIGN)));
-    tsrt__ukr_full(k, pa, pb, t, TSRT_NR, 0);
+    tsrt__ukr_full(k, pa, pb, t, TSRT_NR, 0, NULL);
     for (int64_t i = 0; i < mr; i++)
         for (int j = 0; j < TSRT_NR; j += 8) {
             tsrt__v8 q, o;
@@ -421,6 +421,7 @@ static inline void tsrt__pw_edge_rows(int64_t k, const float *pa, const float *p
             }
             TSRT__V8_STORE(c + i * rs + j, q);
         }
+    if (te) tsrt__te_tile(te, c, rs, mr, nr);
 }
 
 /* Rows [i0, i1) x columns [j0, j1) of one product C = W·X (op: a = W
@@ -465,12 +466,15 @@ TSRT__OUTLINE void tsrt__pw_range(const tsrt__gop *op, int64_t i0, int64_t i1, i
                     __builtin_prefetch(pf + pl * 16, 0, 2);
                     if (++pl == lpr) pl = 0, pp++, pf += op->b_rs;
                 }
+                tsrt_tepi tt;
+                const tsrt_tepi *te = NULL;
+                if (op->te) tt = tsrt__te_at(op->te, op->epi_m0 + ir, op->epi_n0 + jc + jr), te = &tt;
                 if (mr == TSRT_MR)
-                    tsrt__ukr_ua(K, a, op->a_rs, pb + jr * K, c + jr, rs, 1, op->beta, nr, bt);
+                    tsrt__ukr_ua(K, a, op->a_rs, pb + jr * K, c + jr, rs, 1, op->beta, nr, bt, te);
                 else
-                    tsrt__pw_edge_rows(K, pa, pb + jr * K, c + jr, rs, op->beta, mr, nr);
+                    tsrt__pw_edge_rows(K, pa, pb + jr * K, c + jr, rs, op->beta, mr, nr, te);
             }
-            if (op->epi) tsrt__epi(op, ir, jc, mr, nc);
+            if (op->epi && !op->te) tsrt__epi(op, ir, jc, mr, nc);
         }
     }
 }
@@ -536,6 +540,7 @@ static void tsrt__conv_gemm(const tsrt_conv_args *v, int mode, int ith, int nth,
     op.a_direct = 1;
     op.epi = v->epi;
     op.epi_ctx = v->epi_ctx;
+    op.te = v->te;
     size_t off_bytes, phx_bytes;
     tsrt__conv_gemm_ws(v, &off_bytes, &phx_bytes);
     char *w = (char *)ws;

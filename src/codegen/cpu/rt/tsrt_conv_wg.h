@@ -398,7 +398,7 @@ static void tsrt__wg_output(const tsrt__wg *g, int64_t p, const float *m, int64_
                 }
         }
     }
-    if (!v->epi) return;
+    if (!v->epi && !v->te) return;
     /* The panel's tiles cover, per tile row, output rows m*ty .. m*ty+m-1
      * and columns [m*tx0, m*tx1): runs of positions, merged when
      * contiguous. */
@@ -411,13 +411,13 @@ static void tsrt__wg_output(const tsrt__wg *g, int64_t p, const float *m, int64_
             if (a == r1)
                 r1 = b;
             else {
-                if (r0 >= 0) v->epi(v->epi_ctx, y + o0 * HW + r0, HW, 1, epi_m0 + o0, r0, on, r1 - r0);
+                if (r0 >= 0) tsrt__conv_epi(v, y + o0 * HW + r0, HW, epi_m0 + o0, r0, on, r1 - r0);
                 r0 = a, r1 = b;
             }
         }
         t += tx1 - tx;
     }
-    if (r0 >= 0) v->epi(v->epi_ctx, y + o0 * HW + r0, HW, 1, epi_m0 + o0, r0, on, r1 - r0);
+    if (r0 >= 0) tsrt__conv_epi(v, y + o0 * HW + r0, HW, epi_m0 + o0, r0, on, r1 - r0);
 }
 
 static size_t tsrt__wg_ws_bytes(const tsrt_conv_args *v, int m)
@@ -480,9 +480,9 @@ static void tsrt__conv_wg(const tsrt_conv_args *v, int m, int ith, int nth, void
                             const float *ua = ub + (xi * obp + ir) * CG + c0;
                             float *mo = mb + (xi * obp + ir) * TSRT_NR;
                             if (nt == TSRT_NR)
-                                tsrt__ukr_full_ua(kc, ua, CG, vx, mo, TSRT_NR, c0 > 0);
+                                tsrt__ukr_full_ua(kc, ua, CG, vx, mo, TSRT_NR, c0 > 0, NULL);
                             else
-                                tsrt__ukr_ua(kc, ua, CG, vx, mo, TSRT_NR, 1, c0 > 0, nt, bt);
+                                tsrt__ukr_ua(kc, ua, CG, vx, mo, TSRT_NR, 1, c0 > 0, nt, bt, NULL);
                         }
                     }
                 tsrt__wg_output(&g, p, mb, obp, o0, on, y, epi_m0);

@@ -65,6 +65,10 @@ typedef struct tsrt_sgemm_args {
      * own B per product (b_bs != 0) and when the driver transposes the
      * problem (column-major C): B is then packed per call as usual. */
     const float *bp;
+    /* The epilogue as data (tsrt_common.h), applied to each tile in
+     * registers, or NULL. When set, epi must compute the same: it still
+     * runs where te cannot (a column-major C). */
+    const tsrt_tepi *te;
 } tsrt_sgemm_args;
 
 /* ---- internal operation ------------------------------------------------------ */
@@ -96,6 +100,7 @@ typedef struct tsrt__gop {
     tsrt_epilogue_fn epi;
     void *epi_ctx;
     int64_t epi_m0, epi_n0;
+    const tsrt_tepi *te; /* replaces epi where set (never with `swapped`) */
 } tsrt__gop;
 
 /* ---- packing ------------------------------------------------------------------ */
@@ -175,7 +180,11 @@ static void tsrt__gemm_k0(const tsrt__gop *op, int64_t i0, int64_t i1, int64_t j
             if (!op->beta)
                 for (int64_t i = 0; i < mb; i++)
                     for (int64_t j = 0; j < nb; j++) op->c[(ic + i) * op->c_rs + (jc + j) * op->c_cs] = 0.0f;
-            if (op->epi) tsrt__epi(op, ic, jc, mb, nb);
+            if (op->te) {
+                const tsrt_tepi te = tsrt__te_at(op->te, op->epi_m0 + ic, op->epi_n0 + jc);
+                tsrt__te_tile(&te, op->c + ic * op->c_rs + jc, op->c_rs, mb, nb);
+            } else if (op->epi)
+                tsrt__epi(op, ic, jc, mb, nb);
         }
 }
 
@@ -283,6 +292,10 @@ TSRT__OUTLINE void tsrt__gemm_range(const tsrt__gop *op, int64_t i0, int64_t i1,
                     for (int64_t ir = 0; ir < mc; ir += TSRT_MR) {
                         const int64_t mr = tsrt__min(TSRT_MR, mc - ir);
                         const float *a = op->a + (ic + ir) * op->a_rs + pc * op->a_cs;
+                        tsrt_tepi tt;
+                        const tsrt_tepi *te = NULL;
+                        if (last && op->te)
+                            tt = tsrt__te_at(op->te, op->epi_m0 + ic + ir, op->epi_n0 + jc + jr), te = &tt;
                         if (pfb && pf < kc) {
                             const int64_t np = tsrt__min(pstep, kc - pf);
                             tsrt__prefetch_b_op(op, pc + pf, np, jc + jr + TSRT_NR);
@@ -299,14 +312,14 @@ TSRT__OUTLINE void tsrt__gemm_range(const tsrt__gop *op, int64_t i0, int64_t i1,
                                     for (int64_t p = 0; p < kc; p += 16)
                                         __builtin_prefetch(a + (TSRT_MR + i) * op->a_rs + p, 0, 3);
                             tsrt__ukr_ua(kc, a, op->a_rs, bj, cj + ir * op->c_rs, op->c_rs, op->c_cs, beta,
-                                         nr, cols ? bt : NULL);
+                                         nr, cols ? bt : NULL, te);
                             continue;
                         }
                         if (jr == 0) tsrt__pack_a(a, op->a_rs, op->a_cs, mr, kc, pa + ir * kc);
                         tsrt__ukr(kc, pa + ir * kc, bj, cj + ir * op->c_rs, op->c_rs, op->c_cs, beta, mr,
-                                  nr);
+                                  nr, te);
                     }
-                    if (last && op->epi && (jr + nr == nc || jr + nr - je >= TSRT_EPI_COLS)) {
+                    if (last && op->epi && !op->te && (jr + nr == nc || jr + nr - je >= TSRT_EPI_COLS)) {
                         tsrt__epi(op, ic, jc + je, mc, jr + nr - je);
                         je = jr + nr;
                     }
@@ -457,6 +470,7 @@ TSRT_FN void tsrt_sgemm(const tsrt_sgemm_args *g, int ith, int nth, void *ws)
     op.swapped = swap;
     op.epi = g->epi;
     op.epi_ctx = g->epi_ctx;
+    op.te = swap ? NULL : g->te;
     if (!swap) {
         op.m = g->m, op.n = g->n;
         op.a_rs = g->a_rs, op.a_cs = g->a_cs, op.b_rs = g->b_rs, op.b_cs = g->b_cs;

@@ -96,22 +96,57 @@
 #define TSRT__AVX2_UA(d)                                                      \
     d "(%[a])", d "(%[a],%[r],1)", d "(%[a],%[r],2)", d "(%[a3])", d "(%[a3],%[r],1)", d "(%[a3],%[r],2)"
 
-#define TSRT__AVX2_ROW(i, r0, r1)                                             \
+/* The end of a 6 x 16 tile, on the accumulators c00..c51 (row i: ci0 =
+ * columns 0-7, ci1 = 8-15): the old C added when accumulating, then the
+ * tile epilogue in registers, each of its terms tested once per tile (as
+ * tsrt__te_tile computes it: vmaxps/vminps with the constant first keep a
+ * NaN second operand), then the stores. Macros over the twelve named
+ * variables: gcc kept an array of them (or pointers to them) on the stack. */
+/* F on every row; a list of blocks: brace it under an if */
+#define TSRT__AVX2_ALL(F) F(0, c00, c01) F(1, c10, c11) F(2, c20, c21) F(3, c30, c31) F(4, c40, c41) F(5, c50, c51)
+#define TSRT__AVX2_ADD2(i, r0, r1, p)                                         \
+    {                                                                         \
+        tsrt__v8 u0_, u1_;                                                    \
+        TSRT__V8_LOAD(u0_, (p));                                              \
+        TSRT__V8_LOAD(u1_, (p) + 8);                                          \
+        r0 += u0_;                                                            \
+        r1 += u1_;                                                            \
+    }
+#define TSRT__AVX2_OLD(i, r0, r1) TSRT__AVX2_ADD2(i, r0, r1, c + (i) * rs)
+#define TSRT__AVX2_RES(i, r0, r1) TSRT__AVX2_ADD2(i, r0, r1, te->res + (i) * te->res_rs)
+#define TSRT__AVX2_ROWB(i, r0, r1) { const float b_ = te->row[i]; r0 += b_; r1 += b_; }
+#define TSRT__AVX2_COLB(i, r0, r1) { r0 += q0_; r1 += q1_; }
+#define TSRT__AVX2_MAX(i, r0, r1) { r0 = __builtin_ia32_maxps256(k_, r0); r1 = __builtin_ia32_maxps256(k_, r1); }
+#define TSRT__AVX2_PZ(i, r0, r1) { r0 += 0.0f; r1 += 0.0f; }
+#define TSRT__AVX2_MIN(i, r0, r1) { r0 = __builtin_ia32_minps256(k_, r0); r1 = __builtin_ia32_minps256(k_, r1); }
+#define TSRT__AVX2_PUT(i, r0, r1) { TSRT__V8_STORE(c + (i) * rs, r0); TSRT__V8_STORE(c + (i) * rs + 8, r1); }
+#define TSRT__AVX2_FINISH                                                     \
     do {                                                                      \
-        float *ci_ = c + (i) * rs;                                            \
-        if (beta) {                                                           \
-            tsrt__v8 o0_, o1_;                                                \
-            TSRT__V8_LOAD(o0_, ci_);                                          \
-            TSRT__V8_LOAD(o1_, ci_ + 8);                                      \
-            r0 += o0_;                                                        \
-            r1 += o1_;                                                        \
+        if (beta) { TSRT__AVX2_ALL(TSRT__AVX2_OLD) }                          \
+        if (te) {                                                             \
+            if (te->row) { TSRT__AVX2_ALL(TSRT__AVX2_ROWB) }                  \
+            if (te->col) {                                                    \
+                tsrt__v8 q0_, q1_;                                            \
+                TSRT__V8_LOAD(q0_, te->col);                                  \
+                TSRT__V8_LOAD(q1_, te->col + 8);                              \
+                TSRT__AVX2_ALL(TSRT__AVX2_COLB)                               \
+            }                                                                 \
+            if (te->res) { TSRT__AVX2_ALL(TSRT__AVX2_RES) }                   \
+            if (te->clamp & TSRT_TE_MAX) {                                    \
+                const tsrt__v8 k_ = (tsrt__v8){0} + te->lo;                   \
+                TSRT__AVX2_ALL(TSRT__AVX2_MAX)                                \
+                if (te->clamp & TSRT_TE_MAX_PZ) { TSRT__AVX2_ALL(TSRT__AVX2_PZ) } \
+            }                                                                 \
+            if (te->clamp & TSRT_TE_MIN) {                                    \
+                const tsrt__v8 k_ = (tsrt__v8){0} + te->hi;                   \
+                TSRT__AVX2_ALL(TSRT__AVX2_MIN)                                \
+            }                                                                 \
         }                                                                     \
-        TSRT__V8_STORE(ci_, r0);                                              \
-        TSRT__V8_STORE(ci_ + 8, r1);                                          \
+        TSRT__AVX2_ALL(TSRT__AVX2_PUT)                                        \
     } while (0)
 
 TSRT__OUTLINE void tsrt__ukr_full(int64_t k, const float *restrict a, const float *restrict b,
-                                  float *restrict c, ptrdiff_t rs, int beta)
+                                  float *restrict c, ptrdiff_t rs, int beta, const tsrt_tepi *te)
 {
     /* tsrt__v8 is 32 bytes: with AVX the "x" constraint gives it a ymm. */
     tsrt__v8 c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51;
@@ -157,12 +192,7 @@ TSRT__OUTLINE void tsrt__ukr_full(int64_t k, const float *restrict a, const floa
           [v0] "=&x"(v0), [v1] "=&x"(v1), [x] "=&x"(x), [y] "=&x"(y)
         :
         : "cc", "memory");
-    TSRT__AVX2_ROW(0, c00, c01);
-    TSRT__AVX2_ROW(1, c10, c11);
-    TSRT__AVX2_ROW(2, c20, c21);
-    TSRT__AVX2_ROW(3, c30, c31);
-    TSRT__AVX2_ROW(4, c40, c41);
-    TSRT__AVX2_ROW(5, c50, c51);
+    TSRT__AVX2_FINISH;
 }
 
 /* The same tile with A unpacked: row i of the micro-panel at a + i*lda,
@@ -171,7 +201,7 @@ TSRT__OUTLINE void tsrt__ukr_full(int64_t k, const float *restrict a, const floa
  * Six read streams instead of one; the broadcasts take the addressing
  * modes base + index*{1,2}. */
 TSRT__OUTLINE void tsrt__ukr_full_ua(int64_t k, const float *restrict a, ptrdiff_t lda, const float *restrict b,
-                                     float *restrict c, ptrdiff_t rs, int beta)
+                                     float *restrict c, ptrdiff_t rs, int beta, const tsrt_tepi *te)
 {
     tsrt__v8 c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51;
     for (int i = 0; i < 6; i++) {
@@ -215,12 +245,7 @@ TSRT__OUTLINE void tsrt__ukr_full_ua(int64_t k, const float *restrict a, ptrdiff
           [v0] "=&x"(v0), [v1] "=&x"(v1), [x] "=&x"(x), [y] "=&x"(y)
         : [r] "r"(r)
         : "cc", "memory");
-    TSRT__AVX2_ROW(0, c00, c01);
-    TSRT__AVX2_ROW(1, c10, c11);
-    TSRT__AVX2_ROW(2, c20, c21);
-    TSRT__AVX2_ROW(3, c30, c31);
-    TSRT__AVX2_ROW(4, c40, c41);
-    TSRT__AVX2_ROW(5, c50, c51);
+    TSRT__AVX2_FINISH;
 }
 
 /* 6 x 8 with A read in place: the left half of a packed B micro-panel
@@ -378,15 +403,17 @@ static inline void tsrt__ukr_full_s(int64_t k, const float *restrict a, ptrdiff_
 }
 
 TSRT__OUTLINE void tsrt__ukr_full(int64_t k, const float *restrict a, const float *restrict b,
-                                  float *restrict c, ptrdiff_t rs, int beta)
+                                  float *restrict c, ptrdiff_t rs, int beta, const tsrt_tepi *te)
 {
     tsrt__ukr_full_s(k, a, 1, 14, b, c, rs, beta);
+    if (te) tsrt__te_tile(te, c, rs, 14, 32);
 }
 
 TSRT__OUTLINE void tsrt__ukr_full_ua(int64_t k, const float *restrict a, ptrdiff_t lda, const float *restrict b,
-                                     float *restrict c, ptrdiff_t rs, int beta)
+                                     float *restrict c, ptrdiff_t rs, int beta, const tsrt_tepi *te)
 {
     tsrt__ukr_full_s(k, a, lda, 1, b, c, rs, beta);
+    if (te) tsrt__te_tile(te, c, rs, 14, 32);
 }
 
 /* ==== portable: 6 x 16 in vector extensions ================================= */
@@ -429,15 +456,17 @@ static inline void tsrt__ukr_full_s(int64_t k, const float *restrict a, ptrdiff_
 }
 
 TSRT__OUTLINE void tsrt__ukr_full(int64_t k, const float *restrict a, const float *restrict b,
-                                  float *restrict c, ptrdiff_t rs, int beta)
+                                  float *restrict c, ptrdiff_t rs, int beta, const tsrt_tepi *te)
 {
     tsrt__ukr_full_s(k, a, 1, 6, b, c, rs, beta);
+    if (te) tsrt__te_tile(te, c, rs, 6, 16);
 }
 
 TSRT__OUTLINE void tsrt__ukr_full_ua(int64_t k, const float *restrict a, ptrdiff_t lda, const float *restrict b,
-                                     float *restrict c, ptrdiff_t rs, int beta)
+                                     float *restrict c, ptrdiff_t rs, int beta, const tsrt_tepi *te)
 {
     tsrt__ukr_full_s(k, a, lda, 1, b, c, rs, beta);
+    if (te) tsrt__te_tile(te, c, rs, 6, 16);
 }
 
 #endif /* TSRT_ISA */
@@ -448,21 +477,24 @@ TSRT__OUTLINE void tsrt__ukr_full_ua(int64_t k, const float *restrict a, ptrdiff
  * panels are zero-padded to MR x NR, so the full kernel runs into an aligned
  * stack tile and the wanted corner is copied out: at most one row and one
  * column of tiles per matrix take this path, so its cost does not matter. */
+/* te: the tile epilogue at this tile (tsrt__te_at), or NULL; only with
+ * cs == 1. */
 static inline void tsrt__ukr(int64_t k, const float *restrict a, const float *restrict b,
                              float *restrict c, ptrdiff_t rs, ptrdiff_t cs, int beta,
-                             int64_t mr, int64_t nr)
+                             int64_t mr, int64_t nr, const tsrt_tepi *te)
 {
     if (mr == TSRT_MR && nr == TSRT_NR && cs == 1) {
-        tsrt__ukr_full(k, a, b, c, rs, beta);
+        tsrt__ukr_full(k, a, b, c, rs, beta, te);
         return;
     }
     float t[TSRT_MR * TSRT_NR] __attribute__((aligned(TSRT_ALIGN)));
-    tsrt__ukr_full(k, a, b, t, TSRT_NR, 0);
+    tsrt__ukr_full(k, a, b, t, TSRT_NR, 0, NULL);
     for (int64_t i = 0; i < mr; i++)
         for (int64_t j = 0; j < nr; j++) {
             float *e = c + i * rs + j * cs;
             *e = beta ? *e + t[i * TSRT_NR + j] : t[i * TSRT_NR + j];
         }
+    if (te) tsrt__te_tile(te, c, rs, mr, nr);
 }
 
 /* Column j (< nr) of C's MR rows for a last column panel of nr <= 2
@@ -499,14 +531,15 @@ TSRT__OUTLINE void tsrt__ukr_col(int64_t k, const float *restrict a, ptrdiff_t l
  * k), for tsrt__ukr_col. */
 static inline void tsrt__ukr_ua(int64_t k, const float *restrict a, ptrdiff_t lda, const float *restrict b,
                                 float *restrict c, ptrdiff_t rs, ptrdiff_t cs, int beta, int64_t nr,
-                                const float *restrict bt)
+                                const float *restrict bt, const tsrt_tepi *te)
 {
     if (nr == TSRT_NR && cs == 1) {
-        tsrt__ukr_full_ua(k, a, lda, b, c, rs, beta);
+        tsrt__ukr_full_ua(k, a, lda, b, c, rs, beta, te);
         return;
     }
     if (bt && nr <= 2) {
         for (int64_t j = 0; j < nr; j++) tsrt__ukr_col(k, a, lda, bt + j * k, c + j * cs, rs, beta);
+        if (te) tsrt__te_tile(te, c, rs, TSRT_MR, nr);
         return;
     }
     float t[TSRT_MR * TSRT_NR] __attribute__((aligned(TSRT_ALIGN)));
@@ -515,12 +548,13 @@ static inline void tsrt__ukr_ua(int64_t k, const float *restrict a, ptrdiff_t ld
         tsrt__ukr_full_ua8(k, a, lda, b, t, TSRT_NR, 0);
     else
 #endif
-        tsrt__ukr_full_ua(k, a, lda, b, t, TSRT_NR, 0);
+        tsrt__ukr_full_ua(k, a, lda, b, t, TSRT_NR, 0, NULL);
     for (int64_t i = 0; i < TSRT_MR; i++)
         for (int64_t j = 0; j < nr; j++) {
             float *e = c + i * rs + j * cs;
             *e = beta ? *e + t[i * TSRT_NR + j] : t[i * TSRT_NR + j];
         }
+    if (te) tsrt__te_tile(te, c, rs, TSRT_MR, nr);
 }
 
 /* Copies columns [0, nr) of a packed kc x NR B micro-panel into bt, each
