@@ -170,6 +170,10 @@ static inline void tsrt__te_tile(const tsrt_tepi *te, float *c, ptrdiff_t rs, in
  * the L3 slice. NC is large so that A is packed once per 3072 columns.
  * A sweep of KC 192-512 x MC 72-240 (TSRT_KC/MC/NC can be overridden)
  * stayed within the machine's noise for 1024^3 and 256^3.
+ * Row tiles of 4 (tsrt__ukr4, 8 accumulators) end blocks whose rows leave
+ * a remainder of 4 or 2 (D33). Tiles of 4 everywhere were measured too:
+ * 1024^3 87-94 against 95-96 GFLOP/s, 4096x4096x256 95 against 97, so 6
+ * stays the tile.
  *
  * AVX-512 (not run on AVX-512 hardware: none was available; compiled, and
  * its logic run through tests/unit/avx512_emu.h; untuned): 14x32 uses 28

@@ -435,8 +435,10 @@ TSRT__OUTLINE void tsrt__pw_range(const tsrt__gop *op, int64_t i0, int64_t i1, i
     const int64_t K = op->k, NB = tsrt__pw_nb(K);
     const ptrdiff_t rs = op->c_rs;
     float bt[2 * TSRT_PW_KMAX] __attribute__((aligned(TSRT_ALIGN))); /* a last panel of <= 2 columns */
-    const int64_t ie = i1 - (i1 - i0) % TSRT_MR;                      /* the full row tiles end here */
-    if (ie < i1) tsrt__pack_a(op->a + ie * op->a_rs, op->a_rs, 1, i1 - ie, K, pa);
+    /* the last row tile, packed when it is a partial one for the MR-row
+     * kernel (4-row tiles read W in place) */
+    const int64_t mc = i1 - i0, t = mc % TSRT_MR, ie = i1 - t;
+    if (t && !tsrt__is_tile4(tsrt__tile_h(mc, ie - i0))) tsrt__pack_a(op->a + ie * op->a_rs, op->a_rs, 1, t, K, pa);
     for (int64_t jc = j0; jc < j1; jc += NB) {
         const int64_t nc = tsrt__min(NB, j1 - jc), nl = nc % TSRT_NR;
         tsrt__pw_pack(op->b + jc, op->b_rs, K, nc, pb);
@@ -450,8 +452,8 @@ TSRT__OUTLINE void tsrt__pw_range(const tsrt__gop *op, int64_t i0, int64_t i1, i
         const int64_t pstep = TSRT_PW_PREFETCH ? tsrt__cdiv(K * lpr, calls) : 0;
         const float *pf = op->b + jn;
         int64_t pp = lpr ? 0 : K, pl = 0; /* the next line to prefetch */
-        for (int64_t ir = i0; ir < i1; ir += TSRT_MR) {
-            const int64_t mr = tsrt__min(TSRT_MR, i1 - ir);
+        for (int64_t ir = i0, mr; ir < i1; ir += mr) {
+            mr = tsrt__tile_h(mc, ir - i0);
             const float *a = op->a + ir * op->a_rs;
             float *c = op->c + ir * rs + jc;
             /* The next tile's rows of W, on the first column block (the
@@ -471,6 +473,10 @@ TSRT__OUTLINE void tsrt__pw_range(const tsrt__gop *op, int64_t i0, int64_t i1, i
                 if (op->te) tt = tsrt__te_at(op->te, op->epi_m0 + ir, op->epi_n0 + jc + jr), te = &tt;
                 if (mr == TSRT_MR)
                     tsrt__ukr_ua(K, a, op->a_rs, pb + jr * K, c + jr, rs, 1, op->beta, nr, bt, te);
+#ifdef TSRT_HAVE_UKR4
+                else if (tsrt__is_tile4(mr))
+                    tsrt__ukr4_any(K, a, op->a_rs, pb + jr * K, c + jr, rs, 1, op->beta, nr, te);
+#endif
                 else
                     tsrt__pw_edge_rows(K, pa, pb + jr * K, c + jr, rs, op->beta, mr, nr, te);
             }

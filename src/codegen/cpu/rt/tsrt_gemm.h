@@ -105,32 +105,47 @@ typedef struct tsrt__gop {
 
 /* ---- packing ------------------------------------------------------------------ */
 
-/* A[0..mc)[0..kc) (a points at the block's first element) into MR-tall
- * micro-panels: dst[(i/MR)*kc*MR + p*MR + i%MR], rows past mc zeroed. */
-static void tsrt__pack_a(const float *restrict a, ptrdiff_t rs, ptrdiff_t cs, int64_t mc,
-                         int64_t kc, float *restrict dst)
+/* A[0..mc)[0..kc) (a points at the block's first element) into w-tall
+ * micro-panels (w = MR, or 4 for the 4-row kernel's tiles, w >= mc when
+ * 4): dst[(i/w)*kc*w + p*w + i%w], rows past mc zeroed. */
+static inline __attribute__((always_inline)) void tsrt__pack_a_w(const float *restrict a, ptrdiff_t rs, ptrdiff_t cs,
+                                                                int64_t mc, int64_t kc, float *restrict dst,
+                                                                const int64_t w)
 {
-    for (int64_t ir = 0; ir < mc; ir += TSRT_MR, dst += TSRT_MR * kc) {
-        const int64_t mr = tsrt__min(TSRT_MR, mc - ir);
+    for (int64_t ir = 0; ir < mc; ir += w, dst += w * kc) {
+        const int64_t mr = tsrt__min(w, mc - ir);
         const float *s = a + ir * rs;
-        if (mr == TSRT_MR && cs == 1) {
-            /* Row-major A: MR read streams, one contiguous write stream;
+        if (mr == w && cs == 1) {
+            /* Row-major A: w read streams, one contiguous write stream;
              * the fixed inner trip count is unrolled. (Rows outer, p inner
-             * was 5 cycles per float on Zen 3: stride-MR stores.) */
+             * was 5 cycles per float on Zen 3: stride-w stores.) */
             for (int64_t p = 0; p < kc; p++)
-                for (int64_t i = 0; i < TSRT_MR; i++) dst[p * TSRT_MR + i] = s[i * rs + p];
-        } else if (mr == TSRT_MR && rs == 1) {
-            /* Column-major A (a transposed operand): MR contiguous floats per p. */
-            for (int64_t p = 0; p < kc; p++) memcpy(dst + p * TSRT_MR, s + p * cs, sizeof(float) * TSRT_MR);
+                for (int64_t i = 0; i < w; i++) dst[p * w + i] = s[i * rs + p];
+        } else if (mr == w && rs == 1) {
+            /* Column-major A (a transposed operand): w contiguous floats per p. */
+            for (int64_t p = 0; p < kc; p++) memcpy(dst + p * w, s + p * cs, sizeof(float) * (size_t)w);
         } else {
             for (int64_t p = 0; p < kc; p++) {
                 int64_t i = 0;
-                for (; i < mr; i++) dst[p * TSRT_MR + i] = s[i * rs + p * cs];
-                for (; i < TSRT_MR; i++) dst[p * TSRT_MR + i] = 0.0f;
+                for (; i < mr; i++) dst[p * w + i] = s[i * rs + p * cs];
+                for (; i < w; i++) dst[p * w + i] = 0.0f;
             }
         }
     }
 }
+
+static void tsrt__pack_a(const float *restrict a, ptrdiff_t rs, ptrdiff_t cs, int64_t mc, int64_t kc,
+                         float *restrict dst)
+{
+    tsrt__pack_a_w(a, rs, cs, mc, kc, dst, TSRT_MR);
+}
+
+#ifdef TSRT_HAVE_UKR4
+static void tsrt__pack_a4(const float *restrict a, ptrdiff_t rs, ptrdiff_t cs, int64_t kc, float *restrict dst)
+{
+    tsrt__pack_a_w(a, rs, cs, 4, kc, dst, 4);
+}
+#endif
 
 /* B[0..kc)[0..nc) (b points at the block's first element) into NR-wide
  * micro-panels, columns past nc zeroed (the tsrt__pack_b_fn contract). */
@@ -289,8 +304,8 @@ TSRT__OUTLINE void tsrt__gemm_range(const tsrt__gop *op, int64_t i0, int64_t i1,
                     const int pfb = ic == i0 && jr + TSRT_NR < nc && !op->pack_b && !op->bp;
                     const int64_t pstep = tsrt__cdiv(kc, tsrt__cdiv(mc, TSRT_MR));
                     int64_t pf = 0;
-                    for (int64_t ir = 0; ir < mc; ir += TSRT_MR) {
-                        const int64_t mr = tsrt__min(TSRT_MR, mc - ir);
+                    for (int64_t ir = 0, mr; ir < mc; ir += mr) {
+                        mr = tsrt__tile_h(mc, ir);
                         const float *a = op->a + (ic + ir) * op->a_rs + pc * op->a_cs;
                         tsrt_tepi tt;
                         const tsrt_tepi *te = NULL;
@@ -315,6 +330,19 @@ TSRT__OUTLINE void tsrt__gemm_range(const tsrt__gop *op, int64_t i0, int64_t i1,
                                          nr, cols ? bt : NULL, te);
                             continue;
                         }
+#ifdef TSRT_HAVE_UKR4
+                        if (tsrt__is_tile4(mr)) {
+                            if (ua)
+                                tsrt__ukr4_any(kc, a, op->a_rs, bj, cj + ir * op->c_rs, op->c_rs, op->c_cs, beta, nr,
+                                               te);
+                            else {
+                                if (jr == 0) tsrt__pack_a4(a, op->a_rs, op->a_cs, kc, pa + ir * kc);
+                                tsrt__ukr4_any(kc, pa + ir * kc, 0, bj, cj + ir * op->c_rs, op->c_rs, op->c_cs, beta,
+                                               nr, te);
+                            }
+                            continue;
+                        }
+#endif
                         if (jr == 0) tsrt__pack_a(a, op->a_rs, op->a_cs, mr, kc, pa + ir * kc);
                         tsrt__ukr(kc, pa + ir * kc, bj, cj + ir * op->c_rs, op->c_rs, op->c_cs, beta, mr,
                                   nr, te);

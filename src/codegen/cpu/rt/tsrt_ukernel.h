@@ -120,30 +120,31 @@
 #define TSRT__AVX2_PZ(i, r0, r1) { r0 += 0.0f; r1 += 0.0f; }
 #define TSRT__AVX2_MIN(i, r0, r1) { r0 = __builtin_ia32_minps256(k_, r0); r1 = __builtin_ia32_minps256(k_, r1); }
 #define TSRT__AVX2_PUT(i, r0, r1) { TSRT__V8_STORE(c + (i) * rs, r0); TSRT__V8_STORE(c + (i) * rs + 8, r1); }
-#define TSRT__AVX2_FINISH                                                     \
+#define TSRT__AVX2_FINISH_ROWS(ALL)                                           \
     do {                                                                      \
-        if (beta) { TSRT__AVX2_ALL(TSRT__AVX2_OLD) }                          \
+        if (beta) { ALL(TSRT__AVX2_OLD) }                          \
         if (te) {                                                             \
-            if (te->row) { TSRT__AVX2_ALL(TSRT__AVX2_ROWB) }                  \
+            if (te->row) { ALL(TSRT__AVX2_ROWB) }                  \
             if (te->col) {                                                    \
                 tsrt__v8 q0_, q1_;                                            \
                 TSRT__V8_LOAD(q0_, te->col);                                  \
                 TSRT__V8_LOAD(q1_, te->col + 8);                              \
-                TSRT__AVX2_ALL(TSRT__AVX2_COLB)                               \
+                ALL(TSRT__AVX2_COLB)                               \
             }                                                                 \
-            if (te->res) { TSRT__AVX2_ALL(TSRT__AVX2_RES) }                   \
+            if (te->res) { ALL(TSRT__AVX2_RES) }                   \
             if (te->clamp & TSRT_TE_MAX) {                                    \
                 const tsrt__v8 k_ = (tsrt__v8){0} + te->lo;                   \
-                TSRT__AVX2_ALL(TSRT__AVX2_MAX)                                \
-                if (te->clamp & TSRT_TE_MAX_PZ) { TSRT__AVX2_ALL(TSRT__AVX2_PZ) } \
+                ALL(TSRT__AVX2_MAX)                                \
+                if (te->clamp & TSRT_TE_MAX_PZ) { ALL(TSRT__AVX2_PZ) } \
             }                                                                 \
             if (te->clamp & TSRT_TE_MIN) {                                    \
                 const tsrt__v8 k_ = (tsrt__v8){0} + te->hi;                   \
-                TSRT__AVX2_ALL(TSRT__AVX2_MIN)                                \
+                ALL(TSRT__AVX2_MIN)                                \
             }                                                                 \
         }                                                                     \
-        TSRT__AVX2_ALL(TSRT__AVX2_PUT)                                        \
+        ALL(TSRT__AVX2_PUT)                                        \
     } while (0)
+#define TSRT__AVX2_FINISH TSRT__AVX2_FINISH_ROWS(TSRT__AVX2_ALL)
 
 TSRT__OUTLINE void tsrt__ukr_full(int64_t k, const float *restrict a, const float *restrict b,
                                   float *restrict c, ptrdiff_t rs, int beta, const tsrt_tepi *te)
@@ -330,6 +331,120 @@ TSRT__OUTLINE void tsrt__ukr_full_ua8(int64_t k, const float *restrict a, ptrdif
     TSRT__AVX2_ROW8(3, c30);
     TSRT__AVX2_ROW8(4, c40);
     TSRT__AVX2_ROW8(5, c50);
+}
+
+/* 4 x 16: a last row tile of 4 rows (M = 64 = 10*6 + 4), or two of them
+ * instead of a 6-row tile and a 2-row one (M = 128 = 20*6 + 2*4): the
+ * 6-row kernel on a zero-padded panel spends 6 rows of multiply-adds on
+ * 2 (3% of a 128-row product, 11% of a 16- or 32-row one). Eight
+ * accumulators: two FMA pipes of latency 4 just kept busy. A is packed
+ * 4 rows wide (a[p*4 + i], tsrt__pack_a4) or read in place (_ua). */
+#define TSRT__AVX2_ASM_STEP4(a0, a1, a2, a3, b0, b1)                           \
+    "vmovaps " b0 "(%[b]), %[v0]\n\t"                                        \
+    "vmovaps " b1 "(%[b]), %[v1]\n\t"                                        \
+    "vbroadcastss " a0 ", %[x]\n\t"                                          \
+    "vbroadcastss " a1 ", %[y]\n\t"                                          \
+    "vfmadd231ps %[v0], %[x], %[c00]\n\t"                                    \
+    "vfmadd231ps %[v1], %[x], %[c01]\n\t"                                    \
+    "vbroadcastss " a2 ", %[x]\n\t"                                          \
+    "vfmadd231ps %[v0], %[y], %[c10]\n\t"                                    \
+    "vfmadd231ps %[v1], %[y], %[c11]\n\t"                                    \
+    "vbroadcastss " a3 ", %[y]\n\t"                                          \
+    "vfmadd231ps %[v0], %[x], %[c20]\n\t"                                    \
+    "vfmadd231ps %[v1], %[x], %[c21]\n\t"                                    \
+    "vfmadd231ps %[v0], %[y], %[c30]\n\t"                                    \
+    "vfmadd231ps %[v1], %[y], %[c31]\n\t"
+#define TSRT__AVX2_STEP4(...) TSRT__AVX2_ASM_STEP4(__VA_ARGS__)
+#define TSRT__AVX2_PA4(o0, o1, o2, o3) o0 "(%[a])", o1 "(%[a])", o2 "(%[a])", o3 "(%[a])"
+#define TSRT__AVX2_UA4(d) d "(%[a])", d "(%[a],%[r],1)", d "(%[a],%[r],2)", d "(%[a3])"
+#define TSRT__AVX2_ZERO_C4                                                    \
+    "vxorps %[c00], %[c00], %[c00]\n\t"                                       \
+    "vxorps %[c01], %[c01], %[c01]\n\t"                                       \
+    "vxorps %[c10], %[c10], %[c10]\n\t"                                       \
+    "vxorps %[c11], %[c11], %[c11]\n\t"                                       \
+    "vxorps %[c20], %[c20], %[c20]\n\t"                                       \
+    "vxorps %[c21], %[c21], %[c21]\n\t"                                       \
+    "vxorps %[c30], %[c30], %[c30]\n\t"                                       \
+    "vxorps %[c31], %[c31], %[c31]\n\t"
+#define TSRT__AVX2_ALL4(F) F(0, c00, c01) F(1, c10, c11) F(2, c20, c21) F(3, c30, c31)
+#define TSRT__AVX2_OUT4                                                       \
+    [c00] "=&x"(c00), [c01] "=&x"(c01), [c10] "=&x"(c10), [c11] "=&x"(c11),  \
+    [c20] "=&x"(c20), [c21] "=&x"(c21), [c30] "=&x"(c30), [c31] "=&x"(c31),  \
+    [v0] "=&x"(v0), [v1] "=&x"(v1), [x] "=&x"(x), [y] "=&x"(y)
+
+#define TSRT_HAVE_UKR4 1
+TSRT__OUTLINE void tsrt__ukr4(int64_t k, const float *restrict a, const float *restrict b, float *restrict c,
+                              ptrdiff_t rs, int beta, const tsrt_tepi *te)
+{
+    tsrt__v8 c00, c01, c10, c11, c20, c21, c30, c31, v0, v1, x, y;
+    int64_t k4 = k / 4, k1 = k % 4;
+    __asm__ volatile(
+        TSRT__AVX2_ZERO_C4
+        "test %[k4], %[k4]\n\t"
+        "je 2f\n\t"
+        ".p2align 5\n"
+        "1:\n\t"
+        TSRT__AVX2_STEP4(TSRT__AVX2_PA4("0", "4", "8", "12"), "0", "32")
+        TSRT__AVX2_STEP4(TSRT__AVX2_PA4("16", "20", "24", "28"), "64", "96")
+        TSRT__AVX2_STEP4(TSRT__AVX2_PA4("32", "36", "40", "44"), "128", "160")
+        TSRT__AVX2_STEP4(TSRT__AVX2_PA4("48", "52", "56", "60"), "192", "224")
+        "add $64, %[a]\n\t"
+        "add $256, %[b]\n\t"
+        "dec %[k4]\n\t"
+        "jne 1b\n"
+        "2:\n\t"
+        "test %[k1], %[k1]\n\t"
+        "je 4f\n"
+        "3:\n\t"
+        TSRT__AVX2_STEP4(TSRT__AVX2_PA4("0", "4", "8", "12"), "0", "32")
+        "add $16, %[a]\n\t"
+        "add $64, %[b]\n\t"
+        "dec %[k1]\n\t"
+        "jne 3b\n"
+        "4:\n\t"
+        : [a] "+r"(a), [b] "+r"(b), [k4] "+r"(k4), [k1] "+r"(k1), TSRT__AVX2_OUT4
+        :
+        : "cc", "memory");
+    TSRT__AVX2_FINISH_ROWS(TSRT__AVX2_ALL4);
+}
+
+TSRT__OUTLINE void tsrt__ukr4_ua(int64_t k, const float *restrict a, ptrdiff_t lda, const float *restrict b,
+                                 float *restrict c, ptrdiff_t rs, int beta, const tsrt_tepi *te)
+{
+    tsrt__v8 c00, c01, c10, c11, c20, c21, c30, c31, v0, v1, x, y;
+    int64_t k4 = k / 4, k1 = k % 4;
+    const float *a3 = a + 3 * lda;
+    const ptrdiff_t r = lda * (ptrdiff_t)sizeof(float);
+    __asm__ volatile(
+        TSRT__AVX2_ZERO_C4
+        "test %[k4], %[k4]\n\t"
+        "je 2f\n\t"
+        ".p2align 5\n"
+        "1:\n\t"
+        TSRT__AVX2_STEP4(TSRT__AVX2_UA4("0"), "0", "32")
+        TSRT__AVX2_STEP4(TSRT__AVX2_UA4("4"), "64", "96")
+        TSRT__AVX2_STEP4(TSRT__AVX2_UA4("8"), "128", "160")
+        TSRT__AVX2_STEP4(TSRT__AVX2_UA4("12"), "192", "224")
+        "add $16, %[a]\n\t"
+        "add $16, %[a3]\n\t"
+        "add $256, %[b]\n\t"
+        "dec %[k4]\n\t"
+        "jne 1b\n"
+        "2:\n\t"
+        "test %[k1], %[k1]\n\t"
+        "je 4f\n"
+        "3:\n\t"
+        TSRT__AVX2_STEP4(TSRT__AVX2_UA4("0"), "0", "32")
+        "add $4, %[a]\n\t"
+        "add $4, %[a3]\n\t"
+        "add $64, %[b]\n\t"
+        "dec %[k1]\n\t"
+        "jne 3b\n"
+        "4:\n\t"
+        : [a] "+r"(a), [a3] "+r"(a3), [b] "+r"(b), [k4] "+r"(k4), [k1] "+r"(k1), TSRT__AVX2_OUT4
+        : [r] "r"(r)
+        : "cc", "memory");
+    TSRT__AVX2_FINISH_ROWS(TSRT__AVX2_ALL4);
 }
 
 /* ==== AVX-512: 14 x 32 ===================================================== */
@@ -556,6 +671,55 @@ static inline void tsrt__ukr_ua(int64_t k, const float *restrict a, ptrdiff_t ld
         }
     if (te) tsrt__te_tile(te, c, rs, TSRT_MR, nr);
 }
+
+/* The rows of the row tile starting at ir of an mc-row block: MR, or
+ * fewer at the end; with the 4-row kernel, a remainder of 4 is a 4-row
+ * tile and a remainder of 2 makes the last full tile and it two 4-row
+ * tiles (4-row tiles always hold exactly 4 rows). */
+static inline int64_t tsrt__tile_h(int64_t mc, int64_t ir)
+{
+#ifdef TSRT_HAVE_UKR4
+    const int64_t t = mc % TSRT_MR;
+    if ((t == 4 && ir >= mc - 4) || (t == 2 && mc >= 8 && ir >= mc - 8)) return 4;
+#endif
+    return tsrt__min(TSRT_MR, mc - ir);
+}
+
+/* Whether a tile of h rows (tsrt__tile_h) runs on the 4-row kernel. */
+static inline int tsrt__is_tile4(int64_t h)
+{
+#ifdef TSRT_HAVE_UKR4
+    return h == 4 && TSRT_MR != 4;
+#else
+    (void)h;
+    return 0;
+#endif
+}
+
+#ifdef TSRT_HAVE_UKR4
+/* A 4-row tile of C, nr <= NR columns: A packed 4 wide (lda == 0) or 4
+ * rows read in place at row stride lda; a partial tile through a stack
+ * tile, then te on the stored corner. */
+static inline void tsrt__ukr4_any(int64_t k, const float *restrict a, ptrdiff_t lda, const float *restrict b,
+                                  float *restrict c, ptrdiff_t rs, ptrdiff_t cs, int beta, int64_t nr,
+                                  const tsrt_tepi *te)
+{
+    if (nr == TSRT_NR && cs == 1) {
+        if (lda) tsrt__ukr4_ua(k, a, lda, b, c, rs, beta, te);
+        else tsrt__ukr4(k, a, b, c, rs, beta, te);
+        return;
+    }
+    float t[4 * TSRT_NR] __attribute__((aligned(TSRT_ALIGN)));
+    if (lda) tsrt__ukr4_ua(k, a, lda, b, t, TSRT_NR, 0, NULL);
+    else tsrt__ukr4(k, a, b, t, TSRT_NR, 0, NULL);
+    for (int64_t i = 0; i < 4; i++)
+        for (int64_t j = 0; j < nr; j++) {
+            float *e = c + i * rs + j * cs;
+            *e = beta ? *e + t[i * TSRT_NR + j] : t[i * TSRT_NR + j];
+        }
+    if (te) tsrt__te_tile(te, c, rs, 4, nr);
+}
+#endif
 
 /* Copies columns [0, nr) of a packed kc x NR B micro-panel into bt, each
  * contiguous (bt[j*kc + p]), for tsrt__ukr_col. */
