@@ -482,6 +482,9 @@ static void test_tile_epilogue(void)
         {2, 24, 9, 13, 1, 1, 0, 1, TSRT_CONV_GEMM_1X1},    /* 2 images, rows past MR */
         {1, 300, 7, 20, 1, 1, 0, 1, TSRT_CONV_GEMM_1X1},   /* K blocks: te on the last only */
         {1, 3, 1, 50, 1, 1, 0, 1, TSRT_CONV_GEMM_1X1},     /* one position */
+        {1, 32, 15, 16, 1, 1, 0, 1, TSRT_CONV_GEMM_1X1},   /* tiles 6 6 4 */
+        {2, 17, 7, 32, 1, 1, 0, 1, TSRT_CONV_GEMM_1X1},    /* tiles 6 6 6 4 4, a 1-column panel */
+        {1, 40, 10, 45, 1, 1, 0, 1, TSRT_CONV_GEMM_1X1},   /* a 3-row tile, a 4-column panel */
         {2, 8, 11, 12, 3, 2, 1, 2, TSRT_CONV_PHASED},      /* groups */
         {1, 5, 9, 7, 3, 1, 1, 1, TSRT_CONV_IM2COL},
         {1, 8, 12, 8, 3, 1, 1, 8, TSRT_CONV_DEPTHWISE},    /* channel vectors */
