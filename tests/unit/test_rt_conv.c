@@ -14,6 +14,7 @@
 #include "avx512_emu.h" /* the AVX-512 kernel, emulated */
 #endif
 #include "codegen/cpu/rt/tsrt_conv.h"
+#include "te_ref.h"
 
 #include <float.h>
 #include <math.h>
@@ -417,32 +418,6 @@ static void test_choose(void)
 }
 
 /* ---- the tile epilogue (tsrt_tepi) ------------------------------------------ */
-
-/* The callback form of a tile epilogue (rows m0 = image * O + channel), as
- * the emitter writes it: what every algorithm must reproduce bit for bit
- * from te. */
-typedef struct {
-    const tsrt_tepi *te;
-    int calls;
-} te_ctx;
-
-static void epi_te(void *vctx, float *c, ptrdiff_t rs, ptrdiff_t cs, int64_t m0, int64_t n0, int64_t mb, int64_t nb)
-{
-    te_ctx *e = vctx;
-    const tsrt_tepi *te = e->te;
-    e->calls++;
-    for (int64_t i = 0; i < mb; i++)
-        for (int64_t j = 0; j < nb; j++) {
-            float v = c[i * rs + j * cs];
-            const int64_t r = m0 + i, q = n0 + j;
-            if (te->row) v = v + te->row[r];
-            if (te->col) v = v + te->col[q];
-            if (te->res) v = v + te->res[r * te->res_rs + q];
-            if (te->clamp & TSRT_TE_MAX) v = (v < te->lo ? te->lo : v) + ((te->clamp & TSRT_TE_MAX_PZ) ? 0.0f : -0.0f);
-            if (te->clamp & TSRT_TE_MIN) v = v > te->hi ? te->hi : v;
-            c[i * rs + j * cs] = v;
-        }
-}
 
 /* A conv (n c h w -> o, k x k, stride s, pad p, groups g) with a bias per
  * channel, a dense residual and ReLU6, through te and through the callback

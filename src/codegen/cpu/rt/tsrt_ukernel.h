@@ -95,6 +95,32 @@
  * d is the byte offset of the step within each row. */
 #define TSRT__AVX2_UA(d)                                                      \
     d "(%[a])", d "(%[a],%[r],1)", d "(%[a],%[r],2)", d "(%[a3])", d "(%[a3],%[r],1)", d "(%[a3],%[r],2)"
+/* The k loop of a kernel reading A in place: S(d, b0, b1) is one step,
+ * d the byte offset of its A column within the rows, b0/b1 those of its
+ * two B vectors; four steps per branch, then the k % 4 left. */
+#define TSRT__AVX2_LOOP_UA(S)                                                 \
+    "test %[k4], %[k4]\n\t"                                                   \
+    "je 2f\n\t"                                                               \
+    ".p2align 5\n"                                                            \
+    "1:\n\t"                                                                  \
+    S("0", "0", "32") S("4", "64", "96") S("8", "128", "160") S("12", "192", "224") \
+    "add $16, %[a]\n\t"                                                       \
+    "add $16, %[a3]\n\t"                                                      \
+    "add $256, %[b]\n\t"                                                      \
+    "dec %[k4]\n\t"                                                           \
+    "jne 1b\n"                                                                \
+    "2:\n\t"                                                                  \
+    "test %[k1], %[k1]\n\t"                                                   \
+    "je 4f\n"                                                                 \
+    "3:\n\t"                                                                  \
+    S("0", "0", "32")                                                         \
+    "add $4, %[a]\n\t"                                                        \
+    "add $4, %[a3]\n\t"                                                       \
+    "add $64, %[b]\n\t"                                                       \
+    "dec %[k1]\n\t"                                                           \
+    "jne 3b\n"                                                                \
+    "4:\n\t"
+#define TSRT__AVX2_S16UA(d, b0, b1) TSRT__AVX2_STEP(TSRT__AVX2_UA(d), b0, b1)
 
 /* The end of a 6 x 16 tile, on the accumulators c00..c51 (row i: ci0 =
  * columns 0-7, ci1 = 8-15): the old C added when accumulating, then the
@@ -215,30 +241,7 @@ TSRT__OUTLINE void tsrt__ukr_full_ua(int64_t k, const float *restrict a, ptrdiff
     tsrt__v8 v0, v1, x, y;
     __asm__ volatile(
         TSRT__AVX2_ZERO_C
-        "test %[k4], %[k4]\n\t"
-        "je 2f\n\t"
-        ".p2align 5\n"
-        "1:\n\t"
-        TSRT__AVX2_STEP(TSRT__AVX2_UA("0"), "0", "32")
-        TSRT__AVX2_STEP(TSRT__AVX2_UA("4"), "64", "96")
-        TSRT__AVX2_STEP(TSRT__AVX2_UA("8"), "128", "160")
-        TSRT__AVX2_STEP(TSRT__AVX2_UA("12"), "192", "224")
-        "add $16, %[a]\n\t"
-        "add $16, %[a3]\n\t"
-        "add $256, %[b]\n\t"
-        "dec %[k4]\n\t"
-        "jne 1b\n"
-        "2:\n\t"
-        "test %[k1], %[k1]\n\t"
-        "je 4f\n"
-        "3:\n\t"
-        TSRT__AVX2_STEP(TSRT__AVX2_UA("0"), "0", "32")
-        "add $4, %[a]\n\t"
-        "add $4, %[a3]\n\t"
-        "add $64, %[b]\n\t"
-        "dec %[k1]\n\t"
-        "jne 3b\n"
-        "4:\n\t"
+        TSRT__AVX2_LOOP_UA(TSRT__AVX2_S16UA)
         : [a] "+r"(a), [a3] "+r"(a3), [b] "+r"(b), [k4] "+r"(k4), [k1] "+r"(k1),
           [c00] "=&x"(c00), [c01] "=&x"(c01), [c10] "=&x"(c10), [c11] "=&x"(c11),
           [c20] "=&x"(c20), [c21] "=&x"(c21), [c30] "=&x"(c30), [c31] "=&x"(c31),
@@ -357,6 +360,7 @@ TSRT__OUTLINE void tsrt__ukr_full_ua8(int64_t k, const float *restrict a, ptrdif
 #define TSRT__AVX2_STEP4(...) TSRT__AVX2_ASM_STEP4(__VA_ARGS__)
 #define TSRT__AVX2_PA4(o0, o1, o2, o3) o0 "(%[a])", o1 "(%[a])", o2 "(%[a])", o3 "(%[a])"
 #define TSRT__AVX2_UA4(d) d "(%[a])", d "(%[a],%[r],1)", d "(%[a],%[r],2)", d "(%[a3])"
+#define TSRT__AVX2_S4UA(d, b0, b1) TSRT__AVX2_STEP4(TSRT__AVX2_UA4(d), b0, b1)
 #define TSRT__AVX2_ZERO_C4                                                    \
     "vxorps %[c00], %[c00], %[c00]\n\t"                                       \
     "vxorps %[c01], %[c01], %[c01]\n\t"                                       \
@@ -417,30 +421,7 @@ TSRT__OUTLINE void tsrt__ukr4_ua(int64_t k, const float *restrict a, ptrdiff_t l
     const ptrdiff_t r = lda * (ptrdiff_t)sizeof(float);
     __asm__ volatile(
         TSRT__AVX2_ZERO_C4
-        "test %[k4], %[k4]\n\t"
-        "je 2f\n\t"
-        ".p2align 5\n"
-        "1:\n\t"
-        TSRT__AVX2_STEP4(TSRT__AVX2_UA4("0"), "0", "32")
-        TSRT__AVX2_STEP4(TSRT__AVX2_UA4("4"), "64", "96")
-        TSRT__AVX2_STEP4(TSRT__AVX2_UA4("8"), "128", "160")
-        TSRT__AVX2_STEP4(TSRT__AVX2_UA4("12"), "192", "224")
-        "add $16, %[a]\n\t"
-        "add $16, %[a3]\n\t"
-        "add $256, %[b]\n\t"
-        "dec %[k4]\n\t"
-        "jne 1b\n"
-        "2:\n\t"
-        "test %[k1], %[k1]\n\t"
-        "je 4f\n"
-        "3:\n\t"
-        TSRT__AVX2_STEP4(TSRT__AVX2_UA4("0"), "0", "32")
-        "add $4, %[a]\n\t"
-        "add $4, %[a3]\n\t"
-        "add $64, %[b]\n\t"
-        "dec %[k1]\n\t"
-        "jne 3b\n"
-        "4:\n\t"
+        TSRT__AVX2_LOOP_UA(TSRT__AVX2_S4UA)
         : [a] "+r"(a), [a3] "+r"(a3), [b] "+r"(b), [k4] "+r"(k4), [k1] "+r"(k1), TSRT__AVX2_OUT4
         : [r] "r"(r)
         : "cc", "memory");
