@@ -108,7 +108,7 @@ static inline tsrt_tepi tsrt__te_at(const tsrt_tepi *e, int64_t r, int64_t q)
         x += z;                                                               \
         ci[j] = hi < x ? hi : x;                                              \
     }
-static inline void tsrt__te_tile(const tsrt_tepi *te, float *c, ptrdiff_t rs, int64_t mr, int64_t nr)
+TSRT__OUTLINE void tsrt__te_tile(const tsrt_tepi *te, float *c, ptrdiff_t rs, int64_t mr, int64_t nr)
 {
     const float lo = te->clamp & TSRT_TE_MAX ? te->lo : -INFINITY, hi = te->clamp & TSRT_TE_MIN ? te->hi : INFINITY;
     const float z = te->clamp & TSRT_TE_MAX_PZ ? 0.0f : -0.0f;

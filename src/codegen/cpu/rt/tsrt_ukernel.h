@@ -681,7 +681,7 @@ static inline int tsrt__is_tile4(int64_t h)
 /* A 4-row tile of C, nr <= NR columns: A packed 4 wide (lda == 0) or 4
  * rows read in place at row stride lda; a partial tile through a stack
  * tile, then te on the stored corner. */
-static inline void tsrt__ukr4_any(int64_t k, const float *restrict a, ptrdiff_t lda, const float *restrict b,
+TSRT__OUTLINE void tsrt__ukr4_any(int64_t k, const float *restrict a, ptrdiff_t lda, const float *restrict b,
                                   float *restrict c, ptrdiff_t rs, ptrdiff_t cs, int beta, int64_t nr,
                                   const tsrt_tepi *te)
 {
