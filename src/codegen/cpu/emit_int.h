@@ -1,0 +1,32 @@
+/* emit_int.h — what emit_c.c (loop IR to C) and emit_tmpl.c (template
+ * calls) share: the emitter's state and its statement and expression
+ * writers (internal to src/codegen/cpu/). */
+#ifndef TS_CODEGEN_CPU_EMIT_INT_H
+#define TS_CODEGEN_CPU_EMIT_INT_H
+
+#include "codegen/cpu/emit.h"
+
+typedef struct em {
+    ts_buf *out;
+    const ts_lkernel *k;
+    int level;            /* current block nesting */
+    int *declared;        /* by expression id: the level it was declared at, or -1 */
+    uint32_t *stack;      /* declared ids, innermost last */
+    int nstack, capstack;
+    uint32_t nids;
+    ts_status status;
+} em;
+
+/* The C text naming x in b: a literal, a parameter, or a local declared
+ * (once per function) on first use. */
+void ts_em_ref(em *e, ts_buf *b, ts_lx *x, bool inline_only);
+/* Forget every declared local: a new C function starts. */
+void ts_em_reset(em *e);
+/* The kernel's buffer pointers b0.. and dims D0.. as locals. */
+void ts_em_prologue(em *e, const ts_lkernel *k);
+/* The statements s (and what follows them) at the current level. */
+void ts_em_stmts(em *e, const ts_ls *s);
+/* A contraction kernel (k->tmpl): its functions (emit_tmpl.c). */
+void ts_em_template_kernel(em *e, const ts_lkernel *k);
+
+#endif

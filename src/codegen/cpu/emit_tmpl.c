@@ -1,0 +1,194 @@
+/* emit_tmpl.c — a contraction kernel as C: the call of a runtime template
+ * (tsrt_sgemm, tsrt_conv) with its arguments, the epilogue callback, the
+ * workspace size, the packing of constant operands (D26, D30) and the
+ * tile epilogue's tables and descriptor (D32). The loop IR inside them is
+ * written by emit_c.c's statement emitter. */
+#include "codegen/cpu/emit_int.h"
+
+#include <string.h>
+
+/* Declared locals for the template's arguments; their names in names[]. */
+static void template_args(em *e, const ts_ltmpl *t, ts_buf *names)
+{
+    for (int i = 0; i < t->n_args; i++) ts_em_ref(e, &names[i], t->arg[i], false);
+}
+
+/* `tsrt_sgemm_args g` filled from the template's arguments (names). */
+static void gemm_args(ts_buf *out, const ts_ltmpl *t, ts_buf *names)
+{
+    static const char *const f[] = {"m", "n", "k", "a_rs", "a_cs", "b_rs", "b_cs", "c_rs", "batch", "a_bs",
+                                    "b_bs", "c_bs"};
+    ts_buf_printf(out, "    tsrt_sgemm_args g = {0};\n    g.a = b%d + %lld; g.b = b%d + %lld; g.c = b%d; g.c_cs = 1;\n", t->a,
+                  (long long)t->a_off, t->b, (long long)t->b_off, t->c);
+    for (int i = 0; i < t->n_args; i++) ts_buf_printf(out, "    g.%s = %s;\n", f[i], names[i].data);
+}
+
+/* A constant B packed once (D26): NAME_pbsize(D) is the bytes of the
+ * packed copy, NAME_pack(bufs, D, dst, ith, nth) thread ith's share of
+ * packing it; the runtime calls them before the kernel's first launch. */
+static void prepack_fns(em *e, const ts_lkernel *k)
+{
+    const ts_ltmpl *t = k->tmpl;
+    ts_buf *out = e->out;
+    ts_buf names[TS_TMPL_MAX_ARGS];
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 0)
+            ts_buf_printf(out, "\nsize_t %s_pbsize(void *const *bufs, const int64_t *D)\n{\n", k->name);
+        else
+            ts_buf_printf(out, "\nvoid %s_pack(void *const *bufs, const int64_t *D, float *dst, int ith, int nth)\n{\n",
+                          k->name);
+        ts_buf_puts(out, "    (void)bufs; (void)D;\n");
+        ts_em_prologue(e, k);
+        ts_em_reset(e);
+        memset(names, 0, sizeof names);
+        template_args(e, t, names);
+        gemm_args(out, t, names);
+        if (pass == 0) ts_buf_puts(out, "    return tsrt_sgemm_packed_b_size(&g);\n}\n");
+        else ts_buf_puts(out, "    tsrt_sgemm_pack_b(&g, dst, ith, nth);\n}\n");
+        for (int i = 0; i < t->n_args; i++) ts_buf_free(&names[i]);
+    }
+}
+
+/* A conv's weights with its batch norm's scale folded in (D30): the
+ * runtime calls NAME_pbsize and NAME_pack (thread ith's share of the
+ * output channels) before the first launch, as for a packed B; s[o] is
+ * formed in double. */
+static void prescale_fns(em *e, const ts_lkernel *k)
+{
+    const ts_ltmpl *t = k->tmpl;
+    ts_buf *out = e->out;
+    ts_buf_printf(out, "\nsize_t %s_pbsize(void *const *bufs, const int64_t *D)\n{\n    (void)bufs; (void)D;\n"
+                       "    return (size_t)INT64_C(%lld) * sizeof(float);\n}\n",
+                  k->name, (long long)(t->w_rows * t->w_cols));
+    ts_buf_printf(out, "\nvoid %s_pack(void *const *bufs, const int64_t *D, float *dst, int ith, int nth)\n{\n"
+                       "    (void)D;\n    const float *w = (const float *)bufs[%d];\n"
+                       "    const int64_t rows = INT64_C(%lld), cols = INT64_C(%lld);\n"
+                       "    for (int64_t o = rows * ith / nth; o < rows * (ith + 1) / nth; o++) {\n"
+                       "        double s = 1.0;\n",
+                  k->name, t->b, (long long)t->w_rows, (long long)t->w_cols);
+    for (int i = 0; i < t->n_wscale; i++) {
+        const char op = t->wscale[i].op == TS_OP_MUL ? '*' : '/';
+        if (t->wscale[i].buf < 0) ts_buf_printf(out, "        s %c= %a;\n", op, (double)t->wscale[i].lit);
+        else
+            ts_buf_printf(out, "        s %c= (double)((const float *)bufs[%d])[%s];\n", op, t->wscale[i].buf,
+                          t->wscale[i].chan ? "o" : "0");
+    }
+    ts_buf_puts(out, "        for (int64_t q = 0; q < cols; q++) dst[o * cols + q] = (float)(w[o * cols + q] * s);\n"
+                     "    }\n}\n");
+}
+
+/* The lengths of the tile epilogue's tables as locals TE_ROWS_UP (rows,
+ * rounded up to whole cache lines so that the column table starts on one)
+ * and TE_COLS, then `tail`. */
+static void te_tables(em *e, const ts_ltmpl *t, const char *tail)
+{
+    ts_buf r = {0}, c = {0};
+    if (t->te_rows) ts_em_ref(e, &r, t->te_rows, false);
+    if (t->te_cols) ts_em_ref(e, &c, t->te_cols, false);
+    ts_buf_printf(e->out, "    const int64_t TE_ROWS_UP = (%s + 15) / 16 * 16, TE_COLS = %s;\n", r.data ? r.data : "0",
+                  c.data ? c.data : "0");
+    ts_buf_puts(e->out, tail);
+    ts_buf_free(&r);
+    ts_buf_free(&c);
+}
+
+/* The tile epilogue (D32) of the template call `var` (g or a): the tables
+ * filled in this thread's workspace after the template's part (te_row
+ * declared there by the caller), then the descriptor. */
+static void te_setup(em *e, const ts_ltmpl *t, const char *var)
+{
+    ts_buf *out = e->out;
+    te_tables(e, t, "");
+    ts_buf_puts(out, "    float *te_col = te_row + TE_ROWS_UP;\n    (void)te_col; (void)TE_COLS;\n");
+    ts_em_stmts(e, t->te_fill);
+    ts_buf_puts(out, "    tsrt_tepi te = {0};\n");
+    if (t->te_rows) ts_buf_puts(out, "    te.row = te_row;\n");
+    if (t->te_cols) ts_buf_puts(out, "    te.col = te_col;\n");
+    if (t->te_res >= 0) {
+        ts_buf o = {0}, r = {0};
+        ts_em_ref(e, &o, t->te_res_off, false);
+        ts_em_ref(e, &r, t->te_res_rs, false);
+        ts_buf_printf(out, "    te.res = b%d + %s; te.res_rs = %s;\n", t->te_res, o.data, r.data);
+        ts_buf_free(&o);
+        ts_buf_free(&r);
+    }
+    ts_buf_printf(out, "    te.lo = %a; te.hi = %a; te.clamp = %d;\n    %s.te = &te;\n", (double)t->te_lo,
+                  (double)t->te_hi, t->te_clamp, var);
+}
+
+/* A contraction: the epilogue as a static function, the workspace size,
+ * and the call of the runtime template (docs/kernels.md). */
+void ts_em_template_kernel(em *e, const ts_lkernel *k)
+{
+    const ts_ltmpl *t = k->tmpl;
+    ts_buf *out = e->out;
+    bool gemm = t->kind == TS_TMPL_GEMM;
+    ts_buf names[TS_TMPL_MAX_ARGS];
+    if (t->epi) {
+        ts_buf_printf(out, "\ntypedef struct %s_ctx { void *const *bufs; const int64_t *D; } %s_ctx;\n", k->name, k->name);
+        ts_buf_printf(out, "static void %s_epi(void *vctx, float *restrict block, ptrdiff_t rs, ptrdiff_t cs, int64_t m0, int64_t n0,\n"
+                           "    int64_t mb, int64_t nb)\n{\n", k->name);
+        ts_buf_printf(out, "    const %s_ctx *ctx = vctx;\n    void *const *bufs = ctx->bufs;\n    const int64_t *D = ctx->D;\n"
+                           "    (void)bufs; (void)D; (void)cs;\n", k->name);
+        ts_em_prologue(e, k);
+        ts_buf_puts(out, "    const int64_t P0 = m0, P1 = n0, P2 = mb, P3 = nb, P4 = rs;\n");
+        ts_em_reset(e);
+        ts_em_stmts(e, t->epi);
+        ts_buf_puts(out, "}\n");
+    }
+    /* workspace bytes per thread */
+    ts_buf_printf(out, "\nsize_t %s_ws(const int64_t *D)\n{\n    (void)D;\n", k->name);
+    for (int i = 0; i < k->n_dims; i++) ts_buf_printf(out, "    const int64_t D%d = D[%d];\n", i, i);
+    ts_em_reset(e);
+    memset(names, 0, sizeof names);
+    template_args(e, t, names);
+    if (gemm) ts_buf_printf(out, "    size_t s = tsrt_sgemm_workspace(%s, %s, %s);\n", names[0].data, names[1].data, names[2].data);
+    else {
+        ts_buf_puts(out, "    tsrt_conv_args a = {0};\n");
+        static const char *const f[] = {"n", "c", "h", "w", "o", "kh", "kw", "oh", "ow", "groups", "stride_h",
+                                        "stride_w", "pad_h", "pad_w", "dil_h", "dil_w", "ldil_h", "ldil_w"};
+        for (int i = 0; i < t->n_args; i++) ts_buf_printf(out, "    a.%s = %s;\n", f[i], names[i].data);
+        ts_buf_puts(out, "    size_t s = tsrt_conv_workspace(&a);\n");
+    }
+    if (t->te) te_tables(e, t, "    return s + TE_ROWS_UP * sizeof(float) + TE_COLS * sizeof(float) + TSRT_ALIGN;\n");
+    else ts_buf_puts(out, "    return s;\n");
+    ts_buf_puts(out, "}\n");
+    for (int i = 0; i < t->n_args; i++) ts_buf_free(&names[i]);
+    if (gemm && t->prepack_b) prepack_fns(e, k);
+    if (!gemm && t->prepack_w) prescale_fns(e, k);
+    /* the kernel */
+    ts_buf_printf(out, "\n/* %s */\nvoid %s(void *const *bufs, const int64_t *D, int ith, int nth, void *ws)\n{\n",
+                  k->what, k->name);
+    ts_em_prologue(e, k);
+    ts_em_reset(e);
+    memset(names, 0, sizeof names);
+    template_args(e, t, names);
+    const char *epi = t->epi ? "_epi" : NULL;
+    if (t->epi) ts_buf_printf(out, "    %s_ctx ctx = {bufs, D};\n", k->name);
+    if (gemm) {
+        gemm_args(out, t, names);
+        if (epi) ts_buf_printf(out, "    g.epi = %s_epi; g.epi_ctx = &ctx;\n", k->name);
+        if (t->prepack_b) ts_buf_printf(out, "    g.bp = (const float *)bufs[%d];\n", k->n_bufs);
+        if (t->te) {
+            ts_buf_printf(out, "    float *te_row = tsrt__align((char *)ws + tsrt_sgemm_workspace(%s, %s, %s));\n",
+                          names[0].data, names[1].data, names[2].data);
+            te_setup(e, t, "g");
+        }
+        ts_buf_puts(out, "    tsrt_sgemm(&g, ith, nth, ws);\n}\n");
+    } else {
+        static const char *const f[] = {"n", "c", "h", "w", "o", "kh", "kw", "oh", "ow", "groups", "stride_h",
+                                        "stride_w", "pad_h", "pad_w", "dil_h", "dil_w", "ldil_h", "ldil_w"};
+        ts_buf_printf(out, "    tsrt_conv_args a = {0};\n    a.x = b%d; a.y = b%d;\n", t->a, t->c);
+        if (t->prepack_w) ts_buf_printf(out, "    a.wt = (const float *)bufs[%d];\n", k->n_bufs);
+        else ts_buf_printf(out, "    a.wt = b%d;\n", t->b);
+        for (int i = 0; i < t->n_args; i++) ts_buf_printf(out, "    a.%s = %s;\n", f[i], names[i].data);
+        if (epi) ts_buf_printf(out, "    a.epi = %s_epi; a.epi_ctx = &ctx;\n", k->name);
+        if (t->te) {
+            ts_buf_puts(out, "    float *te_row = tsrt__align((char *)ws + tsrt_conv_workspace(&a));\n");
+            te_setup(e, t, "a");
+        }
+        ts_buf_puts(out, "    tsrt_conv(&a, TSRT_CONV_AUTO, ith, nth, ws);\n}\n");
+    }
+    for (int i = 0; i < t->n_args; i++) ts_buf_free(&names[i]);
+}
+

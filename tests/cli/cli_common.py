@@ -1,0 +1,82 @@
+"""What the CLI tests share (test_cli.py, cli_cpu.py): the binary under
+test, a scratch directory, the pass/fail counts and helpers that run the
+binary and compare results. test_cli.main sets TESSERA and TMP."""
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+MODELS = os.path.join(ROOT, "tests", "cli", "models")
+
+TESSERA = None
+TMP = None
+passed = failed = 0
+
+
+def check(name, ok, detail=""):
+    global passed, failed
+    if ok:
+        passed += 1
+    else:
+        failed += 1
+        print("FAIL %s%s" % (name, (": " + detail) if detail else ""), file=sys.stderr)
+    return ok
+
+
+def tessera(*args):
+    """Run the binary; (status, stdout, stderr). A signal is a failure of
+    its own: the CLI must never crash."""
+    p = subprocess.run([TESSERA] + [str(a) for a in args], capture_output=True, text=True, timeout=120)
+    check("no signal: tessera %s" % " ".join(map(str, args)), p.returncode >= 0,
+          "killed by signal %d\n%s" % (-p.returncode, p.stderr))
+    return p.returncode, p.stdout, p.stderr
+
+
+def tmp(name):
+    return os.path.join(TMP, name)
+
+
+def save(name, array):
+    path = tmp(name)
+    np.save(path, array)
+    return path
+
+
+def run_model(model, inputs, name):
+    """tessera run MODEL with inputs (list of CLI -i values); the outputs
+    as arrays, or None after a recorded failure."""
+    out = tmp("out_" + name)
+    shutil.rmtree(out, ignore_errors=True)
+    args = ["run", model]
+    for spec in inputs:
+        args += ["-i", spec]
+    rc, so, se = tessera(*args + ["-o", out])
+    if not check(name + ": exit 0", rc == 0, se):
+        return None
+    outs = []
+    while os.path.exists(os.path.join(out, "output_%d.npy" % len(outs))):
+        outs.append(np.load(os.path.join(out, "output_%d.npy" % len(outs))))
+    return outs
+
+
+def close(name, got, want, rtol=1e-4, atol=1e-5):
+    ok = got.dtype == want.dtype and got.shape == want.shape
+    check(name + ": dtype/shape", ok, "got %s%s, want %s%s" % (got.dtype, got.shape, want.dtype, want.shape))
+    if ok:
+        if want.dtype.kind == "f":
+            ok = np.allclose(got, want, rtol=rtol, atol=atol)
+        else:
+            ok = np.array_equal(got, want)
+        check(name + ": values", ok, "max diff %s" % (np.abs(got.astype(np.float64) - want).max() if want.size else 0))
+
+
+def expect_error(name, args, pattern):
+    rc, so, se = tessera(*args)
+    lines = se.splitlines()
+    check(name + ": exit 1", rc == 1, "status %d, stderr %r" % (rc, se))
+    check(name + ": one stderr line", len(lines) == 1 and lines[0].startswith("tessera: "), repr(se))
+    check(name + ": message", re.search(pattern, se) is not None, "%r does not match %r" % (se, pattern))

@@ -1,0 +1,162 @@
+"""CLI tests of the cpu target (run by test_cli.py): compiled against the
+interpreter, the kernel cache, symbolic sizes without new C, --profile,
+the `tessera ir` listings, a row kernel's and the tile epilogue's golden
+loop IR (tests/cli/models/*.loops)."""
+import os
+import re
+
+import numpy as np
+
+from cli_common import MODELS, ROOT, check, close, expect_error, run_model, save, tessera, tmp
+
+
+def test_cpu_target():
+    """--target cpu against the interpreter on the bundled model, the cache
+    (miss, then hit), a new size along a symbolic axis without new C,
+    --profile, and the listings of `tessera ir`."""
+    model = os.path.join(ROOT, "models", "attention.ir")
+    x = os.path.join(ROOT, "models", "attention_input.npy")
+    cache = tmp("jit_cache")
+    os.environ["TESSERA_CACHE_DIR"] = cache
+    try:
+        out = tmp("out_cpu")
+        rc, so, se = tessera("run", model, "-i", x, "--target", "cpu", "--repeat", "3", "-o", out)
+        if check("cpu: exit 0", rc == 0, se):
+            close("cpu vs interpreter's expected output", np.load(os.path.join(out, "output_0.npy")),
+                  np.load(os.path.join(ROOT, "models", "attention_expected.npy")))
+            check("cpu: cache miss first", "cache=miss" in so, so)
+            check("cpu: latency last", re.search(r"latency median_ms=[0-9.]+ min_ms=[0-9.]+ runs=3\n$", so), so)
+        entries = sorted(os.listdir(cache)) if os.path.isdir(cache) else []
+        rc, so, se = tessera("run", model, "-i", x, "--target", "cpu", "--repeat", "1", "--threads", "1")
+        check("cpu: cache hit second", rc == 0 and "cache=hit" in so, so + se)
+        # another length along the symbolic sequence axis: same code
+        x7 = save("attention_7.npy", np.random.default_rng(3).standard_normal((7, 16)).astype(np.float32))
+        rc, so, se = tessera("run", model, "-i", x7, "--target", "cpu", "-o", tmp("out_cpu7"))
+        rc2, so2, se2 = tessera("run", model, "-i", x7, "-o", tmp("out_int7"))
+        if check("cpu: seq 7 runs", rc == 0 and rc2 == 0, se + se2):
+            close("cpu seq 7 vs interpreter", np.load(tmp("out_cpu7/output_0.npy")), np.load(tmp("out_int7/output_0.npy")))
+        check("cpu: no new cache entry for a new size", sorted(os.listdir(cache)) == entries,
+              "%s -> %s" % (entries, sorted(os.listdir(cache))))
+        prof = tmp("profile.json")
+        rc, so, se = tessera("run", model, "-i", x, "--target", "cpu", "--profile", prof)
+        if check("cpu --profile: exit 0", rc == 0, se):
+            import json
+            with open(prof) as f:
+                events = json.load(f)["traceEvents"]
+            check("cpu --profile: kernel events", any(e.get("name", "").startswith("ts_k") and e.get("dur", -1) >= 0 for e in events))
+        rc, so, se = tessera("run", model, "-i", x, "--profile", prof)
+        check("interp --profile: clear error", rc == 1 and "cpu target only" in se, se)
+        # tessera cache: counts entries, clean keeps files that are not entries
+        rc, so, se = tessera("cache")
+        m = re.match(r"cache dir=(.+) entries=(\d+) bytes=(\d+) limit_bytes=(\d+)\n$", so)
+        check("cache info", rc == 0 and m and m.group(1) == cache and int(m.group(2)) >= 1 and int(m.group(3)) > 0,
+              so + se)
+        with open(os.path.join(cache, "notes.txt"), "w") as f:
+            f.write("not a cache entry\n")
+        rc, so, se = tessera("cache", "clean")
+        check("cache clean", rc == 0 and re.search(r"removed [1-9]\d* entries\n.* entries=0 bytes=0 ", so, re.S)
+              and sorted(os.listdir(cache)) == ["notes.txt"], so + se + str(os.listdir(cache)))
+        rc, so, se = tessera("run", model, "-i", x, "--target", "cpu", "--repeat", "1")
+        check("cpu: cache miss after clean", rc == 0 and "cache=miss" in so, so + se)
+        expect_error("cache clean --max-mb bad", ["cache", "clean", "--max-mb", "-1"], "whole number of megabytes")
+        expect_error("cache unknown subcommand", ["cache", "purge"], "unknown subcommand 'purge'")
+    finally:
+        del os.environ["TESSERA_CACHE_DIR"]
+    rc, so, se = tessera("ir", model, "--fusion")
+    check("ir --fusion", rc == 0 and re.match(r"fusion of @\w+: \d+ kernels, \d+ stored values\n", so)
+          and (" row " in so or " reduce " in so) and "kernel ts_k" not in so, so + se)
+    rc, so, se = tessera("ir", model, "--loops")
+    check("ir --loops", rc == 0 and "kernel ts_k0" in so and " parallel" in so, so + se)
+    rc, so, se = tessera("ir", model, "--emit", "c")
+    check("ir --emit c", rc == 0 and "void ts_k0(void *const *bufs, const int64_t *D, int ith, int nth" in so
+          and "tsrt_max" in so, so[:300] + se)
+    rc, so, se = tessera("ir", model, "--emit", "llvm")
+    check("ir --emit llvm: clear error", rc == 1 and "--emit takes c" in se, se)
+    os.environ["TESSERA_CC"] = "/nonexistent/cc"
+    os.environ["TESSERA_CACHE_DIR"] = tmp("jit_cache_2")
+    try:
+        rc, so, se = tessera("run", model, "-i", x, "--target", "cpu")
+        check("cpu: missing compiler is a clear error", rc == 1 and "not found" in se and "interp" in se, se)
+    finally:
+        del os.environ["TESSERA_CC"]
+        del os.environ["TESSERA_CACHE_DIR"]
+
+def test_row_kernel():
+    """A softmax row kernel: its loop IR against the golden listing
+    (exp(x - max) kept in the output's row by the sum's pass, one division
+    per row), and compiled against the interpreter over rows of 600 (two
+    f32 blocks of 256 and a partial one, then the scalar tail)."""
+    model = os.path.join(MODELS, "softmax_rows.ir")
+    rc, so, se = tessera("ir", model, "--loops")
+    with open(os.path.join(MODELS, "softmax_rows.loops")) as f:
+        want = f.read()
+    check("row kernel: golden loops", rc == 0 and so == want, so + se)
+    x = np.random.default_rng(7).standard_normal((5, 600)).astype(np.float32) * 4
+    x[1, 3] = 80.0   # one element dominates its row
+    xs = save("rows.npy", x)
+    cache = tmp("jit_cache_rows")
+    os.environ["TESSERA_CACHE_DIR"] = cache
+    try:
+        rc, so, se = tessera("run", model, "-i", xs, "--target", "cpu", "-o", tmp("out_rows_cpu"))
+    finally:
+        del os.environ["TESSERA_CACHE_DIR"]
+    ref = run_model(model, [xs], "rows_interp")
+    if check("row kernel: cpu exit 0", rc == 0, se) and ref:
+        close("row kernel: cpu vs interpreter", np.load(tmp("out_rows_cpu/output_0.npy")), ref[0], rtol=1e-5,
+              atol=1e-7)
+    # f32 sums run in f32 blocks; one that overflows is redone in f64 as
+    # the reference sums: 3e38 + 3e38 - 3e38 is 3e38, not inf
+    x = np.random.default_rng(8).standard_normal((3, 600)).astype(np.float32)
+    x[1, 16], x[1, 32], x[1, 48] = 3e38, 3e38, -3e38
+    x[2, 5] = np.inf
+    xs = save("sum_rows.npy", x)
+    model = os.path.join(MODELS, "sum_rows.ir")
+    os.environ["TESSERA_CACHE_DIR"] = cache
+    try:
+        rc, so, se = tessera("run", model, "-i", xs, "--target", "cpu", "-o", tmp("out_sum_cpu"))
+    finally:
+        del os.environ["TESSERA_CACHE_DIR"]
+    if check("f32 sum blocks: cpu exit 0", rc == 0, se):
+        got = np.load(tmp("out_sum_cpu/output_0.npy"))
+        want = x.astype(np.float64).sum(axis=1).astype(np.float32)
+        check("f32 sum blocks: overflowing block redone in f64", np.isfinite(got[1]) and got[2] == np.inf and
+              np.allclose(got, want, rtol=1e-5, atol=1e-5), "got %s, want %s" % (got, want))
+
+
+def test_tile_epilogue():
+    """Contraction epilogues as data (D32): which of them the lowering
+    describes as a tile epilogue (bias per row / per column, a residual,
+    ReLU and clip bounds) and which keep the callback (a transposed
+    residual, min by -0, a bias added after the residual), as a golden
+    loop listing; then compiled against the interpreter on inputs with
+    NaN, -0 and values on the clamp bounds, over 2 images and 7 rows (an
+    edge tile) so both the in-register and the stored-tile paths run."""
+    model = os.path.join(MODELS, "tile_epilogue.ir")
+    rc, so, se = tessera("ir", model, "--loops")
+    with open(os.path.join(MODELS, "tile_epilogue.loops")) as f:
+        want = f.read()
+    check("tile epilogue: golden loops", rc == 0 and so == want, so + se)
+    g = np.random.default_rng(11)
+    shapes = {"x": (2, 4, 6, 5), "w": (6, 4, 3, 3), "r": (2, 6, 6, 5), "a": (7, 24), "v": (24, 20), "s": (7, 20),
+              "u": (24, 20), "st": (20, 7)}
+    arrays = {k: g.standard_normal(v).astype(np.float32) for k, v in shapes.items()}
+    arrays["r"][0, 1, 2, 3] = np.nan
+    arrays["r"][1, 0, 0, :] = -0.0
+    arrays["s"][3, :4] = [np.nan, -0.0, 2.5, -1.5]
+    inputs = ["%s=%s" % (k, save("te_%s.npy" % k, v)) for k, v in arrays.items()]
+    args = ["run", model] + [a for spec in inputs for a in ("-i", spec)]
+    os.environ["TESSERA_CACHE_DIR"] = tmp("jit_cache_te")
+    try:
+        rc, so, se = tessera(*args + ["--target", "cpu", "-o", tmp("out_te_cpu")])
+    finally:
+        del os.environ["TESSERA_CACHE_DIR"]
+    got = None
+    if check("tile epilogue: cpu exit 0", rc == 0, se):
+        got = [np.load(tmp("out_te_cpu/output_%d.npy" % i)) for i in range(5)]
+    want = run_model(model, inputs, "te_interp")
+    if got and want and check("tile epilogue: 5 outputs", len(got) == len(want) == 5):
+        for i, (x, y) in enumerate(zip(got, want)):
+            same_nan = np.array_equal(np.isnan(x), np.isnan(y))
+            check("tile epilogue: output %d cpu vs interpreter" % i,
+                  same_nan and np.allclose(x, y, rtol=1e-5, atol=1e-5, equal_nan=True) and np.isnan(y).any() == (i != 2),
+                  "max diff %s" % np.nanmax(np.abs(x.astype(np.float64) - y)))
