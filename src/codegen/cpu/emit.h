@@ -1,8 +1,9 @@
 /* emit.h — loop IR to C (emit_c.c).
  *
- * A generated translation unit is self-contained C11: the runtime headers
- * of src/codegen/cpu/rt/ (embedded at build time), then one function per
- * kernel:
+ * A generated translation unit is C11: the runtime headers of
+ * src/codegen/cpu/rt/ (embedded at build time) or, for contraction
+ * templates compiled in a unit of their own, their interface, then one
+ * function per kernel:
  *
  *     void NAME(void *const *bufs, const int64_t *D, int ith, int nth);
  *
@@ -15,8 +16,19 @@
 
 #include "lower/loop.h"
 
-/* Append the translation unit for kernels[0..n) to out. */
-ts_status ts_emit_c(ts_buf *out, int n, ts_lkernel *const *kernels, ts_err *err);
+/* Append the translation unit for kernels[0..n) to out. Contraction
+ * kernels call the runtime templates (tsrt_sgemm, tsrt_conv): with
+ * rt_extern false the unit pastes their definitions as static functions
+ * (self-contained); with rt_extern true only their interface, and the
+ * definitions come from one unit of ts_emit_c_runtime linked into the
+ * same shared object, so that several kernel units do not each compile
+ * them again (they are most of a unit's compile time). */
+ts_status ts_emit_c(ts_buf *out, int n, ts_lkernel *const *kernels, bool rt_extern, ts_err *err);
+/* The TS_NEEDS_* bits of kernels[0..n): which templates they call. */
+int ts_emit_needs(int n, ts_lkernel *const *kernels);
+/* Append the unit defining the templates `needs` asks for, with hidden
+ * visibility, for the kernel units emitted with rt_extern. */
+ts_status ts_emit_c_runtime(ts_buf *out, int needs, ts_err *err);
 /* The C type of dt ("float", "int64_t", bool as "uint8_t"); NULL for the
  * dtypes generated code does not handle (f16, bf16, storage types). */
 const char *ts_emit_ctype(ts_dtype dt);

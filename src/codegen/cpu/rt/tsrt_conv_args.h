@@ -2,7 +2,8 @@
  * arguments (tsrt_conv_args), the algorithm ids, the normalisation of
  * defaults, and the shape tests that decide which algorithms apply.
  * The API and the algorithms are described in tsrt_conv.h; this part is
- * pasted first so that each algorithm's header needs only it. */
+ * pasted first so that each algorithm's header needs only it, and alone
+ * into a generated unit that only calls the API. */
 #ifndef TSRT_CONV_ARGS_H
 #define TSRT_CONV_ARGS_H
 
@@ -40,7 +41,14 @@ enum {
     TSRT_CONV_WINOGRAD4 = 6
 };
 
-TSRT_FN const char *tsrt_conv_algo_name(int algo)
+/* The entry points (defined in tsrt_conv.h; declared here so that a unit
+ * that only calls them pastes this header, docs/compiler.md). */
+TSRT_FN int tsrt_conv_choose(const tsrt_conv_args *args);
+TSRT_FN size_t tsrt_conv_workspace(const tsrt_conv_args *args);
+TSRT_FN int tsrt_conv(const tsrt_conv_args *args, int algo, int ith, int nth, void *ws);
+
+/* An algorithm id's name (inline: every unit may print one). */
+static inline const char *tsrt_conv_algo_name(int algo)
 {
     static const char *const names[] = {"auto", "im2col", "gemm_1x1", "depthwise", "phased", "winograd", "winograd4"};
     return algo >= 0 && algo <= 6 ? names[algo] : "?";
@@ -60,7 +68,7 @@ static inline void tsrt__conv_epi(const tsrt_conv_args *v, float *y, ptrdiff_t r
 }
 
 /* The arguments with defaults applied (0 -> 1, 0 -> dense strides). */
-static tsrt_conv_args tsrt__conv_norm(const tsrt_conv_args *a)
+static inline tsrt_conv_args tsrt__conv_norm(const tsrt_conv_args *a)
 {
     tsrt_conv_args v = *a;
 #define TSRT__ONE(f) if (v.f < 1) v.f = 1
@@ -78,13 +86,13 @@ static tsrt_conv_args tsrt__conv_norm(const tsrt_conv_args *a)
 }
 
 /* 3x3, stride 1, no dilation of either kind: Winograd F(2x2, 3x3) applies. */
-static int tsrt__conv_wg_applies(const tsrt_conv_args *v)
+static inline int tsrt__conv_wg_applies(const tsrt_conv_args *v)
 {
     return v->kh == 3 && v->kw == 3 && v->stride_h == 1 && v->stride_w == 1 && v->dil_h == 1 && v->dil_w == 1 &&
            v->ldil_h == 1 && v->ldil_w == 1;
 }
 
-static int tsrt__conv_is_1x1(const tsrt_conv_args *v)
+static inline int tsrt__conv_is_1x1(const tsrt_conv_args *v)
 {
     return v->kh == 1 && v->kw == 1 && v->stride_h == 1 && v->stride_w == 1 && v->pad_h == 0 && v->pad_w == 0 &&
            v->ldil_h == 1 && v->ldil_w == 1 && v->oh == v->h && v->ow == v->w;

@@ -26,8 +26,8 @@
 #ifndef TSRT_GEMM_H
 #define TSRT_GEMM_H
 
-#ifndef TSRT_COMMON_H
-#include "tsrt_common.h"
+#ifndef TSRT_GEMM_API_H
+#include "tsrt_gemm_api.h"
 #endif
 #ifndef TSRT_UKERNEL_H
 #include "tsrt_ukernel.h"
@@ -39,37 +39,6 @@
 #ifndef TSRT_EPI_COLS
 #define TSRT_EPI_COLS (4 * TSRT_NR)
 #endif
-
-/* ---- public arguments ------------------------------------------------------ */
-
-typedef struct tsrt_sgemm_args {
-    int64_t m, n, k;
-    const float *a;
-    ptrdiff_t a_rs, a_cs; /* A[i][p] = a[i*a_rs + p*a_cs] */
-    const float *b;
-    ptrdiff_t b_rs, b_cs; /* B[p][j] = b[p*b_rs + j*b_cs] */
-    float *c;
-    ptrdiff_t c_rs, c_cs; /* C[i][j] = c[i*c_rs + j*c_cs] */
-    int beta;             /* 0: C = A·B (C not read); 1: C += A·B */
-    tsrt_epilogue_fn epi; /* NULL: none */
-    void *epi_ctx;
-    /* Batched product: batch > 1 computes C_b = A_b·B_b for b < batch, with
-     * X_b = x + b*x_bs. 0 or 1: one product (the strides are ignored). The
-     * epilogue sees m0 = b*m + row. */
-    int64_t batch;
-    ptrdiff_t a_bs, b_bs, c_bs;
-    /* B already packed by tsrt_sgemm_pack_b from these same arguments, or
-     * NULL (B is packed per call). A constant weight packed once saves
-     * every call the packing, ~1/8 of the multiply-adds when M = 128, and
-     * the strided reads of the source rows. Ignored for a batch with its
-     * own B per product (b_bs != 0) and when the driver transposes the
-     * problem (column-major C): B is then packed per call as usual. */
-    const float *bp;
-    /* The epilogue as data (tsrt_common.h), applied to each tile in
-     * registers, or NULL. When set, epi must compute the same: it still
-     * runs where te cannot (a column-major C). */
-    const tsrt_tepi *te;
-} tsrt_sgemm_args;
 
 /* ---- internal operation ------------------------------------------------------ */
 
