@@ -136,6 +136,15 @@ def test_tile_epilogue():
     with open(os.path.join(MODELS, "tile_epilogue.loops")) as f:
         want = f.read()
     check("tile epilogue: golden loops", rc == 0 and so == want, so + se)
+    # The templates are compiled once, in a unit of their own; the kernel
+    # unit pastes only their interface (D36).
+    rc, so, se = tessera("ir", model, "--emit", "c")
+    units = so.split("/* ==== translation unit ")
+    check("templates: a runtime unit, then the kernel unit",
+          rc == 0 and len(units) == 3 and "runtime templates" in units[1] and "void ts_k0(" in units[2]
+          and "void ts_k0(" not in units[1] and so.count("/* ---- tsrt_gemm.h ---- */") == 1
+          and so.count("/* ---- tsrt_conv.h ---- */") == 1 and "/* ---- tsrt_gemm_api.h ---- */" in units[2]
+          and "/* ---- tsrt_ukernel.h ---- */" not in units[2], so[:400] + se)
     g = np.random.default_rng(11)
     shapes = {"x": (2, 4, 6, 5), "w": (6, 4, 3, 3), "r": (2, 6, 6, 5), "a": (7, 24), "v": (24, 20), "s": (7, 20),
               "u": (24, 20), "st": (20, 7)}
