@@ -151,12 +151,17 @@ ts_lx *ts_lx_load(ts_lprog *p, ts_dtype dt, int buf, ts_lx *index)
     return intern(p, &x);
 }
 
-ts_lx *ts_lx_op(ts_lprog *p, ts_op op, ts_dtype dt, ts_lx *a, ts_lx *b, ts_lx *c)
+ts_lx *ts_lx_op_hint(ts_lprog *p, ts_op op, ts_dtype dt, ts_lx *a, ts_lx *b, ts_lx *c, int hints)
 {
     int n = ts_op_get(op)->min_in;
     if (!args_ok(p, n, a, b, c)) return NULL;
-    ts_lx x = {.k = TS_LX_OP, .dt = dt, .op = op, .a = {a, b, c}};
+    ts_lx x = {.k = TS_LX_OP, .dt = dt, .op = op, .var = hints, .a = {a, b, c}};
     return intern(p, &x);
+}
+
+ts_lx *ts_lx_op(ts_lprog *p, ts_op op, ts_dtype dt, ts_lx *a, ts_lx *b, ts_lx *c)
+{
+    return ts_lx_op_hint(p, op, dt, a, b, c, 0);
 }
 
 ts_lx *ts_lx_cast(ts_lprog *p, ts_lx *a, ts_dtype dt)
@@ -360,7 +365,7 @@ static void put_lx(ts_buf *b, const ts_lx *x)
         ts_buf_puts(b, ")");
         return;
     case TS_LX_OP:
-        ts_buf_printf(b, "%s(", ts_op_get(x->op)->name);
+        ts_buf_printf(b, "%s%s(", ts_op_get(x->op)->name, x->var & TS_LXH_ARG_NONPOS ? "[a0<=0]" : "");
         for (int i = 0; i < 3 && x->a[i]; i++) {
             if (i) ts_buf_puts(b, ", ");
             put_lx(b, x->a[i]);

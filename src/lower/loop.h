@@ -38,7 +38,7 @@ struct ts_lx {
     ts_lxk k;
     ts_dtype dt;
     ts_op op;
-    int var;              /* VAR, DIM, LOAD (buffer), ACC */
+    int var;              /* VAR, DIM, LOAD (buffer), ACC; OP: TS_LXH_* facts about the operands */
     double c;             /* CONST */
     int64_t ci;           /* CONST of an integer dtype: the exact value */
     ts_lx *a[3];
@@ -46,6 +46,12 @@ struct ts_lx {
     int depth;            /* deepest loop variable it uses + 1; 0 if none */
     bool index;           /* i64 index arithmetic (never overflows): plain C operators */
     ts_lx *next_hash;
+};
+
+/* Facts about an OP's operands the lowering proved (ts_lx.var); the
+ * emitter may pick a cheaper exact form. */
+enum {
+    TS_LXH_ARG_NONPOS = 1   /* a0 <= 0 or NaN (exp(x - max x) in softmax): no overflow */
 };
 
 typedef enum ts_lsk {
@@ -164,6 +170,8 @@ ts_lx *ts_lx_iconst(ts_lprog *p, ts_dtype dt, int64_t v); /* an integer constant
 ts_lx *ts_lx_var(ts_lprog *p, int var, int depth);        /* loop variable at nesting depth */
 ts_lx *ts_lx_load(ts_lprog *p, ts_dtype dt, int buf, ts_lx *index);
 ts_lx *ts_lx_op(ts_lprog *p, ts_op op, ts_dtype dt, ts_lx *a, ts_lx *b, ts_lx *c);
+/* ts_lx_op with TS_LXH_* facts (0: none); rebuilding an OP keeps x->var. */
+ts_lx *ts_lx_op_hint(ts_lprog *p, ts_op op, ts_dtype dt, ts_lx *a, ts_lx *b, ts_lx *c, int hints);
 ts_lx *ts_lx_cast(ts_lprog *p, ts_lx *a, ts_dtype dt);
 ts_lx *ts_lx_guard(ts_lprog *p, ts_lx *cond, ts_lx *a, ts_lx *b);
 ts_lx *ts_lx_acc(ts_lprog *p, ts_dtype dt, int acc, int depth);

@@ -155,6 +155,46 @@ static ts_lx *view_at(lctx *c, const ts_node *n, ts_lx **coords)
     }
 }
 
+/* Whether v = x - broadcast(max of x over some axes), element by element:
+ * each element minus the maximum of a set that holds it, so v <= 0 or NaN
+ * (softmax's and log-softmax's shift; ONNX's keepdims shape arrives as a
+ * reshape between the reduction and the broadcast). Anything else,
+ * symbolic dims it cannot prove equal included, answers false. */
+static bool shifted_by_own_max(const ts_value *v)
+{
+    const ts_node *s = v->def;
+    if (!s || s->op != TS_OP_SUB) return false;
+    const ts_value *x = s->in[0], *b = s->in[1];
+    if (!b->def || b->def->op != TS_OP_BROADCAST) return false;
+    const ts_node *bc = b->def;
+    const ts_value *r = bc->in[0], *m = r;
+    if (r->def && r->def->op == TS_OP_RESHAPE) m = r->def->in[0];
+    if (!m->def || m->def->op != TS_OP_REDUCE_MAX || m->def->in[0] != x) return false;
+    const int R = x->type.rank;
+    if (b->type.rank != R || R > TS_MAX_RANK) return false;
+    for (int i = 0; i < R; i++)
+        if (!ts_dim_eq(b->type.dims[i], x->type.dims[i])) return false;
+    int na = 0, nb = 0;
+    const int64_t *ax = ts_node_ints(m->def, "axes", &na), *bx = ts_node_ints(bc, "axes", &nb);
+    bool red[TS_MAX_RANK] = {false};
+    for (int i = 0; i < na; i++) {
+        if (!ax || ax[i] < 0 || ax[i] >= R) return false;
+        red[ax[i]] = true;
+    }
+    if (nb && !bx) return false;
+    if (r == m) {   /* the kept axes broadcast back to where they were */
+        int k = 0;
+        for (int i = 0; i < R; i++)
+            if (!red[i] && (k >= nb || bx[k++] != i)) return false;
+        return k == nb;
+    }
+    /* reshaped to x's shape with 1 at the reduced axes, broadcast in place */
+    if (r->type.rank != R || nb != R) return false;
+    for (int i = 0; i < R; i++)
+        if (bx[i] != i || !ts_dim_eq(r->type.dims[i], red[i] ? ts_dim_const(1) : x->type.dims[i])) return false;
+    return true;
+}
+
 static ts_lx *compute(lctx *c, const ts_node *n, ts_lx **coords)
 {
     ts_lprog *p = c->p;
@@ -166,7 +206,8 @@ static ts_lx *compute(lctx *c, const ts_node *n, ts_lx **coords)
     if (ts_op_get(n->op)->flags & TS_OPF_EW) {
         ts_lx *a[3] = {NULL, NULL, NULL};
         for (int i = 0; i < n->n_in && i < 3; i++) a[i] = ts_lw_value_at(c, n->in[i], coords, false);
-        return ts_lx_op(p, n->op, dt, a[0], a[1], a[2]);
+        const int hints = n->op == TS_OP_EXP && shifted_by_own_max(n->in[0]) ? TS_LXH_ARG_NONPOS : 0;
+        return ts_lx_op_hint(p, n->op, dt, a[0], a[1], a[2], hints);
     }
     return view_at(c, n, coords);
 }
@@ -594,7 +635,7 @@ static ts_lx *row_recip(lctx *c, ts_lx *x, int rdepth, int depth)
                         ts_lx_op(c->p, TS_OP_DIV, x->dt, ts_lx_const(c->p, x->dt, 1), a[1], NULL), NULL);
     if (same) return x;
     if (x->k == TS_LX_CAST) return ts_lx_cast(c->p, a[0], x->dt);
-    return ts_lx_op(c->p, x->op, x->dt, a[0], a[1], a[2]);
+    return ts_lx_op_hint(c->p, x->op, x->dt, a[0], a[1], a[2], x->var);
 }
 
 /* The first pass over a row reads it from memory, the later ones from

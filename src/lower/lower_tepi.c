@@ -74,7 +74,7 @@ static ts_lx *rebuild(subst *s, ts_lx *x)
     case TS_LX_IDIV: return ts_lx_idiv(s->p, a[0], a[1]);
     case TS_LX_IMOD: return ts_lx_imod(s->p, a[0], a[1]);
     case TS_LX_OP:
-        if (!x->index) return ts_lx_op(s->p, x->op, x->dt, a[0], a[1], a[2]);
+        if (!x->index) return ts_lx_op_hint(s->p, x->op, x->dt, a[0], a[1], a[2], x->var);
         return x->op == TS_OP_ADD ? ts_lx_add(s->p, a[0], a[1])
              : x->op == TS_OP_SUB ? ts_lx_sub(s->p, a[0], a[1])
                                   : ts_lx_mul(s->p, a[0], a[1]);

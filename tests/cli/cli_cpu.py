@@ -136,15 +136,10 @@ def test_tile_epilogue():
     with open(os.path.join(MODELS, "tile_epilogue.loops")) as f:
         want = f.read()
     check("tile epilogue: golden loops", rc == 0 and so == want, so + se)
-    # The templates are compiled once, in a unit of their own; the kernel
-    # unit pastes only their interface (D36).
+    # One kernel unit keeps the templates static, in the unit (D36).
     rc, so, se = tessera("ir", model, "--emit", "c")
-    units = so.split("/* ==== translation unit ")
-    check("templates: a runtime unit, then the kernel unit",
-          rc == 0 and len(units) == 3 and "runtime templates" in units[1] and "void ts_k0(" in units[2]
-          and "void ts_k0(" not in units[1] and so.count("/* ---- tsrt_gemm.h ---- */") == 1
-          and so.count("/* ---- tsrt_conv.h ---- */") == 1 and "/* ---- tsrt_gemm_api.h ---- */" in units[2]
-          and "/* ---- tsrt_ukernel.h ---- */" not in units[2], so[:400] + se)
+    check("templates: one self-contained unit", rc == 0 and "/* ==== translation unit " not in so
+          and so.count("/* ---- tsrt_conv.h ---- */") == 1 and "runtime templates" not in so, so[:400] + se)
     g = np.random.default_rng(11)
     shapes = {"x": (2, 4, 6, 5), "w": (6, 4, 3, 3), "r": (2, 6, 6, 5), "a": (7, 24), "v": (24, 20), "s": (7, 20),
               "u": (24, 20), "st": (20, 7)}
@@ -169,3 +164,78 @@ def test_tile_epilogue():
             check("tile epilogue: output %d cpu vs interpreter" % i,
                   same_nan and np.allclose(x, y, rtol=1e-5, atol=1e-5, equal_nan=True) and np.isnan(y).any() == (i != 2),
                   "max diff %s" % np.nanmax(np.abs(x.astype(np.float64) - y)))
+
+
+def test_exp_shift():
+    """exp of x minus a maximum of x over some axes is told its argument is
+    <= 0 or NaN and uses the cheaper tsrt_expf_np (D37): the golden
+    listing shows which shapes of that pattern are proved (keepdims
+    reshape; kept axes broadcast back in place) and which are not (another
+    tensor's maximum, the reversed difference, a minimum, a maximum
+    broadcast along the wrong axis); then compiled against the interpreter
+    on rows with NaN, -inf, +inf and spreads that make subnormal and zero
+    results."""
+    model = os.path.join(MODELS, "exp_shift.ir")
+    rc, so, se = tessera("ir", model, "--loops")
+    with open(os.path.join(MODELS, "exp_shift.loops")) as f:
+        want = f.read()
+    check("exp shift: golden loops", rc == 0 and so == want, so + se)
+    g = np.random.default_rng(12)
+    x = (g.standard_normal((4, 6)) * 30).astype(np.float32)
+    x[0] = [0.0, -87.0, -88.5, -95.25, -103.5, -110.0]   # normal, subnormal and zero results
+    x[1, 2], x[2, 0], x[3, 4] = np.nan, -np.inf, np.inf
+    z = (g.standard_normal((2, 3, 5)) * 40).astype(np.float32)
+    z[1, 2, 3] = -np.inf
+    arrays = {"x": x, "y": g.standard_normal((4, 6)).astype(np.float32),
+              "z": z, "w": g.standard_normal((6, 6)).astype(np.float32)}
+    inputs = ["%s=%s" % (k, save("es_%s.npy" % k, v)) for k, v in arrays.items()]
+    args = ["run", model] + [a for spec in inputs for a in ("-i", spec)]
+    os.environ["TESSERA_CACHE_DIR"] = tmp("jit_cache_es")
+    try:
+        rc, so, se = tessera(*args + ["--target", "cpu", "-o", tmp("out_es_cpu")])
+    finally:
+        del os.environ["TESSERA_CACHE_DIR"]
+    got = None
+    if check("exp shift: cpu exit 0", rc == 0, se):
+        got = [np.load(tmp("out_es_cpu/output_%d.npy" % i)) for i in range(6)]
+    ref = run_model(model, inputs, "es_interp")
+    if got and ref and check("exp shift: 6 outputs", len(ref) == 6):
+        for i, (a, b) in enumerate(zip(got, ref)):
+            check("exp shift: output %d cpu vs interpreter" % i,
+                  np.array_equal(np.isnan(a), np.isnan(b)) and
+                  np.allclose(a, b, rtol=2.4e-7, atol=3e-45, equal_nan=True), "max diff %s" % np.nanmax(np.abs(a - b)))
+        check("exp shift: subnormal and zero results", got[0][0, 3] > 0 and got[0][0, 3] < 1.2e-38
+              and got[0][0, 5] == 0 and got[0][0, 0] == 1, str(got[0][0]))
+
+
+def test_runtime_unit():
+    """With several kernel units the contraction templates are compiled
+    once, in a unit of their own that comes first, and the kernel units
+    paste only their interface (D36): a chain of 30 products, each its own
+    kernel, against the interpreter."""
+    n = 30
+    lines = ["graph @chain(%x: f32[5, 8], %w: f32[8, 8]) {", "  %h0: f32[5, 8] = tanh(%x)"]
+    for i in range(1, n + 1):
+        lines.append("  %%h%d: f32[5, 8] = dot(%%h%d, %%w) {lhs_contract=[1], rhs_contract=[0]}" % (i, i - 1))
+    lines += ["  return %%h%d" % n, "}"]
+    model = tmp("chain.ir")
+    with open(model, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    rc, so, se = tessera("ir", model, "--emit", "c")
+    units = so.split("/* ==== translation unit ")[1:]
+    check("templates: a runtime unit, then kernel units",
+          rc == 0 and len(units) == 3 and "runtime templates" in units[0] and "void ts_k" not in units[0]
+          and all("void ts_k" in u and "/* ---- tsrt_gemm_api.h ---- */" in u and "/* ---- tsrt_gemm.h ---- */" not in u
+                  for u in units[1:]) and so.count("/* ---- tsrt_gemm.h ---- */") == 1, so[:400] + se)
+    g = np.random.default_rng(13)
+    inputs = ["x=%s" % save("chain_x.npy", g.standard_normal((5, 8)).astype(np.float32)),
+              "w=%s" % save("chain_w.npy", (g.standard_normal((8, 8)) / 3).astype(np.float32))]
+    os.environ["TESSERA_CACHE_DIR"] = tmp("jit_cache_chain")
+    try:
+        rc, so, se = tessera("run", model, "-i", inputs[0], "-i", inputs[1], "--target", "cpu", "-o", tmp("out_chain"))
+    finally:
+        del os.environ["TESSERA_CACHE_DIR"]
+    ref = run_model(model, inputs, "chain_interp")
+    if check("runtime unit: cpu exit 0", rc == 0, se) and ref:
+        close("runtime unit: cpu vs interpreter", np.load(tmp("out_chain/output_0.npy")), ref[0], rtol=1e-4, atol=1e-6)
+

@@ -56,6 +56,11 @@ static void loop_erf(const float *restrict x, float *restrict y, int n)
     for (int i = 0; i < n; i++) y[i] = tsrt_erff(x[i]);
 }
 
+static void loop_exp_np(const float *restrict x, float *restrict y, int n)
+{
+    for (int i = 0; i < n; i++) y[i] = tsrt_expf_np(x[i]);
+}
+
 static const fn fns[] = {
     {"exp", loop_exp, exp, expf, 1.0},
     {"log", loop_log, log, logf, 1.0},
@@ -163,6 +168,37 @@ static job sweep(int f, uint64_t step, int nth)
         all.over1 += js[t].over1;
     }
     return all;
+}
+
+/* tsrt_expf_np against tsrt_expf, bit for bit, on every step-th input
+ * <= -0 (sign bit set: -0, negatives, -inf, negative NaNs), every input
+ * whose result is subnormal or rounds to zero ([-104.5, -86], all of
+ * them), +0 and a positive NaN: the lowering uses it only where the
+ * argument is <= 0 or NaN (D37). */
+static void nonpos_exp(uint32_t step)
+{
+    float x[CHUNK], y[CHUNK], r[CHUNK];
+    uint64_t n_in = 0, bad = 0;
+    uint32_t worst = 0;
+    const uint32_t lo_dense = f2bits(-86.0f), hi_dense = f2bits(-104.5f);
+    for (int part = 0; part < 2; part++) {
+        uint64_t b = part == 0 ? UINT64_C(0x80000000) : lo_dense;
+        const uint64_t end = part == 0 ? UINT64_C(0x100000000) : (uint64_t)hi_dense + 1;
+        const uint64_t st = part == 0 ? step : 1;
+        while (b < end) {
+            int n = 0;
+            if (part == 0 && b == UINT64_C(0x80000000)) x[n++] = 0.0f, x[n++] = NAN;
+            for (; n < CHUNK && b < end; n++, b += st) x[n] = bits2f((uint32_t)b);
+            loop_exp_np(x, y, n);
+            loop_exp(x, r, n);
+            for (int i = 0; i < n; i++)
+                if (f2bits(y[i]) != f2bits(r[i]) && !(isnan(y[i]) && isnan(r[i]))) bad++, worst = f2bits(x[i]);
+            n_in += (uint64_t)n;
+        }
+    }
+    printf("exp_np: %llu inputs <= 0, %llu differ from tsrt_expf\n", (unsigned long long)n_in,
+           (unsigned long long)bad);
+    CHECK_MSG(bad == 0, "tsrt_expf_np(%a) differs from tsrt_expf", bits2f(worst));
 }
 
 static void specials(void)
@@ -300,6 +336,7 @@ int main(int argc, char **argv)
            "a * b + c"
 #endif
     );
+    nonpos_exp(all ? 1 : STRIDE);
     for (int f = 0; f < NFN; f++) {
         double t0 = now();
         job r = sweep(f, all ? 1 : STRIDE, nth);

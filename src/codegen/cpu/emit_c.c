@@ -282,6 +282,8 @@ static void rhs(em *e, ts_buf *b, ts_lx *x, bool inline_only)
         else if (clamp_by_const(b, x, a, bb)) break;
         else if (small_float_power(x) == 2) ts_buf_printf(b, "(%s * %s)", a, a);
         else if (small_float_power(x) == 3) ts_buf_printf(b, "(%s * %s * %s)", a, a, a);
+        else if (x->op == TS_OP_EXP && x->dt == TS_DTYPE_F32 && (x->var & TS_LXH_ARG_NONPOS))
+            ts_buf_printf(b, "tsrt_expf_np(%s)", a);   /* the same bits for such arguments, cheaper */
         else put_op(b, x->op, x->dt, x->a[0]->dt, a, bb, c);
         break;
     case TS_LX_CAST: put_cast(b, x->a[0]->dt, x->dt, a); break;

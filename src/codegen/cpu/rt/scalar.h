@@ -177,6 +177,17 @@ static inline float tsrt_expf(float x)
     return p * tsrt_bits2f_((n1 + 127u) << 23) * tsrt_bits2f_((n2 + 127u) << 23);
 }
 
+/* tsrt_expf for x <= 0 or NaN, bit for bit (the lowering proves the sign:
+ * softmax's exp(x - max x), D37): no overflow clamp, and 2^n for
+ * n in [-150, 0] as 2^(n+24), normal, times 2^-24, which rounds the exact
+ * p 2^n once as the two factors do. */
+static inline float tsrt_expf_np(float x)
+{
+    const float xc = tsrt_self_(x < -104.0f, -104.0f, x);   /* NaN passes */
+    TSRT_EXPF_REDUCE_(xc, n, rh, rl);
+    return tsrt_expf_poly_(rh, rl) * tsrt_bits2f_((n + 151u) << 23) * 0x1p-24f;
+}
+
 static inline float tsrt_logf(float x)
 {
     /* x = 2^e m with m in [sqrt(1/2), sqrt(2)), f = m - 1 (exact);
