@@ -63,6 +63,26 @@ def run_model(model, inputs, name):
     return outs
 
 
+def cpu_and_interp(label, model, arrays, tag):
+    """Saves arrays ({input name: array}) and runs the model compiled (with
+    a JIT cache of its own) and on the interpreter: (cpu outputs,
+    interpreter outputs), each None after a recorded failure."""
+    inputs = ["%s=%s" % (k, save("%s_%s.npy" % (tag, k), v)) for k, v in arrays.items()]
+    args = ["run", model] + [a for spec in inputs for a in ("-i", spec)]
+    out = tmp("out_%s_cpu" % tag)
+    os.environ["TESSERA_CACHE_DIR"] = tmp("jit_cache_" + tag)
+    try:
+        rc, so, se = tessera(*args + ["--target", "cpu", "-o", out])
+    finally:
+        del os.environ["TESSERA_CACHE_DIR"]
+    got = None
+    if check(label + ": cpu exit 0", rc == 0, se):
+        got = []
+        while os.path.exists(os.path.join(out, "output_%d.npy" % len(got))):
+            got.append(np.load(os.path.join(out, "output_%d.npy" % len(got))))
+    return got, run_model(model, inputs, tag + "_interp")
+
+
 def close(name, got, want, rtol=1e-4, atol=1e-5):
     ok = got.dtype == want.dtype and got.shape == want.shape
     check(name + ": dtype/shape", ok, "got %s%s, want %s%s" % (got.dtype, got.shape, want.dtype, want.shape))

@@ -1,13 +1,13 @@
 """CLI tests of the cpu target (run by test_cli.py): compiled against the
 interpreter, the kernel cache, symbolic sizes without new C, --profile,
-the `tessera ir` listings, a row kernel's and the tile epilogue's golden
-loop IR (tests/cli/models/*.loops)."""
+the `tessera ir` listings, a row kernel's, the tile epilogue's and the
+softmax exp's golden loop IR (tests/cli/models/*.loops), the runtime unit."""
 import os
 import re
 
 import numpy as np
 
-from cli_common import MODELS, ROOT, check, close, expect_error, run_model, save, tessera, tmp
+from cli_common import MODELS, ROOT, check, close, cpu_and_interp, expect_error, run_model, save, tessera, tmp
 
 
 def test_cpu_target():
@@ -147,17 +147,7 @@ def test_tile_epilogue():
     arrays["r"][0, 1, 2, 3] = np.nan
     arrays["r"][1, 0, 0, :] = -0.0
     arrays["s"][3, :4] = [np.nan, -0.0, 2.5, -1.5]
-    inputs = ["%s=%s" % (k, save("te_%s.npy" % k, v)) for k, v in arrays.items()]
-    args = ["run", model] + [a for spec in inputs for a in ("-i", spec)]
-    os.environ["TESSERA_CACHE_DIR"] = tmp("jit_cache_te")
-    try:
-        rc, so, se = tessera(*args + ["--target", "cpu", "-o", tmp("out_te_cpu")])
-    finally:
-        del os.environ["TESSERA_CACHE_DIR"]
-    got = None
-    if check("tile epilogue: cpu exit 0", rc == 0, se):
-        got = [np.load(tmp("out_te_cpu/output_%d.npy" % i)) for i in range(5)]
-    want = run_model(model, inputs, "te_interp")
+    got, want = cpu_and_interp("tile epilogue", model, arrays, "te")
     if got and want and check("tile epilogue: 5 outputs", len(got) == len(want) == 5):
         for i, (x, y) in enumerate(zip(got, want)):
             same_nan = np.array_equal(np.isnan(x), np.isnan(y))
@@ -188,18 +178,8 @@ def test_exp_shift():
     z[1, 2, 3] = -np.inf
     arrays = {"x": x, "y": g.standard_normal((4, 6)).astype(np.float32),
               "z": z, "w": g.standard_normal((6, 6)).astype(np.float32)}
-    inputs = ["%s=%s" % (k, save("es_%s.npy" % k, v)) for k, v in arrays.items()]
-    args = ["run", model] + [a for spec in inputs for a in ("-i", spec)]
-    os.environ["TESSERA_CACHE_DIR"] = tmp("jit_cache_es")
-    try:
-        rc, so, se = tessera(*args + ["--target", "cpu", "-o", tmp("out_es_cpu")])
-    finally:
-        del os.environ["TESSERA_CACHE_DIR"]
-    got = None
-    if check("exp shift: cpu exit 0", rc == 0, se):
-        got = [np.load(tmp("out_es_cpu/output_%d.npy" % i)) for i in range(6)]
-    ref = run_model(model, inputs, "es_interp")
-    if got and ref and check("exp shift: 6 outputs", len(ref) == 6):
+    got, ref = cpu_and_interp("exp shift", model, arrays, "es")
+    if got and ref and check("exp shift: 6 outputs", len(got) == len(ref) == 6):
         for i, (a, b) in enumerate(zip(got, ref)):
             check("exp shift: output %d cpu vs interpreter" % i,
                   np.array_equal(np.isnan(a), np.isnan(b)) and
@@ -228,14 +208,9 @@ def test_runtime_unit():
           and all("void ts_k" in u and "/* ---- tsrt_gemm_api.h ---- */" in u and "/* ---- tsrt_gemm.h ---- */" not in u
                   for u in units[1:]) and so.count("/* ---- tsrt_gemm.h ---- */") == 1, so[:400] + se)
     g = np.random.default_rng(13)
-    inputs = ["x=%s" % save("chain_x.npy", g.standard_normal((5, 8)).astype(np.float32)),
-              "w=%s" % save("chain_w.npy", (g.standard_normal((8, 8)) / 3).astype(np.float32))]
-    os.environ["TESSERA_CACHE_DIR"] = tmp("jit_cache_chain")
-    try:
-        rc, so, se = tessera("run", model, "-i", inputs[0], "-i", inputs[1], "--target", "cpu", "-o", tmp("out_chain"))
-    finally:
-        del os.environ["TESSERA_CACHE_DIR"]
-    ref = run_model(model, inputs, "chain_interp")
-    if check("runtime unit: cpu exit 0", rc == 0, se) and ref:
-        close("runtime unit: cpu vs interpreter", np.load(tmp("out_chain/output_0.npy")), ref[0], rtol=1e-4, atol=1e-6)
+    arrays = {"x": g.standard_normal((5, 8)).astype(np.float32),
+              "w": (g.standard_normal((8, 8)) / 3).astype(np.float32)}
+    got, ref = cpu_and_interp("runtime unit", model, arrays, "chain")
+    if got and ref:
+        close("runtime unit: cpu vs interpreter", got[0], ref[0], rtol=1e-4, atol=1e-6)
 
