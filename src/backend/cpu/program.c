@@ -111,23 +111,26 @@ static void note_uses(ts_cpu_program *p)
  * they cannot take (one 1x1 conv: 3.0 s self-contained, 4.0 s split; D36). */
 static ts_status sources(const ts_cpu_program *p, int *n_units, ts_buf *units, ts_err *err)
 {
-    ts_lkernel *ks[4096] = {0};
+    /* all kernels, then one unit's share, in one allocation */
+    ts_lkernel **ks = ts_mem_alloc(sizeof *ks * 2 * (size_t)(p->n_steps + 1));
+    if (!ks) return ts_err_set(err, TS_ERR_OOM, "out of memory");
+    ts_lkernel **mine = ks + p->n_steps + 1;
     int nk = 0;
     for (int i = 0; i < p->n_steps; i++)
-        if (p->steps[i].kernel && nk < (int)(sizeof ks / sizeof ks[0])) ks[nk++] = p->steps[i].kernel;
+        if (p->steps[i].kernel) ks[nk++] = p->steps[i].kernel;
     const int needs = ts_emit_needs(nk, ks);
     int n = (nk + KERNELS_PER_TU - 1) / KERNELS_PER_TU;
     n = n < 1 ? 1 : n > MAX_TU ? MAX_TU : n;
     const int first = needs && n > 1 ? 1 : 0;
     *n_units = first + n;
-    if (first) TS_TRY(ts_emit_c_runtime(&units[0], needs, err));
-    for (int u = 0; u < n; u++) {
-        ts_lkernel *mine[4096];
+    ts_status s = first ? ts_emit_c_runtime(&units[0], needs, err) : TS_OK;
+    for (int u = 0; s == TS_OK && u < n; u++) {
         int m = 0;
         for (int j = u; j < nk; j += n) mine[m++] = ks[j];
-        TS_TRY(ts_emit_c(&units[first + u], m, mine, first == 1, err));
+        s = ts_emit_c(&units[first + u], m, mine, first == 1, err);
     }
-    return TS_OK;
+    ts_mem_free(ks);
+    return s;
 }
 
 ts_status ts_cpu_source(const ts_graph *g, char **src, ts_err *err)
