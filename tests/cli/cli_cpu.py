@@ -4,6 +4,7 @@ the `tessera ir` listings, a row kernel's, the tile epilogue's and the
 softmax exp's golden loop IR (tests/cli/models/*.loops), the runtime unit."""
 import os
 import re
+import subprocess
 
 import numpy as np
 
@@ -207,6 +208,12 @@ def test_runtime_unit():
           rc == 0 and len(units) == 3 and "runtime templates" in units[0] and "void ts_k" not in units[0]
           and all("void ts_k" in u and "/* ---- tsrt_gemm_api.h ---- */" in u and "/* ---- tsrt_gemm.h ---- */" not in u
                   for u in units[1:]) and so.count("/* ---- tsrt_gemm.h ---- */") == 1, so[:400] + se)
+    # the units printed one after another are also one valid C file
+    src = tmp("chain_all.c")
+    with open(src, "w") as f:
+        f.write(so)
+    cc = subprocess.run(["cc", "-std=c11", "-fsyntax-only", src], capture_output=True, text=True)
+    check("runtime unit: the printed units compile as one file", cc.returncode == 0, cc.stderr[:600])
     g = np.random.default_rng(13)
     arrays = {"x": g.standard_normal((5, 8)).astype(np.float32),
               "w": (g.standard_normal((8, 8)) / 3).astype(np.float32)}

@@ -4,7 +4,13 @@
  * states the primitive rule it implements (docs/primitives.md); the
  * reference interpreter implements the same rules, and the differential
  * tests run both. Integer arithmetic happens in 64 bits and is truncated
- * by the caller's cast, which wraps, as the interpreter's stores do. */
+ * by the caller's cast, which wraps, as the interpreter's stores do.
+ * Guarded like the other runtime headers, so the units of one program
+ * (`tessera ir --emit c` prints them one after another) also compile as
+ * one file. */
+#ifndef TSRT_SCALAR_H
+#define TSRT_SCALAR_H
+
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -256,3 +262,5 @@ static inline float tsrt_erff(float x)
     const float big = 1.0f - tsrt_expf_core_(-p);
     return copysignf(tsrt_self_(t < 0.75f, small, big), x);
 }
+
+#endif /* TSRT_SCALAR_H */
