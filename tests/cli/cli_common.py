@@ -46,15 +46,15 @@ def save(name, array):
     return path
 
 
-def run_model(model, inputs, name):
-    """tessera run MODEL with inputs (list of CLI -i values); the outputs
-    as arrays, or None after a recorded failure."""
+def run_model(model, inputs, name, extra=()):
+    """tessera run MODEL with inputs (list of CLI -i values) and extra
+    arguments; the outputs as arrays, or None after a recorded failure."""
     out = tmp("out_" + name)
     shutil.rmtree(out, ignore_errors=True)
     args = ["run", model]
     for spec in inputs:
         args += ["-i", spec]
-    rc, so, se = tessera(*args + ["-o", out])
+    rc, so, se = tessera(*args + list(extra) + ["-o", out])
     if not check(name + ": exit 0", rc == 0, se):
         return None
     outs = []
@@ -63,23 +63,16 @@ def run_model(model, inputs, name):
     return outs
 
 
-def cpu_and_interp(label, model, arrays, tag):
+def cpu_and_interp(model, arrays, tag):
     """Saves arrays ({input name: array}) and runs the model compiled (with
     a JIT cache of its own) and on the interpreter: (cpu outputs,
     interpreter outputs), each None after a recorded failure."""
     inputs = ["%s=%s" % (k, save("%s_%s.npy" % (tag, k), v)) for k, v in arrays.items()]
-    args = ["run", model] + [a for spec in inputs for a in ("-i", spec)]
-    out = tmp("out_%s_cpu" % tag)
     os.environ["TESSERA_CACHE_DIR"] = tmp("jit_cache_" + tag)
     try:
-        rc, so, se = tessera(*args + ["--target", "cpu", "-o", out])
+        got = run_model(model, inputs, tag + "_cpu", ["--target", "cpu"])
     finally:
         del os.environ["TESSERA_CACHE_DIR"]
-    got = None
-    if check(label + ": cpu exit 0", rc == 0, se):
-        got = []
-        while os.path.exists(os.path.join(out, "output_%d.npy" % len(got))):
-            got.append(np.load(os.path.join(out, "output_%d.npy" % len(got))))
     return got, run_model(model, inputs, tag + "_interp")
 
 

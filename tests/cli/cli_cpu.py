@@ -148,7 +148,7 @@ def test_tile_epilogue():
     arrays["r"][0, 1, 2, 3] = np.nan
     arrays["r"][1, 0, 0, :] = -0.0
     arrays["s"][3, :4] = [np.nan, -0.0, 2.5, -1.5]
-    got, want = cpu_and_interp("tile epilogue", model, arrays, "te")
+    got, want = cpu_and_interp(model, arrays, "te")
     if got and want and check("tile epilogue: 5 outputs", len(got) == len(want) == 5):
         for i, (x, y) in enumerate(zip(got, want)):
             same_nan = np.array_equal(np.isnan(x), np.isnan(y))
@@ -179,7 +179,7 @@ def test_exp_shift():
     z[1, 2, 3] = -np.inf
     arrays = {"x": x, "y": g.standard_normal((4, 6)).astype(np.float32),
               "z": z, "w": g.standard_normal((6, 6)).astype(np.float32)}
-    got, ref = cpu_and_interp("exp shift", model, arrays, "es")
+    got, ref = cpu_and_interp(model, arrays, "es")
     if got and ref and check("exp shift: 6 outputs", len(got) == len(ref) == 6):
         for i, (a, b) in enumerate(zip(got, ref)):
             check("exp shift: output %d cpu vs interpreter" % i,
@@ -217,7 +217,7 @@ def test_runtime_unit():
     g = np.random.default_rng(13)
     arrays = {"x": g.standard_normal((5, 8)).astype(np.float32),
               "w": (g.standard_normal((8, 8)) / 3).astype(np.float32)}
-    got, ref = cpu_and_interp("runtime unit", model, arrays, "chain")
+    got, ref = cpu_and_interp(model, arrays, "chain")
     if got and ref:
         close("runtime unit: cpu vs interpreter", got[0], ref[0], rtol=1e-4, atol=1e-6)
 
