@@ -153,6 +153,13 @@ int main(int argc, char **argv)
                                  .stride_h = s, .stride_w = s, .pad_h = p, .pad_w = p,
                                  .wt = rand_buf((size_t)(o * K), 2.0f * sqrtf(3.0f / (float)K), 400 + i),
                                  .x = buf[i % 2], .y = buf[(i + 1) % 2], .epi = epi_bn, .epi_ctx = &l->bn};
+        /* PRE=1 in the environment: Winograd weights transformed once (D38) */
+        const int pm = getenv("PRE") && atoi(getenv("PRE")) ? tsrt_conv_wg_pre(&l->cv) : 0;
+        if (pm) {
+            float *u = aligned_alloc(64, (tsrt_conv_wg_size(&l->cv, pm) + 63) / 64 * 64);
+            tsrt_conv_wg_pack(&l->cv, pm, 0, o, u);
+            l->cv.wu = u, l->cv.wu_m = pm;
+        }
         const size_t w = tsrt_conv_workspace(&l->cv);
         wsz = w > wsz ? w : wsz;
     }

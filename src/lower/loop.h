@@ -131,6 +131,10 @@ typedef struct ts_ltmpl {
      * bufs[n_bufs]) as w[o][...] * s[o], s[o] = the chain's mul/div
      * operands at channel o in order (D30); the epilogue adds the shift. */
     bool prepack_w;
+    /* CONV: constant 3x3 stride-1 weights, which the runtime transforms
+     * for Winograd once per program when the shape takes it (D38): after
+     * the scaled copy, if any, in the same packed buffer. */
+    bool prepack_wg;
     int n_wscale;
     struct {
         ts_op op;                   /* TS_OP_MUL or TS_OP_DIV (by the operand) */

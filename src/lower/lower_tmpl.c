@@ -201,6 +201,12 @@ static void lower_conv(lctx *c, const ts_node *n, const ts_value *out)
     };
     t->n_args = (int)(sizeof args / sizeof args[0]);
     memcpy(t->arg, args, sizeof args);
+    /* Constant (stored) 3x3 stride-1 weights: Winograd's transform of them
+     * can be made once per program (D38); the runtime decides from the
+     * spatial sizes whether the shape takes it. */
+    t->prepack_wg = !one && w->def && w->def->op == TS_OP_CONST && c->f->mat[w->id] && w->type.dims[2].c == 3 &&
+                    w->type.dims[3].c == 3 && ts_dim_is_const(w->type.dims[2]) && ts_dim_is_const(w->type.dims[3]) &&
+                    st[0] == 1 && st[1] == 1 && rd[0] == 1 && rd[1] == 1 && ld[0] == 1 && ld[1] == 1;
 }
 
 /* coords[0..n) of lin over dims, recorded so that ts_lw_linear() undoes it. */
@@ -235,13 +241,20 @@ typedef struct affine {
     const ts_value *top;               /* the chain's result */
 } affine;
 
-/* Whether v depends on d, looking at most *budget nodes deep. */
-static bool depends(const ts_value *v, const ts_value *d, int *budget)
+/* Whether v depends on d within the kernel (looking at most *budget nodes
+ * deep): a stored value other than d is another kernel's result, where
+ * the search stops. Stopping there (or at the budget) reads as
+ * "independent", which cannot fold wrongly: an operand that does read the
+ * chain makes a chain value used twice, and affine_prefix stops at a value
+ * with another use. Without the stop a residual operand's ancestry (the
+ * whole network above it) used up the budget before the chain was found,
+ * and ResNet's residual convs kept their batch norms unfolded. */
+static bool depends(const ts_fusion *f, const ts_value *v, const ts_value *d, int *budget)
 {
     if (v == d) return true;
-    if (!v->def || --*budget < 0) return false;
+    if (!v->def || f->mat[v->id] || --*budget < 0) return false;
     for (int i = 0; i < v->def->n_in; i++)
-        if (depends(v->def->in[i], d, budget)) return true;
+        if (depends(f, v->def->in[i], d, budget)) return true;
     return false;
 }
 
@@ -270,13 +283,13 @@ static bool affine_prefix(const lctx *c, const ts_node *n, const ts_value *v, af
     const ts_value *d = n->out[0], *w = n->in[1];
     if (!w->def || w->def->op != TS_OP_CONST || !c->f->mat[w->id] || !ts_dim_is_const(w->type.dims[0])) return false;
     const ts_node *path[CONE_MAX];
-    int spine[CONE_MAX], np = 0, budget = 4 * CONE_MAX;
+    int spine[CONE_MAX], np = 0;
     for (const ts_value *x = v; x != d;) {   /* v down to d, through the one operand that reads d */
         const ts_node *m = x->def;
         if (!m || np == CONE_MAX || !(ts_op_get(m->op)->flags & TS_OPF_EW)) return false;
         int k = -1;
-        for (int i = 0; i < m->n_in; i++)
-            if (depends(m->in[i], d, &budget)) {
+        for (int i = 0, budget = 4 * CONE_MAX; i < m->n_in; i++, budget = 4 * CONE_MAX)
+            if (depends(c->f, m->in[i], d, &budget)) {
                 if (k >= 0) return false;
                 k = i;
             }

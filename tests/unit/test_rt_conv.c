@@ -7,7 +7,8 @@
  * after another; an epilogue adding bias and a residual and applying relu
  * that must see each output element exactly once; accumulation (beta = 1);
  * image strides wider than dense (outputs into a concat buffer); sizes that
- * cross the GEMM blocks. tsrt_conv_choose's picks are checked too.
+ * cross the GEMM blocks. tsrt_conv_choose's picks are checked too, and
+ * Winograd weights transformed once against the per-call transform.
  * Tolerance: (K + 3) * FLT_EPSILON * sum |terms|, K = C/G*KH*KW. */
 #include "check.h"
 #ifdef TSRT_TEST_AVX512_EMU
@@ -474,6 +475,81 @@ static void test_tile_epilogue(void)
                       "te conv case %zu (%s) nth %d", i, tsrt_conv_algo_name(cases[i].algo), nth);
 }
 
+/* ---- Winograd weights transformed once (D38) --------------------------------- */
+
+/* Case (n, c, h, o, groups) with F(m x m) forced: the weights transformed
+ * once (tsrt_conv_wg_pack in three uneven pieces of the output channels,
+ * crossing groups) give the bits of the per-call transform, on nth
+ * threads, with the tile epilogue; the copy's padding rows are written
+ * (the buffer starts as NaN). */
+static int wg_pre_case(int64_t n, int64_t c, int64_t h, int64_t o, int64_t g, int m, int nth)
+{
+    const int64_t plane = h * h, ny = n * o * plane, nw = o * c / g * 9;
+    float *x = malloc(sizeof(float) * (size_t)(n * c * plane)), *w = malloc(sizeof(float) * (size_t)nw);
+    float *y1 = malloc(sizeof(float) * (size_t)ny), *y2 = malloc(sizeof(float) * (size_t)ny);
+    float *row = malloc(sizeof(float) * (size_t)(n * o)), *res = malloc(sizeof(float) * (size_t)ny);
+    for (int64_t i = 0; i < n * c * plane; i++) x[i] = frand();
+    for (int64_t i = 0; i < nw; i++) w[i] = frand();
+    for (int64_t i = 0; i < ny; i++) y1[i] = y2[i] = NAN, res[i] = frand();
+    for (int64_t i = 0; i < n * o; i++) row[i] = frand();
+    tsrt_tepi te = {.row = row, .res = res, .res_rs = plane, .clamp = TSRT_TE_MAX | TSRT_TE_MAX_PZ};
+    tsrt_conv_args cv = {.n = n, .c = c, .h = h, .w = h, .o = o, .kh = 3, .kw = 3, .oh = h, .ow = h, .groups = g,
+                         .pad_h = 1, .pad_w = 1, .x = x, .wt = w, .y = y1, .te = &te};
+    const size_t ub = tsrt_conv_wg_size(&cv, m);
+    float *u = malloc(ub);
+    for (size_t i = 0; i < ub / sizeof(float); i++) u[i] = NAN;
+    const int64_t cut[] = {0, o / 3, o / 3 + 1 + o / 4, o};
+    for (int q = 0; q < 3; q++) tsrt_conv_wg_pack(&cv, m, cut[q], cut[q + 1], u);
+    int ok = 1;
+    for (size_t i = 0; i < ub / sizeof(float); i++) ok &= !isnan(u[i]);
+    const int algo = m == 2 ? TSRT_CONV_WINOGRAD : TSRT_CONV_WINOGRAD4;
+    unsigned char *ws = malloc(tsrt_conv_workspace(&cv));
+    for (int ith = 0; ith < nth; ith++) ok &= tsrt_conv(&cv, algo, ith, nth, ws) == 0;
+    cv.y = y2, cv.wu = u, cv.wu_m = m;
+    for (int ith = 0; ith < nth; ith++) ok &= tsrt_conv(&cv, algo, ith, nth, ws) == 0;
+    ok &= memcmp(y1, y2, sizeof(float) * (size_t)ny) == 0;
+    free(x), free(w), free(y1), free(y2), free(row), free(res), free(u), free(ws);
+    return ok;
+}
+
+static void test_wg_pretransformed(void)
+{
+    static const struct { int64_t n, c, h, o, g; } cases[] = {
+        {1, 16, 14, 16, 1}, /* one block of rows */
+        {2, 24, 9, 20, 2},  /* groups; 10 outputs per group: padding rows */
+        {1, 40, 11, 70, 1}, /* rows past several micro-tiles */
+        {1, 8, 7, 3, 1},    /* fewer outputs than a micro-tile */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        for (int m = 2; m <= 4; m += 2)
+            for (int nth = 1; nth <= 3; nth++)
+                CHECK_MSG(wg_pre_case(cases[i].n, cases[i].c, cases[i].h, cases[i].o, cases[i].g, m, nth),
+                          "pre-transformed case %zu F(%d) nth %d", i, m, nth);
+    /* Which F(m) is worth transforming once, and what AUTO then takes: on
+     * 7x7 maps Winograd only with the weights transformed; weights for
+     * another m are not used. */
+    tsrt_conv_args a = {.n = 1, .c = 16, .h = 56, .w = 56, .o = 16, .kh = 3, .kw = 3, .oh = 56, .ow = 56, .pad_h = 1,
+                        .pad_w = 1};
+    CHECK(tsrt_conv_wg_pre(&a) == 4);
+    a.h = a.w = a.oh = a.ow = 14;
+    CHECK(tsrt_conv_wg_pre(&a) == 2);
+    a.h = a.w = a.oh = a.ow = 7;
+    CHECK(tsrt_conv_wg_pre(&a) == 2);
+    CHECK(tsrt_conv_choose(&a) == TSRT_CONV_PHASED);
+    static float dummy[1];
+    a.wu = dummy, a.wu_m = 2;
+    CHECK(tsrt_conv_choose(&a) == TSRT_CONV_WINOGRAD);
+    a.wu_m = 4;
+    CHECK(tsrt_conv_choose(&a) == TSRT_CONV_PHASED);
+    a.wu = NULL, a.wu_m = 0;
+    a.h = a.w = a.oh = a.ow = 6; /* 36 positions: 9 tiles */
+    CHECK(tsrt_conv_wg_pre(&a) == 0);
+    a.h = a.w = a.oh = a.ow = 14, a.c = 8;
+    CHECK(tsrt_conv_wg_pre(&a) == 0);
+    a.c = 16, a.stride_h = 2, a.oh = 7;
+    CHECK(tsrt_conv_wg_pre(&a) == 0);
+}
+
 static void test_checker_fails(void)
 {
     ccase t = {1, 4, 6, 6, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0};
@@ -491,5 +567,6 @@ int main(void)
     test_fast_paths();
     test_pointwise();
     test_tile_epilogue();
+    test_wg_pretransformed();
     return check_report();
 }

@@ -49,32 +49,71 @@ static void prepack_fns(em *e, const ts_lkernel *k)
     }
 }
 
-/* A conv's weights with its batch norm's scale folded in (D30): the
- * runtime calls NAME_pbsize and NAME_pack (thread ith's share of the
- * output channels) before the first launch, as for a packed B; s[o] is
- * formed in double. */
-static void prescale_fns(em *e, const ts_lkernel *k)
+static const char *const conv_fields[] = {"n", "c", "h", "w", "o", "kh", "kw", "oh", "ow", "groups", "stride_h",
+                                          "stride_w", "pad_h", "pad_w", "dil_h", "dil_w", "ldil_h", "ldil_w"};
+
+/* `tsrt_conv_args a` with the shape fields from the template's arguments. */
+static void conv_args(ts_buf *out, const ts_ltmpl *t, ts_buf *names)
+{
+    ts_buf_puts(out, "    tsrt_conv_args a = {0};\n");
+    for (int i = 0; i < t->n_args; i++) ts_buf_printf(out, "    a.%s = %s;\n", conv_fields[i], names[i].data);
+}
+
+/* A conv's constant weights prepared once per program; the runtime calls
+ * NAME_pbsize and NAME_pack (thread ith's share of the output channels)
+ * before the first launch, as for a packed B. The copy holds, in order:
+ *   - with a folded batch norm (D30), the weights scaled by it,
+ *     w[o][...] * s[o] with s[o] formed in double;
+ *   - for a 3x3 stride-1 conv (D38), 16 floats whose first is the m of
+ *     the Winograd F(m x m) the weights were transformed for (0: none,
+ *     the shape's pick at the first run), then the transformed weights
+ *     (tsrt_conv_wg_pack), from the scaled copy when there is one.
+ * NAME_wgoff(D) is the float offset of the Winograd part. */
+static void conv_pack_fns(em *e, const ts_lkernel *k)
 {
     const ts_ltmpl *t = k->tmpl;
     ts_buf *out = e->out;
-    ts_buf_printf(out, "\nsize_t %s_pbsize(void *const *bufs, const int64_t *D)\n{\n    (void)bufs; (void)D;\n"
-                       "    return (size_t)INT64_C(%lld) * sizeof(float);\n}\n",
-                  k->name, (long long)(t->w_rows * t->w_cols));
-    ts_buf_printf(out, "\nvoid %s_pack(void *const *bufs, const int64_t *D, float *dst, int ith, int nth)\n{\n"
-                       "    (void)D;\n    const float *w = (const float *)bufs[%d];\n"
-                       "    const int64_t rows = INT64_C(%lld), cols = INT64_C(%lld);\n"
-                       "    for (int64_t o = rows * ith / nth; o < rows * (ith + 1) / nth; o++) {\n"
-                       "        double s = 1.0;\n",
-                  k->name, t->b, (long long)t->w_rows, (long long)t->w_cols);
-    for (int i = 0; i < t->n_wscale; i++) {
-        const char op = t->wscale[i].op == TS_OP_MUL ? '*' : '/';
-        if (t->wscale[i].buf < 0) ts_buf_printf(out, "        s %c= %a;\n", op, (double)t->wscale[i].lit);
+    ts_buf names[TS_TMPL_MAX_ARGS];
+    const long long scaled = t->prepack_w ? (long long)(t->w_rows * t->w_cols) : 0;
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 0)
+            ts_buf_printf(out, "\nsize_t %s_pbsize(void *const *bufs, const int64_t *D)\n{\n", k->name);
         else
-            ts_buf_printf(out, "        s %c= (double)((const float *)bufs[%d])[%s];\n", op, t->wscale[i].buf,
-                          t->wscale[i].chan ? "o" : "0");
+            ts_buf_printf(out, "\nvoid %s_pack(void *const *bufs, const int64_t *D, float *dst, int ith, int nth)\n{\n",
+                          k->name);
+        ts_buf_puts(out, "    (void)bufs; (void)D;\n");
+        ts_em_prologue(e, k);
+        ts_em_reset(e);
+        memset(names, 0, sizeof names);
+        template_args(e, t, names);
+        conv_args(out, t, names);
+        ts_buf_printf(out, "    a.wt = b%d;\n    const int64_t wg = INT64_C(%lld);\n", t->b, (scaled + 15) / 16 * 16);
+        if (t->prepack_wg) ts_buf_puts(out, "    const int m = tsrt_conv_wg_pre(&a);\n");
+        else ts_buf_puts(out, "    const int m = 0;\n");
+        if (pass == 0) {
+            ts_buf_puts(out, "    return (size_t)(wg + (m ? 16 : 0)) * sizeof(float) + (m ? tsrt_conv_wg_size(&a, m) : 0);\n}\n");
+        } else {
+            ts_buf_puts(out, "    const int64_t o0 = a.o * ith / nth, o1 = a.o * (ith + 1) / nth;\n");
+            if (t->prepack_w) {
+                ts_buf_printf(out, "    const int64_t cols = INT64_C(%lld);\n"
+                                   "    for (int64_t o = o0; o < o1; o++) {\n        double s = 1.0;\n",
+                              (long long)t->w_cols);
+                for (int i = 0; i < t->n_wscale; i++) {
+                    const char op = t->wscale[i].op == TS_OP_MUL ? '*' : '/';
+                    if (t->wscale[i].buf < 0) ts_buf_printf(out, "        s %c= %a;\n", op, (double)t->wscale[i].lit);
+                    else
+                        ts_buf_printf(out, "        s %c= (double)((const float *)bufs[%d])[%s];\n", op, t->wscale[i].buf,
+                                      t->wscale[i].chan ? "o" : "0");
+                }
+                ts_buf_puts(out, "        for (int64_t q = 0; q < cols; q++) dst[o * cols + q] = (float)(a.wt[o * cols + q] * s);\n"
+                                 "    }\n    a.wt = dst;   /* this thread's rows, all the transform reads */\n");
+            }
+            ts_buf_puts(out, "    if (ith == 0 && m) dst[wg] = (float)m;\n"
+                             "    if (m) tsrt_conv_wg_pack(&a, m, o0, o1, dst + wg + 16);\n"
+                             "    (void)o0; (void)o1;\n}\n");
+        }
+        for (int i = 0; i < t->n_args; i++) ts_buf_free(&names[i]);
     }
-    ts_buf_puts(out, "        for (int64_t q = 0; q < cols; q++) dst[o * cols + q] = (float)(w[o * cols + q] * s);\n"
-                     "    }\n}\n");
 }
 
 /* The lengths of the tile epilogue's tables as locals TE_ROWS_UP (rows,
@@ -144,10 +183,7 @@ void ts_em_template_kernel(em *e, const ts_lkernel *k)
     template_args(e, t, names);
     if (gemm) ts_buf_printf(out, "    size_t s = tsrt_sgemm_workspace(%s, %s, %s);\n", names[0].data, names[1].data, names[2].data);
     else {
-        ts_buf_puts(out, "    tsrt_conv_args a = {0};\n");
-        static const char *const f[] = {"n", "c", "h", "w", "o", "kh", "kw", "oh", "ow", "groups", "stride_h",
-                                        "stride_w", "pad_h", "pad_w", "dil_h", "dil_w", "ldil_h", "ldil_w"};
-        for (int i = 0; i < t->n_args; i++) ts_buf_printf(out, "    a.%s = %s;\n", f[i], names[i].data);
+        conv_args(out, t, names);
         ts_buf_puts(out, "    size_t s = tsrt_conv_workspace(&a);\n");
     }
     if (t->te) te_tables(e, t, "    return s + TE_ROWS_UP * sizeof(float) + TE_COLS * sizeof(float) + TSRT_ALIGN;\n");
@@ -155,7 +191,7 @@ void ts_em_template_kernel(em *e, const ts_lkernel *k)
     ts_buf_puts(out, "}\n");
     for (int i = 0; i < t->n_args; i++) ts_buf_free(&names[i]);
     if (gemm && t->prepack_b) prepack_fns(e, k);
-    if (!gemm && t->prepack_w) prescale_fns(e, k);
+    if (!gemm && (t->prepack_w || t->prepack_wg)) conv_pack_fns(e, k);
     /* the kernel */
     ts_buf_printf(out, "\n/* %s */\nvoid %s(void *const *bufs, const int64_t *D, int ith, int nth, void *ws)\n{\n",
                   k->what, k->name);
@@ -176,12 +212,14 @@ void ts_em_template_kernel(em *e, const ts_lkernel *k)
         }
         ts_buf_puts(out, "    tsrt_sgemm(&g, ith, nth, ws);\n}\n");
     } else {
-        static const char *const f[] = {"n", "c", "h", "w", "o", "kh", "kw", "oh", "ow", "groups", "stride_h",
-                                        "stride_w", "pad_h", "pad_w", "dil_h", "dil_w", "ldil_h", "ldil_w"};
-        ts_buf_printf(out, "    tsrt_conv_args a = {0};\n    a.x = b%d; a.y = b%d;\n", t->a, t->c);
+        conv_args(out, t, names);
+        ts_buf_printf(out, "    a.x = b%d; a.y = b%d;\n", t->a, t->c);
         if (t->prepack_w) ts_buf_printf(out, "    a.wt = (const float *)bufs[%d];\n", k->n_bufs);
         else ts_buf_printf(out, "    a.wt = b%d;\n", t->b);
-        for (int i = 0; i < t->n_args; i++) ts_buf_printf(out, "    a.%s = %s;\n", f[i], names[i].data);
+        if (t->prepack_wg)
+            ts_buf_printf(out, "    const float *wg = (const float *)bufs[%d] + INT64_C(%lld);\n"
+                               "    a.wu_m = (int)wg[0]; a.wu = a.wu_m ? wg + 16 : NULL;\n",
+                          k->n_bufs, t->prepack_w ? (long long)((t->w_rows * t->w_cols + 15) / 16 * 16) : 0LL);
         if (epi) ts_buf_printf(out, "    a.epi = %s_epi; a.epi_ctx = &ctx;\n", k->name);
         if (t->te) {
             ts_buf_puts(out, "    float *te_row = tsrt__align((char *)ws + tsrt_conv_workspace(&a));\n");

@@ -78,6 +78,7 @@ TSRT_FN int tsrt_conv_choose(const tsrt_conv_args *args)
     const tsrt_conv_args v = tsrt__conv_norm(args);
     if (v.c / v.groups == 1 && v.o / v.groups <= 4 && v.groups > 1) return TSRT_CONV_DEPTHWISE;
     if (tsrt__conv_is_1x1(&v)) return TSRT_CONV_GEMM_1X1;
+    if (v.wu && v.wu_m && v.wu_m == tsrt_conv_wg_pre(&v)) return v.wu_m == 4 ? TSRT_CONV_WINOGRAD4 : TSRT_CONV_WINOGRAD;
     if (tsrt__conv_wg_applies(&v) && v.c / v.groups >= 16 && v.o / v.groups >= 16) {
         if (v.oh >= 24 && v.ow >= 24) return TSRT_CONV_WINOGRAD4;
         if (v.oh * v.ow >= 128) return TSRT_CONV_WINOGRAD;

@@ -29,6 +29,10 @@ typedef struct tsrt_conv_args {
     /* The epilogue as data (tsrt_common.h; rows m0 = image * O + channel),
      * used in place of epi by every algorithm, or NULL. */
     const tsrt_tepi *te;
+    /* The weights already in Winograd F(wu_m x wu_m) form (tsrt_conv_wg_pack,
+     * made once per program from constant weights: D38), or NULL. */
+    const float *wu;
+    int wu_m;
 } tsrt_conv_args;
 
 enum {
@@ -46,6 +50,9 @@ enum {
 TSRT_FN int tsrt_conv_choose(const tsrt_conv_args *args);
 TSRT_FN size_t tsrt_conv_workspace(const tsrt_conv_args *args);
 TSRT_FN int tsrt_conv(const tsrt_conv_args *args, int algo, int ith, int nth, void *ws);
+TSRT_FN int tsrt_conv_wg_pre(const tsrt_conv_args *args);
+TSRT_FN size_t tsrt_conv_wg_size(const tsrt_conv_args *args, int m);
+TSRT_FN void tsrt_conv_wg_pack(const tsrt_conv_args *args, int m, int64_t o0, int64_t o1, float *dst);
 
 /* An algorithm id's name (inline: every unit may print one). */
 static inline const char *tsrt_conv_algo_name(int algo)

@@ -37,6 +37,11 @@
  * transform of the panel and the epilogue on its runs of output positions.
  * V is computed per panel when there is one channel block, else once for
  * all the thread's panels and re-read per block. */
+/* Output positions from which F(2x2) with weights transformed once beats
+ * PHASED (tsrt_conv_wg_pre). */
+#ifndef TSRT__WG_PRE_MIN
+#define TSRT__WG_PRE_MIN 49
+#endif
 #ifndef TSRT__WG_U_FLOATS
 #define TSRT__WG_U_FLOATS 65536 /* U block budget: 256 KiB */
 #endif
@@ -240,15 +245,16 @@ static void tsrt__wg_input(const tsrt__wg *g, int64_t p, float *vp, ptrdiff_t xs
     } while (0)
 
 /* U of output channels [o0, o0+on) into u: U[xi][oo][c] at
- * u + (xi*obp + oo)*CG + c; rows on .. obp-1 zero. */
-static void tsrt__wg_weights(const tsrt__wg *g, const float *wt, int64_t o0, int64_t on, int64_t obp, float *u)
+ * u + xi*plane + oo*CG + c; rows on .. obp-1 zero. */
+static void tsrt__wg_weights(const tsrt__wg *g, const float *wt, int64_t o0, int64_t on, int64_t obp, ptrdiff_t plane,
+                             float *u)
 {
     const int64_t CG = g->CG;
     const int m = g->m, a = g->a;
     for (int64_t oo = 0; oo < obp; oo++) {
         float *uo = u + oo * CG;
         if (oo >= on) {
-            for (int i = 0; i < g->xi; i++) memset(uo + i * obp * CG, 0, sizeof(float) * (size_t)CG);
+            for (int i = 0; i < g->xi; i++) memset(uo + i * plane, 0, sizeof(float) * (size_t)CG);
             continue;
         }
         const float *w = wt + (o0 + oo) * CG * 9;
@@ -283,7 +289,7 @@ static void tsrt__wg_weights(const tsrt__wg *g, const float *wt, int64_t o0, int
             for (int i = 0; i < a; i++) {
                 TSRT__WG_G(m, r[i][0], r[i][1], r[i][2], z);
                 for (int j = 0; j < a; j++) {
-                    float *d = uo + (i * a + j) * obp * CG + c;
+                    float *d = uo + (i * a + j) * plane + c;
                     if (n == 8) {
                         TSRT__V8_STORE(d, z[j]);
                     } else {
@@ -429,6 +435,56 @@ static size_t tsrt__wg_ws_bytes(const tsrt_conv_args *v, int m)
     return (size_t)(xp + u + vv + mm) * sizeof(float) + 5 * TSRT_ALIGN;
 }
 
+/* ==== weights transformed once (D38) ========================================== *
+ *
+ * Constant weights (a model's) can be transformed once per program instead
+ * of once per call, which also stops every thread of a call from
+ * transforming the output channels it shares with the others. Layout, per
+ * group: U[xi][OGp][CG], OGp = OG rounded up to MR (rows past OG zero), so
+ * that a block of output channels [o0, o0+obp) of every xi plane is rows
+ * o0.. of the plane, read in place as the per-call U is. */
+static int64_t tsrt__wg_ogp(const tsrt__wg *g) { return tsrt__rup(g->OG, TSRT_MR); }
+
+/* Which F(m x m) tsrt_conv will use for this shape when given transformed
+ * weights (0: none). Without the per-call filter transform Winograd also
+ * pays on 7x7 maps: F(2x2) there is 16 tiles of 4 positions for 49. */
+TSRT_FN int tsrt_conv_wg_pre(const tsrt_conv_args *args)
+{
+    const tsrt_conv_args v = tsrt__conv_norm(args);
+    if (!tsrt__conv_wg_applies(&v) || v.c / v.groups < 16 || v.o / v.groups < 16) return 0;
+    if (v.oh >= 24 && v.ow >= 24) return 4;
+    if (v.oh * v.ow >= TSRT__WG_PRE_MIN) return 2;
+    return 0;
+}
+
+/* Bytes of the transformed weights for F(m x m), every group. */
+TSRT_FN size_t tsrt_conv_wg_size(const tsrt_conv_args *args, int m)
+{
+    const tsrt_conv_args v = tsrt__conv_norm(args);
+    tsrt__wg g;
+    tsrt__wg_geom(&v, m, &g);
+    return (size_t)(v.groups * g.xi * tsrt__wg_ogp(&g) * g.CG) * sizeof(float);
+}
+
+/* The transformed weights of output channels [o0, o1) (of all groups)
+ * into dst (tsrt_conv_wg_size bytes; calls on disjoint ranges covering
+ * [0, O) may run on different threads); args->wt is read. */
+TSRT_FN void tsrt_conv_wg_pack(const tsrt_conv_args *args, int m, int64_t o0, int64_t o1, float *dst)
+{
+    const tsrt_conv_args v = tsrt__conv_norm(args);
+    tsrt__wg g;
+    tsrt__wg_geom(&v, m, &g);
+    const int64_t OGp = tsrt__wg_ogp(&g), CG = g.CG;
+    for (int64_t gr = o0 / g.OG; gr < v.groups && gr * g.OG < o1; gr++) {
+        const int64_t lo = tsrt__max(o0 - gr * g.OG, 0), hi = tsrt__min(o1 - gr * g.OG, g.OG);
+        if (lo >= hi) continue;
+        /* the share ending the group also zeroes its padding rows */
+        const int64_t obp = hi == g.OG ? OGp - lo : hi - lo;
+        tsrt__wg_weights(&g, v.wt + gr * g.OG * CG * 9, lo, hi - lo, obp, OGp * CG,
+                         dst + gr * g.xi * OGp * CG + lo * CG);
+    }
+}
+
 static void tsrt__conv_wg(const tsrt_conv_args *v, int m, int ith, int nth, void *ws)
 {
     tsrt__wg g;
@@ -440,7 +496,9 @@ static void tsrt__conv_wg(const tsrt_conv_args *v, int m, int ith, int nth, void
     /* Threads split output channels (MR units) x panels, as a GEMM of
      * OG x (NP*NR) x xi*CG whose A and B each cost a transform. */
     const int64_t batch = v->n * v->groups, CG = g.CG, XI = g.xi;
-    const tsrt__share s = tsrt__split(batch, g.OG, g.NP * TSRT_NR, XI * CG, 8, 8, ith, nth);
+    const int pre = v->wu && v->wu_m == m;
+    const int64_t OGp = tsrt__wg_ogp(&g);
+    const tsrt__share s = tsrt__split(batch, g.OG, g.NP * TSRT_NR, XI * CG, pre ? 1 : 8, 8, ith, nth);
     const int64_t Uu = tsrt__cdiv(g.OG, TSRT_MR), p0 = s.c0, p1 = tsrt__min(s.c1, g.NP);
     if (p0 >= p1) return;
     const int64_t KB = tsrt__min(TSRT_KC, tsrt__rup(tsrt__cdiv(CG, tsrt__cdiv(CG, TSRT_KC)), 8));
@@ -464,7 +522,12 @@ static void tsrt__conv_wg(const tsrt_conv_args *v, int m, int ith, int nth, void
             for (int64_t p = p0; p < p1; p++) tsrt__wg_input(&g, p, vb + (p - p0) * CG * TSRT_NR, xs);
         for (int64_t o0 = o_lo; o0 < o_hi; o0 += ob) {
             const int64_t on = tsrt__min(ob, o_hi - o0), obp = tsrt__rup(on, TSRT_MR);
-            tsrt__wg_weights(&g, wt, o0, on, obp, ub);
+            const float *uk = ub;
+            ptrdiff_t ups = obp * CG; /* floats from one xi plane of U to the next */
+            if (pre)
+                uk = v->wu + (gr * XI * OGp + o0) * CG, ups = OGp * CG;
+            else
+                tsrt__wg_weights(&g, wt, o0, on, obp, ups, ub);
             for (int64_t p = p0; p < p1; p++) {
                 const float *vp = vb + (vall ? (p - p0) * CG * TSRT_NR : 0);
                 if (!vall) tsrt__wg_input(&g, p, vb, xs);
@@ -477,7 +540,7 @@ static void tsrt__conv_wg(const tsrt_conv_args *v, int m, int ith, int nth, void
                         const float *vx = vp + xi * xs + c0 * TSRT_NR;
                         if (nt <= 2) tsrt__b_cols(kc, vx, nt, bt);
                         for (int64_t ir = 0; ir < obp; ir += TSRT_MR) {
-                            const float *ua = ub + (xi * obp + ir) * CG + c0;
+                            const float *ua = uk + xi * ups + ir * CG + c0;
                             float *mo = mb + (xi * obp + ir) * TSRT_NR;
                             if (nt == TSRT_NR)
                                 tsrt__ukr_full_ua(kc, ua, CG, vx, mo, TSRT_NR, c0 > 0, NULL);

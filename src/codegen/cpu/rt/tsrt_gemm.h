@@ -219,6 +219,20 @@ static inline const float *tsrt__bp_at(const float *bp, int64_t n, int64_t pc, i
     return bp + pc * tsrt__rup(n, TSRT_NR) + j / TSRT_NR * kc * TSRT_NR;
 }
 
+/* Rows [0, rows) x NR columns at p (row stride rs) into L1 ahead of use:
+ * the residual of the tile after the current one. The residual is an older
+ * activation (a ResNet block's input), out of L1 and L2, read NR floats
+ * per row per tile: too many short streams for the hardware prefetcher.
+ * Without this the 1x1 convs that add it ran 14-25% slower than those
+ * that do not (D38). */
+static inline void tsrt__pf_rows(const float *p, ptrdiff_t rs, int64_t rows)
+{
+    for (int64_t q = 0; q < rows; q++) {
+        __builtin_prefetch(p + q * rs, 0, 3);
+        __builtin_prefetch(p + q * rs + TSRT_NR - 1, 0, 3);
+    }
+}
+
 /* Rows [i0, i1) x columns [j0, j1) of one product; pa/pb are the packed-A
  * and packed-B buffers (aligned, sized by tsrt_sgemm_workspace). */
 TSRT__OUTLINE void tsrt__gemm_range(const tsrt__gop *op, int64_t i0, int64_t i1, int64_t j0, int64_t j1,
@@ -294,6 +308,9 @@ TSRT__OUTLINE void tsrt__gemm_range(const tsrt__gop *op, int64_t i0, int64_t i1,
                         const tsrt_tepi *te = NULL;
                         if (last && op->te)
                             tt = tsrt__te_at(op->te, op->epi_m0 + ic + ir, op->epi_n0 + jc + jr), te = &tt;
+                        /* the next tile: the next row tile of this panel */
+                        if (te && te->res && ir + mr < mc)
+                            tsrt__pf_rows(te->res + mr * te->res_rs, te->res_rs, tsrt__min(TSRT_MR, mc - ir - mr));
                         if (pfn && pfl < pfn_lines) {
                             const int64_t nl = tsrt__min(pfn_step, pfn_lines - pfl);
                             for (int64_t l = 0; l < nl; l++) __builtin_prefetch(pfn + (pfl + l) * 64, 0, 3);
