@@ -6,6 +6,8 @@
  *   cmake --build build --target conv_resnet50
  *   build/conv_resnet50 [reps [nth [algo]]]      (defaults 11, 1, 0 = AUTO)
  *   build/conv_resnet50 11 -2     (nth < 0: the -nth shares run one after another on this thread)
+ *   PRE=0 build/conv_resnet50     (Winograd weights transformed per call, as before D38; by default
+ *                                  they are transformed once, as the compiled model does)
  *   cc -O3 -march=native -Isrc bench/conv_resnet50.c -o conv_resnet50 -lpthread -lm
  *
  * Each layer has its own weights (94 MB in all, more than the L3), so
@@ -153,8 +155,8 @@ int main(int argc, char **argv)
                                  .stride_h = s, .stride_w = s, .pad_h = p, .pad_w = p,
                                  .wt = rand_buf((size_t)(o * K), 2.0f * sqrtf(3.0f / (float)K), 400 + i),
                                  .x = buf[i % 2], .y = buf[(i + 1) % 2], .epi = epi_bn, .epi_ctx = &l->bn};
-        /* PRE=1 in the environment: Winograd weights transformed once (D38) */
-        const int pm = getenv("PRE") && atoi(getenv("PRE")) ? tsrt_conv_wg_pre(&l->cv) : 0;
+        /* Winograd weights transformed once (D38) unless PRE=0 */
+        const int pm = getenv("PRE") && !atoi(getenv("PRE")) ? 0 : tsrt_conv_wg_pre(&l->cv);
         if (pm) {
             float *u = aligned_alloc(64, (tsrt_conv_wg_size(&l->cv, pm) + 63) / 64 * 64);
             tsrt_conv_wg_pack(&l->cv, pm, 0, o, u);
