@@ -316,50 +316,50 @@ static void test_conv_affine(void)
 
 /* ---- Winograd weights transformed once (D38), a residual conv's fold ------------------------ */
 
-/* A 16 -> 16 3x3 conv with constant weights on an s x s image (s
- * symbolic), its batch norm, and a residual added from the other side
+/* A 16 -> 16 3x3 conv with constant weights on an s x s image (s a symbol
+ * or a number), its batch norm, and a residual added from the other side
  * (add(residual, bn)) whose ancestry is a long elementwise chain: the
  * batch norm folds (the search for the conv's operand stops at the stored
  * residual) and the weights are transformed once, for the F(m) of the
- * first run's size. Sizes 7 (F(2x2), only with the transform made once),
- * 28 (F(4x4): the F(2x2) copy is not used), 14 (F(2x2): used again), 5
- * (no Winograd): each against the interpreter in one session. */
-static char *wg_model(void)
+ * first run's size. */
+static char *wg_model(const char *s)
 {
     size_t cap = 1 << 17, len = 0;
     char *t = malloc(cap);
     unsigned seed = 17;
-    len += (size_t)snprintf(t + len, cap - len, "graph @wg(%%x: f32[1, 16, s, s]) {\n  %%w: f32[16, 16, 3, 3] = const() {value=[");
+#define WG_PUT(...) len += (size_t)snprintf(t + len, cap - len, __VA_ARGS__)
+    WG_PUT("graph @wg(%%x: f32[1, 16, %s, %s]) {\n  %%w: f32[16, 16, 3, 3] = const() {value=[", s, s);
     for (int i = 0; i < 16 * 16 * 9; i++) {
         seed = seed * 1103515245u + 12345u;
-        len += (size_t)snprintf(t + len, cap - len, "%s%g", i ? ", " : "", -0.25 + 0.5 * (double)((seed >> 8) % 1000) / 1000.0);
+        WG_PUT("%s%g", i ? ", " : "", -0.25 + 0.5 * (double)((seed >> 8) % 1000) / 1000.0);
     }
-    len += (size_t)snprintf(t + len, cap - len, "]}\n  %%mean: f32[16] = const() {value=[");
-    for (int i = 0; i < 16; i++) len += (size_t)snprintf(t + len, cap - len, "%s%g", i ? ", " : "", 0.1 * (i % 5) - 0.2);
-    len += (size_t)snprintf(t + len, cap - len, "]}\n  %%scale: f32[16] = const() {value=[");
-    for (int i = 0; i < 16; i++) len += (size_t)snprintf(t + len, cap - len, "%s%g", i ? ", " : "", 0.5 + 0.1 * (i % 7));
-    len += (size_t)snprintf(t + len, cap - len, "]}\n  %%zero: f32[] = const() {value=[0]}\n"
-                                                "  %%mb: f32[1, 16, s, s] = broadcast(%%mean) {shape=[1, 16, s, s], axes=[1]}\n"
-                                                "  %%sb: f32[1, 16, s, s] = broadcast(%%scale) {shape=[1, 16, s, s], axes=[1]}\n"
-                                                "  %%zb: f32[1, 16, s, s] = broadcast(%%zero) {shape=[1, 16, s, s], axes=[]}\n"
-                                                "  %%h0: f32[1, 16, s, s] = tanh(%%x)\n");
+    WG_PUT("]}\n  %%mean: f32[16] = const() {value=[");
+    for (int i = 0; i < 16; i++) WG_PUT("%s%g", i ? ", " : "", 0.1 * (i % 5) - 0.2);
+    WG_PUT("]}\n  %%scale: f32[16] = const() {value=[");
+    for (int i = 0; i < 16; i++) WG_PUT("%s%g", i ? ", " : "", 0.5 + 0.1 * (i % 7));
+    WG_PUT("]}\n  %%zero: f32[] = const() {value=[0]}\n");
+    WG_PUT("  %%mb: f32[1, 16, %s, %s] = broadcast(%%mean) {shape=[1, 16, %s, %s], axes=[1]}\n", s, s, s, s);
+    WG_PUT("  %%sb: f32[1, 16, %s, %s] = broadcast(%%scale) {shape=[1, 16, %s, %s], axes=[1]}\n", s, s, s, s);
+    WG_PUT("  %%zb: f32[1, 16, %s, %s] = broadcast(%%zero) {shape=[1, 16, %s, %s], axes=[]}\n", s, s, s, s);
+    WG_PUT("  %%h0: f32[1, 16, %s, %s] = tanh(%%x)\n", s, s);
     for (int i = 1; i < 160; i++)   /* an ancestry longer than the fold's search budget */
-        len += (size_t)snprintf(t + len, cap - len, "  %%h%d: f32[1, 16, s, s] = %s(%%h%d, %%h%d)\n", i,
-                                i % 2 ? "add" : "mul", i - 1, i > 1 ? i - 2 : 0);
-    len += (size_t)snprintf(t + len, cap - len, "%s",
-        "  %h: f32[1, 16, s, s] = tanh(%h159)\n"
-        "  %c: f32[1, 16, s, s] = conv(%h, %w) {strides=[1, 1], pad_lo=[1, 1], pad_hi=[1, 1], lhs_dilation=[1, 1], rhs_dilation=[1, 1]}\n"
-        "  %b1: f32[1, 16, s, s] = sub(%c, %mb)\n"
-        "  %b2: f32[1, 16, s, s] = mul(%b1, %sb)\n"
-        "  %r: f32[1, 16, s, s] = add(%h, %b2)\n"
-        "  %y: f32[1, 16, s, s] = max(%r, %zb)\n"
-        "  return %y\n}\n");
+        WG_PUT("  %%h%d: f32[1, 16, %s, %s] = %s(%%h%d, %%h%d)\n", i, s, s, i % 2 ? "add" : "mul", i - 1, i > 1 ? i - 2 : 0);
+    WG_PUT("  %%h: f32[1, 16, %s, %s] = tanh(%%h159)\n", s, s);
+    WG_PUT("  %%c: f32[1, 16, %s, %s] = conv(%%h, %%w) {strides=[1, 1], pad_lo=[1, 1], pad_hi=[1, 1], "
+           "lhs_dilation=[1, 1], rhs_dilation=[1, 1]}\n", s, s);
+    WG_PUT("  %%b1: f32[1, 16, %s, %s] = sub(%%c, %%mb)\n  %%b2: f32[1, 16, %s, %s] = mul(%%b1, %%sb)\n", s, s, s, s);
+    WG_PUT("  %%r: f32[1, 16, %s, %s] = add(%%h, %%b2)\n  %%y: f32[1, 16, %s, %s] = max(%%r, %%zb)\n", s, s, s, s);
+    WG_PUT("  return %%y\n}\n");
+#undef WG_PUT
     return t;
 }
 
-static void test_conv_wg_once(void)
+/* Model wg_model(dim) through the cpu target at the given sizes, each
+ * against the interpreter, in one session; the generated C must contain
+ * every string of want. */
+static void wg_runs(const char *dim, const int64_t *sizes, int n_sizes, const char *const *want, int n_want)
 {
-    char *text = wg_model();
+    char *text = wg_model(dim);
     ts_graph *g = NULL;
     ts_err err = {0};
     CHECK_MSG(ts_graph_parse(text, strlen(text), "wg", &g, &err) == TS_OK, "%s", err.msg);
@@ -367,30 +367,45 @@ static void test_conv_wg_once(void)
     if (!g) return;
     char *c = NULL;
     CHECK_MSG(ts_cpu_source(g, &c, &err) == TS_OK, "%s", err.msg);
-    /* the conv's kernel: scaled weights and their transform in one packed
-     * copy, the residual in the tile epilogue */
-    CHECK_MSG(c && strstr(c, "s *= (double)") && strstr(c, "tsrt_conv_wg_pack(&a, m, o0, o1") &&
-                  strstr(c, "a.wu_m = (int)wg[0]") && strstr(c, "te.res = "),
-              "generated C lacks the fold or the transform");
+    for (int i = 0; i < n_want; i++) CHECK_MSG(c && strstr(c, want[i]), "s = %s: generated C lacks %s", dim, want[i]);
     ts_mem_free(c);
     ts_session *ref = NULL, *cpu = NULL;
     ts_session_opts o = {.threads = 2};
     CHECK(ts_session_new(g, "interp", &ref, &err) == TS_OK);
     CHECK_MSG(ts_session_new_opts(g, "cpu", &o, &cpu, &err) == TS_OK, "%s", err.msg);
-    static const int64_t sizes[] = {7, 28, 14, 5, 7};
-    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0] && ref && cpu; k++) {
+    for (int k = 0; k < n_sizes && ref && cpu; k++) {
         int64_t shape[4] = {1, 16, sizes[k], sizes[k]};
-        ts_tensor *x = filled(4, shape, (unsigned)(80 + k)), *want = NULL, *got = NULL;
-        CHECK(ts_session_run(ref, 1, &x, 1, &want, &err) == TS_OK);
+        ts_tensor *x = filled(4, shape, (unsigned)(80 + k)), *want_t = NULL, *got = NULL;
+        CHECK(ts_session_run(ref, 1, &x, 1, &want_t, &err) == TS_OK);
         CHECK_MSG(ts_session_run(cpu, 1, &x, 1, &got, &err) == TS_OK, "%s", err.msg);
-        CHECK_MSG(got && want && close_all(got, want), "size %lld differs", (long long)sizes[k]);
+        CHECK_MSG(got && want_t && close_all(got, want_t), "s = %s: size %lld differs", dim, (long long)sizes[k]);
         ts_tensor_release(got);
-        ts_tensor_release(want);
+        ts_tensor_release(want_t);
         ts_tensor_release(x);
     }
     ts_session_free(cpu);
     ts_session_free(ref);
     ts_graph_free(g);
+}
+
+static void test_conv_wg_once(void)
+{
+    /* the fold (scaled weights), the transform and the residual in the
+     * tile epilogue; sizes 7 (F(2x2), only with the transform made once),
+     * 28 (F(4x4): the F(2x2) copy is not used), 14 (F(2x2): used again),
+     * 5 (no Winograd), 7 along the symbol */
+    static const char *const sym[] = {"s *= (double)", "tsrt_conv_wg_pack(&a, m, o0, o1", "a.wu_m = (int)h[0]",
+                                      "te.res = "};
+    static const int64_t sizes[] = {7, 28, 14, 5, 7};
+    wg_runs("s", sizes, 5, sym, 4);
+    /* fixed shapes: the scale goes into the transformed weights, no
+     * scaled copy (F(2x2) at 7, F(4x4) at 28), or the scaled copy alone
+     * (no Winograd at 5) */
+    static const char *const fixed[] = {"tsrt_conv_wg_scale(&a, m, o", "const int64_t sf = m ? 0 : INT64_C(2304)"};
+    static const int64_t s7[] = {7}, s28[] = {28}, s5[] = {5};
+    wg_runs("7", s7, 1, fixed, 2);
+    wg_runs("28", s28, 1, fixed, 2);
+    wg_runs("5", s5, 1, fixed, 2);
 }
 
 /* ---- clamps by a constant as compare-and-select -------------------------------------------- */

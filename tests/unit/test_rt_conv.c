@@ -525,6 +525,30 @@ static void test_wg_pretransformed(void)
             for (int nth = 1; nth <= 3; nth++)
                 CHECK_MSG(wg_pre_case(cases[i].n, cases[i].c, cases[i].h, cases[i].o, cases[i].g, m, nth),
                           "pre-transformed case %zu F(%d) nth %d", i, m, nth);
+    /* A per-channel scale after the transform (tsrt_conv_wg_scale) against
+     * the transform of the scaled weights: equal up to rounding, every
+     * group's rows, padding rows untouched (zero). */
+    for (int m = 2; m <= 4; m += 2) {
+        const int64_t O = 20, C = 24, G = 2;
+        float *w = malloc(sizeof(float) * (size_t)(O * C / G * 9)), *ws_ = malloc(sizeof(float) * (size_t)(O * C / G * 9));
+        float sc[20];
+        for (int64_t o = 0; o < O; o++) {
+            sc[o] = 0.5f + 0.1f * (float)(o % 7);
+            for (int64_t q = 0; q < C / G * 9; q++) w[o * C / G * 9 + q] = frand(), ws_[o * C / G * 9 + q] = w[o * C / G * 9 + q] * sc[o];
+        }
+        tsrt_conv_args b = {.n = 1, .c = C, .h = 9, .w = 9, .o = O, .kh = 3, .kw = 3, .oh = 9, .ow = 9, .groups = G,
+                            .pad_h = 1, .pad_w = 1, .wt = w};
+        const size_t n = tsrt_conv_wg_size(&b, m) / sizeof(float);
+        float *u1 = malloc(n * sizeof(float)), *u2 = malloc(n * sizeof(float));
+        tsrt_conv_wg_pack(&b, m, 0, O, u1);
+        for (int64_t o = 0; o < O; o++) tsrt_conv_wg_scale(&b, m, o, sc[o], u1);
+        b.wt = ws_;
+        tsrt_conv_wg_pack(&b, m, 0, O, u2);
+        int ok = 1;
+        for (size_t i = 0; i < n; i++) ok &= fabsf(u1[i] - u2[i]) <= 4e-6f * (1.0f + fabsf(u2[i]));
+        CHECK_MSG(ok, "F(%d): scaling the transformed weights differs from transforming the scaled ones", m);
+        free(w), free(ws_), free(u1), free(u2);
+    }
     /* Which F(m) is worth transforming once, and what AUTO then takes: on
      * 7x7 maps Winograd only with the weights transformed; weights for
      * another m are not used. */

@@ -23,6 +23,24 @@ static void gemm_args(ts_buf *out, const ts_ltmpl *t, ts_buf *names)
     for (int i = 0; i < t->n_args; i++) ts_buf_printf(out, "    g.%s = %s;\n", f[i], names[i].data);
 }
 
+/* The start of a packer of constant operands: NAME_pbsize (pass 0) or
+ * NAME_pack (pass 1), the kernel's buffers and dims as locals, and the
+ * template's arguments named in names[]. */
+static void pack_head(em *e, const ts_lkernel *k, int pass, ts_buf *names)
+{
+    ts_buf *out = e->out;
+    if (pass == 0)
+        ts_buf_printf(out, "\nsize_t %s_pbsize(void *const *bufs, const int64_t *D)\n{\n", k->name);
+    else
+        ts_buf_printf(out, "\nvoid %s_pack(void *const *bufs, const int64_t *D, float *dst, int ith, int nth)\n{\n",
+                      k->name);
+    ts_buf_puts(out, "    (void)bufs; (void)D;\n");
+    ts_em_prologue(e, k);
+    ts_em_reset(e);
+    memset(names, 0, sizeof *names * TS_TMPL_MAX_ARGS);
+    template_args(e, k->tmpl, names);
+}
+
 /* A constant B packed once (D26): NAME_pbsize(D) is the bytes of the
  * packed copy, NAME_pack(bufs, D, dst, ith, nth) thread ith's share of
  * packing it; the runtime calls them before the kernel's first launch. */
@@ -32,16 +50,7 @@ static void prepack_fns(em *e, const ts_lkernel *k)
     ts_buf *out = e->out;
     ts_buf names[TS_TMPL_MAX_ARGS];
     for (int pass = 0; pass < 2; pass++) {
-        if (pass == 0)
-            ts_buf_printf(out, "\nsize_t %s_pbsize(void *const *bufs, const int64_t *D)\n{\n", k->name);
-        else
-            ts_buf_printf(out, "\nvoid %s_pack(void *const *bufs, const int64_t *D, float *dst, int ith, int nth)\n{\n",
-                          k->name);
-        ts_buf_puts(out, "    (void)bufs; (void)D;\n");
-        ts_em_prologue(e, k);
-        ts_em_reset(e);
-        memset(names, 0, sizeof names);
-        template_args(e, t, names);
+        pack_head(e, k, pass, names);
         gemm_args(out, t, names);
         if (pass == 0) ts_buf_puts(out, "    return tsrt_sgemm_packed_b_size(&g);\n}\n");
         else ts_buf_puts(out, "    tsrt_sgemm_pack_b(&g, dst, ith, nth);\n}\n");
@@ -59,58 +68,73 @@ static void conv_args(ts_buf *out, const ts_ltmpl *t, ts_buf *names)
     for (int i = 0; i < t->n_args; i++) ts_buf_printf(out, "    a.%s = %s;\n", conv_fields[i], names[i].data);
 }
 
+/* Whether every template argument is a constant: the shape, and so the
+ * algorithm tsrt_conv picks, is the same in every run. */
+static bool fixed_shape(const ts_ltmpl *t)
+{
+    for (int i = 0; i < t->n_args; i++)
+        if (t->arg[i]->k != TS_LX_CONST) return false;
+    return true;
+}
+
 /* A conv's constant weights prepared once per program; the runtime calls
  * NAME_pbsize and NAME_pack (thread ith's share of the output channels)
  * before the first launch, as for a packed B. The copy holds, in order:
+ *   - 16 floats: two int64, the m of the Winograd F(m x m) the weights
+ *     were transformed for (0: none; D38) and the float offset of the
+ *     scaled weights (0: none);
+ *   - for a 3x3 stride-1 conv whose shape takes Winograd at the first run
+ *     (tsrt_conv_wg_pre), the transformed weights (tsrt_conv_wg_pack);
  *   - with a folded batch norm (D30), the weights scaled by it,
- *     w[o][...] * s[o] with s[o] formed in double;
- *   - for a 3x3 stride-1 conv (D38), 16 floats whose first is the m of
- *     the Winograd F(m x m) the weights were transformed for (0: none,
- *     the shape's pick at the first run), then the transformed weights
- *     (tsrt_conv_wg_pack), from the scaled copy when there is one.
- * NAME_wgoff(D) is the float offset of the Winograd part. */
+ *     w[o][...] * s[o] with s[o] formed in double (NAME_wscale), which the
+ *     transform then reads. When the shape is fixed and takes Winograd,
+ *     no other algorithm ever runs: the scale is applied to the
+ *     transformed weights instead (tsrt_conv_wg_scale) and the scaled copy
+ *     is not kept (ResNet-50: 33 MB). */
 static void conv_pack_fns(em *e, const ts_lkernel *k)
 {
     const ts_ltmpl *t = k->tmpl;
     ts_buf *out = e->out;
     ts_buf names[TS_TMPL_MAX_ARGS];
     const long long scaled = t->prepack_w ? (long long)(t->w_rows * t->w_cols) : 0;
+    if (t->prepack_w) {
+        ts_buf_printf(out, "\nstatic double %s_wscale(void *const *bufs, int64_t o)\n{\n    (void)bufs; (void)o;\n"
+                           "    double s = 1.0;\n", k->name);
+        for (int i = 0; i < t->n_wscale; i++) {
+            const char op = t->wscale[i].op == TS_OP_MUL ? '*' : '/';
+            if (t->wscale[i].buf < 0) ts_buf_printf(out, "    s %c= %a;\n", op, (double)t->wscale[i].lit);
+            else
+                ts_buf_printf(out, "    s %c= (double)((const float *)bufs[%d])[%s];\n", op, t->wscale[i].buf,
+                              t->wscale[i].chan ? "o" : "0");
+        }
+        ts_buf_puts(out, "    return s;\n}\n");
+    }
     for (int pass = 0; pass < 2; pass++) {
-        if (pass == 0)
-            ts_buf_printf(out, "\nsize_t %s_pbsize(void *const *bufs, const int64_t *D)\n{\n", k->name);
-        else
-            ts_buf_printf(out, "\nvoid %s_pack(void *const *bufs, const int64_t *D, float *dst, int ith, int nth)\n{\n",
-                          k->name);
-        ts_buf_puts(out, "    (void)bufs; (void)D;\n");
-        ts_em_prologue(e, k);
-        ts_em_reset(e);
-        memset(names, 0, sizeof names);
-        template_args(e, t, names);
+        pack_head(e, k, pass, names);
         conv_args(out, t, names);
-        ts_buf_printf(out, "    a.wt = b%d;\n    const int64_t wg = INT64_C(%lld);\n", t->b, (scaled + 15) / 16 * 16);
-        if (t->prepack_wg) ts_buf_puts(out, "    const int m = tsrt_conv_wg_pre(&a);\n");
-        else ts_buf_puts(out, "    const int m = 0;\n");
+        ts_buf_printf(out, "    a.wt = b%d;\n    const int m = %s;\n", t->b, t->prepack_wg ? "tsrt_conv_wg_pre(&a)" : "0");
+        ts_buf_puts(out, "    const int64_t uf = m ? ((int64_t)(tsrt_conv_wg_size(&a, m) / sizeof(float)) + 15) / 16 * 16 : 0;\n");
+        if (!t->prepack_w) ts_buf_puts(out, "    const int64_t sf = 0;\n");
+        else ts_buf_printf(out, "    const int64_t sf = %sINT64_C(%lld);\n", fixed_shape(t) ? "m ? 0 : " : "", scaled);
         if (pass == 0) {
-            ts_buf_puts(out, "    return (size_t)(wg + (m ? 16 : 0)) * sizeof(float) + (m ? tsrt_conv_wg_size(&a, m) : 0);\n}\n");
+            ts_buf_puts(out, "    return (size_t)(16 + uf + sf) * sizeof(float);\n}\n");
         } else {
-            ts_buf_puts(out, "    const int64_t o0 = a.o * ith / nth, o1 = a.o * (ith + 1) / nth;\n");
-            if (t->prepack_w) {
-                ts_buf_printf(out, "    const int64_t cols = INT64_C(%lld);\n"
-                                   "    for (int64_t o = o0; o < o1; o++) {\n        double s = 1.0;\n",
-                              (long long)t->w_cols);
-                for (int i = 0; i < t->n_wscale; i++) {
-                    const char op = t->wscale[i].op == TS_OP_MUL ? '*' : '/';
-                    if (t->wscale[i].buf < 0) ts_buf_printf(out, "        s %c= %a;\n", op, (double)t->wscale[i].lit);
-                    else
-                        ts_buf_printf(out, "        s %c= (double)((const float *)bufs[%d])[%s];\n", op, t->wscale[i].buf,
-                                      t->wscale[i].chan ? "o" : "0");
-                }
-                ts_buf_puts(out, "        for (int64_t q = 0; q < cols; q++) dst[o * cols + q] = (float)(a.wt[o * cols + q] * s);\n"
-                                 "    }\n    a.wt = dst;   /* this thread's rows, all the transform reads */\n");
-            }
-            ts_buf_puts(out, "    if (ith == 0 && m) dst[wg] = (float)m;\n"
-                             "    if (m) tsrt_conv_wg_pack(&a, m, o0, o1, dst + wg + 16);\n"
-                             "    (void)o0; (void)o1;\n}\n");
+            ts_buf_puts(out, "    const int64_t o0 = a.o * ith / nth, o1 = a.o * (ith + 1) / nth;\n"
+                             "    if (ith == 0) {\n        const int64_t h[2] = {m, sf ? 16 + uf : 0};\n"
+                             "        memcpy(dst, h, sizeof h);\n    }\n");
+            if (t->prepack_w)
+                ts_buf_printf(out, "    if (sf) {   /* this thread's rows scaled: all its part of the transform reads */\n"
+                                   "        float *sc = dst + 16 + uf;\n        const int64_t cols = INT64_C(%lld);\n"
+                                   "        for (int64_t o = o0; o < o1; o++) {\n"
+                                   "            const double s = %s_wscale(bufs, o);\n"
+                                   "            for (int64_t q = 0; q < cols; q++) sc[o * cols + q] = (float)(a.wt[o * cols + q] * s);\n"
+                                   "        }\n        a.wt = sc;\n    }\n",
+                              (long long)t->w_cols, k->name);
+            ts_buf_puts(out, "    if (m) tsrt_conv_wg_pack(&a, m, o0, o1, dst + 16);\n");
+            if (t->prepack_w)
+                ts_buf_printf(out, "    if (m && !sf)\n        for (int64_t o = o0; o < o1; o++) "
+                                   "tsrt_conv_wg_scale(&a, m, o, (float)%s_wscale(bufs, o), dst + 16);\n", k->name);
+            ts_buf_puts(out, "    (void)o0; (void)o1;\n}\n");
         }
         for (int i = 0; i < t->n_args; i++) ts_buf_free(&names[i]);
     }
@@ -214,12 +238,16 @@ void ts_em_template_kernel(em *e, const ts_lkernel *k)
     } else {
         conv_args(out, t, names);
         ts_buf_printf(out, "    a.x = b%d; a.y = b%d;\n", t->a, t->c);
-        if (t->prepack_w) ts_buf_printf(out, "    a.wt = (const float *)bufs[%d];\n", k->n_bufs);
+        if (t->prepack_w || t->prepack_wg)
+            /* the prepared copy (conv_pack_fns): its header, the
+             * transformed weights, the scaled ones; without a scaled copy
+             * the weights as they are (unscaled or no scale only where the
+             * fixed shape always takes the transformed copy) */
+            ts_buf_printf(out, "    const float *pk = (const float *)bufs[%d];\n    int64_t h[2];\n"
+                               "    memcpy(h, pk, sizeof h);\n    a.wt = h[1] ? pk + h[1] : b%d;\n"
+                               "    a.wu_m = (int)h[0]; a.wu = h[0] ? pk + 16 : NULL;\n",
+                          k->n_bufs, t->b);
         else ts_buf_printf(out, "    a.wt = b%d;\n", t->b);
-        if (t->prepack_wg)
-            ts_buf_printf(out, "    const float *wg = (const float *)bufs[%d] + INT64_C(%lld);\n"
-                               "    a.wu_m = (int)wg[0]; a.wu = a.wu_m ? wg + 16 : NULL;\n",
-                          k->n_bufs, t->prepack_w ? (long long)((t->w_rows * t->w_cols + 15) / 16 * 16) : 0LL);
         if (epi) ts_buf_printf(out, "    a.epi = %s_epi; a.epi_ctx = &ctx;\n", k->name);
         if (t->te) {
             ts_buf_puts(out, "    float *te_row = tsrt__align((char *)ws + tsrt_conv_workspace(&a));\n");

@@ -53,6 +53,7 @@ TSRT_FN int tsrt_conv(const tsrt_conv_args *args, int algo, int ith, int nth, vo
 TSRT_FN int tsrt_conv_wg_pre(const tsrt_conv_args *args);
 TSRT_FN size_t tsrt_conv_wg_size(const tsrt_conv_args *args, int m);
 TSRT_FN void tsrt_conv_wg_pack(const tsrt_conv_args *args, int m, int64_t o0, int64_t o1, float *dst);
+TSRT_FN void tsrt_conv_wg_scale(const tsrt_conv_args *args, int m, int64_t o, float s, float *u);
 
 /* An algorithm id's name (inline: every unit may print one). */
 static inline const char *tsrt_conv_algo_name(int algo)

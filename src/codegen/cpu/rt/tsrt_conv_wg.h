@@ -485,6 +485,20 @@ TSRT_FN void tsrt_conv_wg_pack(const tsrt_conv_args *args, int m, int64_t o0, in
     }
 }
 
+/* Output channel o's transformed weights (in u, from tsrt_conv_wg_pack)
+ * times s: a per-channel scale folded in after the transform (D38), the
+ * same up to rounding as transforming the scaled weights. */
+TSRT_FN void tsrt_conv_wg_scale(const tsrt_conv_args *args, int m, int64_t o, float s, float *u)
+{
+    const tsrt_conv_args v = tsrt__conv_norm(args);
+    tsrt__wg g;
+    tsrt__wg_geom(&v, m, &g);
+    const int64_t OGp = tsrt__wg_ogp(&g), gr = o / g.OG;
+    float *r = u + (gr * g.xi * OGp + o % g.OG) * g.CG;
+    for (int xi = 0; xi < g.xi; xi++, r += OGp * g.CG)
+        for (int64_t c = 0; c < g.CG; c++) r[c] *= s;
+}
+
 static void tsrt__conv_wg(const tsrt_conv_args *v, int m, int ith, int nth, void *ws)
 {
     tsrt__wg g;
