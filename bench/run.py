@@ -16,8 +16,14 @@ TESSERA_CACHE_DIR:
     warm:  tessera run model.onnx -i NAME=x.npy --repeat N --threads T --target TARGET
 
 The cold run's outputs are compared with ORT's; its compile_ms is the cold
-compile time. The warm run gives the warm compile time, the latency line and
-arena_peak_bytes. Both sides: one warm-up run, then N timed runs, median.
+compile time. The warm runs give the warm compile time, the latency line and
+arena_peak_bytes. The N timed runs of each side are split into R rounds
+(--rounds, default 3) that alternate between the sides (ORT first in odd
+rounds, tessera first in even ones), each a fresh session with one warm-up
+run; a side's latency is the median of its rounds' medians, its minimum
+the least of all. On a machine whose speed drifts over seconds (a shared
+VM), both sides then see the same conditions, which one block per side
+did not give.
 bench/peak.c, compiled here with -O2 -march=native, measures the fp32 FMA
 peak and the copy bandwidth per thread count, to turn GEMM times into a
 fraction of peak and memory-bound times into a fraction of bandwidth.
@@ -63,6 +69,8 @@ def parse_args(argv):
     p.add_argument("--cases", help="comma-separated cases (default: every full-size case; "
                                    "with --target interp the small ones); 'list' lists them")
     p.add_argument("--runs", type=int, default=MIN_RUNS, help="timed runs per side (default %d)" % MIN_RUNS)
+    p.add_argument("--rounds", type=int, default=3,
+                   help="rounds alternating between the sides; each has ceil(runs/rounds) timed runs (default 3)")
     p.add_argument("--quick", action="store_true", help="5 timed runs: a smoke test, not a result")
     p.add_argument("--tessera", help="the tessera binary (default: build build-bench/ in Release)")
     p.add_argument("--write-doc", action="store_true", help="(re)write docs/perf.md (not with --target interp)")
@@ -75,6 +83,8 @@ def parse_args(argv):
     a.runs = 5 if a.quick else a.runs
     if a.runs < 1:
         raise BenchError("--runs needs a whole number >= 1, got %d" % a.runs)
+    if a.rounds < 1 or a.rounds > a.runs:
+        raise BenchError("--rounds needs a whole number from 1 to --runs (%d), got %d" % (a.runs, a.rounds))
     try:
         a.threads = sorted({int(t) for t in a.threads.split(",")}) if a.threads else \
             sorted({1, os.cpu_count() or 1})
@@ -216,25 +226,44 @@ def agreement(out_dir, ref, rtol, atol):
 
 # ---- one case ----------------------------------------------------------------------------
 
+def rounds_summary(rs):
+    """One side's rounds as one result: the median of the rounds' medians,
+    the least minimum, the other fields of the first round."""
+    r = dict(rs[0])
+    r["median_ms"] = statistics.median(x["median_ms"] for x in rs)
+    r["min_ms"] = min(x["min_ms"] for x in rs)
+    return r
+
+
 def bench_case(name, threads, args, exe):
     case = models.CASES[name]
     model, inputs = models.ensure(name)
     feed = {k: np.load(v) for k, v in inputs.items()}
-    ort = ort_run(model, feed, threads, args.runs)
+    per_round = -(-args.runs // args.rounds)
     tmp = tempfile.mkdtemp(prefix="tessera_bench_")
     try:
         env = dict(os.environ, TESSERA_CACHE_DIR=os.path.join(tmp, "cache"))
         out_dir = os.path.join(tmp, "out")
         cold = tessera_run(exe, model, inputs, threads, args.target, 1, env, out_dir)
-        ok, agree = agreement(out_dir, ort.pop("outputs"), case["rtol"], case["atol"])
-        warm = tessera_run(exe, model, inputs, threads, args.target, args.runs, env)
+        orts, warms = [], []
+        for k in range(args.rounds):
+            for side in (("ort", "tessera") if k % 2 == 0 else ("tessera", "ort")):
+                if side == "ort":
+                    orts.append(ort_run(model, feed, threads, per_round))
+                else:
+                    warms.append(tessera_run(exe, model, inputs, threads, args.target, per_round, env))
+        ok, agree = agreement(out_dir, orts[0]["outputs"], case["rtol"], case["atol"])
+        for o in orts:
+            o.pop("outputs")
+        ort, warm = rounds_summary(orts), rounds_summary(warms)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     r = dict(case=name, kind=case["kind"], threads=threads, tessera_ms=warm["median_ms"], tessera_min_ms=warm["min_ms"],
              ort_ms=ort["median_ms"], ort_min_ms=ort["min_ms"], ort_init_ms=ort["init_ms"],
              ratio=warm["median_ms"] / ort["median_ms"], arena=warm["arena"], compile_cold_ms=cold["compile_ms"],
              cache_cold=cold["cache"], compile_warm_ms=warm["compile_ms"], cache_warm=warm["cache"],
-             agree=ok, agreement=agree, rtol=case["rtol"], atol=case["atol"], runs=args.runs)
+             agree=ok, agreement=agree, rtol=case["rtol"], atol=case["atol"], runs=per_round * args.rounds,
+             rounds=args.rounds)
     return r
 
 
@@ -341,8 +370,10 @@ def write_doc(rows, desc, args, command):
     text = ["# tessera — performance against ONNX Runtime", "",
             "Written by `bench/run.py --write-doc`; rerun it rather than edit this file",
             "(bench/README.md explains the method and every column).", "",
-            "```", command, "```", "", "Target `%s`; %d timed runs per side after one warm-up, medians." %
-            (args.target, args.runs), "", "## Machine", ""]
+            "```", command, "```", "",
+            "Target `%s`; %d timed runs per side in %d rounds alternating between the sides, each after "
+            "one warm-up; a side's time is the median of its rounds' medians." %
+            (args.target, -(-args.runs // args.rounds) * args.rounds, args.rounds), "", "## Machine", ""]
     text += ["- %s: %s" % (k, v) for k, v in desc]
     text += ["", "## Results", "", markdown_table(rows), ""]
     text += ["Geometric mean of tessera/ORT over the models, %d thread%s: %.2f (%d model%s)  " %
@@ -366,8 +397,8 @@ def main(argv):
     peaks = measure_peaks(args.threads)
     for k, v in machine(peaks):
         print("%-15s %s" % (k + ":", v))
-    print("target %s, threads %s, %d timed runs per side after one warm-up%s\n" % (
-        args.target, ",".join(map(str, args.threads)), args.runs,
+    print("target %s, threads %s, %d timed runs per side in %d alternating rounds, each after one warm-up%s\n" % (
+        args.target, ",".join(map(str, args.threads)), -(-args.runs // args.rounds) * args.rounds, args.rounds,
         "" if args.runs >= MIN_RUNS else " (fewer than %d: a smoke test, not a result)" % MIN_RUNS))
     rows = []
     for name in args.cases:
