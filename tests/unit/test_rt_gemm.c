@@ -274,6 +274,12 @@ static void test_prepacked(void)
         {45, 33, 40, 1, ROW, ROW, COL, 0, 1, 2, 0},
         {5, 7, 0, 1, ROW, ROW, ROW, 0, 1, 2, 0},
         {9, 2, 20, 1, ROW, ROW, ROW, 0, 1, 1, 0},
+        /* one row (a classifier): the one-row kernel, K over several
+         * blocks with a remainder mod 4, strided A, batches, threads */
+        {1, 1000, 1283, 1, ROW, ROW, ROW, 0, 1, 2, 0},
+        {1, 37, 29, 1, STRIDED, COL, ROW, 1, 1, 3, 0},
+        {1, 17, 11, 3, PADDED, ROW, ROW, 1, 0, 2, 0},
+        {1, 5, 2, 1, ROW, ROW, ROW, 0, 1, 1, 0},
     };
     prepack = 1;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_case(&cases[i]);
@@ -371,7 +377,8 @@ static void test_tile_epilogue(void)
      * counts that end in 4-row tiles (M % 6 = 4, or 2 with M >= 8) */
     const int64_t shapes[][4] = {{6, 16, 8, 1},   {7, 17, 5, 1},   {13, 33, 300, 1}, {1, 2, 3, 1},
                                  {150, 70, 530, 1}, {5, 7, 0, 1},   {13, 17, 11, 3},  {128, 48, 64, 1},
-                                 {16, 40, 20, 1},   {32, 17, 9, 2}, {10, 16, 300, 1}, {4, 33, 7, 1}};
+                                 {16, 40, 20, 1},   {32, 17, 9, 2}, {10, 16, 300, 1}, {4, 33, 7, 1},
+                                 {1, 45, 301, 1}};
     int v = 0;
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
         for (int terms = 1; terms < 64; terms += 1 + (int)(s % 3), v++) {
