@@ -132,8 +132,9 @@ typedef struct ts_ltmpl {
      * operands at channel o in order (D30); the epilogue adds the shift. */
     bool prepack_w;
     /* CONV: constant 3x3 stride-1 weights, which the runtime transforms
-     * for Winograd once per program when the shape takes it (D38): after
-     * the scaled copy, if any, in the same packed buffer. */
+     * for Winograd once per program when the shape takes it (D38), in the
+     * same packed buffer as the scaled copy (emit_tmpl.c's conv_pack_fns:
+     * a header, the transformed weights, the scaled ones). */
     bool prepack_wg;
     int n_wscale;
     struct {
