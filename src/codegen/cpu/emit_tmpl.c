@@ -240,9 +240,9 @@ void ts_em_template_kernel(em *e, const ts_lkernel *k)
         ts_buf_printf(out, "    a.x = b%d; a.y = b%d;\n", t->a, t->c);
         if (t->prepack_w || t->prepack_wg)
             /* the prepared copy (conv_pack_fns): its header, the
-             * transformed weights, the scaled ones; without a scaled copy
-             * the weights as they are (unscaled or no scale only where the
-             * fixed shape always takes the transformed copy) */
+             * transformed weights, the scaled ones. Without a scaled copy
+             * the weights as given: there is no scale, or the shape is
+             * fixed and always takes the transformed copy, which has it */
             ts_buf_printf(out, "    const float *pk = (const float *)bufs[%d];\n    int64_t h[2];\n"
                                "    memcpy(h, pk, sizeof h);\n    a.wt = h[1] ? pk + h[1] : b%d;\n"
                                "    a.wu_m = (int)h[0]; a.wu = h[0] ? pk + 16 : NULL;\n",

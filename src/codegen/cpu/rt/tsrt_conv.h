@@ -78,11 +78,11 @@ TSRT_FN int tsrt_conv_choose(const tsrt_conv_args *args)
     const tsrt_conv_args v = tsrt__conv_norm(args);
     if (v.c / v.groups == 1 && v.o / v.groups <= 4 && v.groups > 1) return TSRT_CONV_DEPTHWISE;
     if (tsrt__conv_is_1x1(&v)) return TSRT_CONV_GEMM_1X1;
-    if (v.wu && v.wu_m && v.wu_m == tsrt_conv_wg_pre(&v)) return v.wu_m == 4 ? TSRT_CONV_WINOGRAD4 : TSRT_CONV_WINOGRAD;
-    if (tsrt__conv_wg_applies(&v) && v.c / v.groups >= 16 && v.o / v.groups >= 16) {
-        if (v.oh >= 24 && v.ow >= 24) return TSRT_CONV_WINOGRAD4;
-        if (v.oh * v.ow >= 128) return TSRT_CONV_WINOGRAD;
-    }
+    /* Winograd's F(m) for the shape (tsrt_conv_wg_pre); F(2x2) below 128
+     * positions only with the weights transformed once (D38) */
+    const int wm = tsrt_conv_wg_pre(&v);
+    if (wm == 4) return TSRT_CONV_WINOGRAD4;
+    if (wm == 2 && (v.oh * v.ow >= 128 || (v.wu && v.wu_m == 2))) return TSRT_CONV_WINOGRAD;
     if (v.ldil_h == 1 && v.ldil_w == 1) return TSRT_CONV_PHASED;
     return TSRT_CONV_IM2COL;
 }
