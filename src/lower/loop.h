@@ -131,11 +131,13 @@ typedef struct ts_ltmpl {
      * bufs[n_bufs]) as w[o][...] * s[o], s[o] = the chain's mul/div
      * operands at channel o in order (D30); the epilogue adds the shift. */
     bool prepack_w;
-    /* CONV: constant 3x3 stride-1 weights, which the runtime transforms
-     * for Winograd once per program when the shape takes it (D38), in the
-     * same packed buffer as the scaled copy (emit_tmpl.c's conv_pack_fns:
-     * a header, the transformed weights, the scaled ones). */
-    bool prepack_wg;
+    /* CONV: constant weights of a shape that may take a prepared form
+     * (3x3 stride 1: Winograd's transform, D38; 1x1 stride 1: W^T panels,
+     * D41), which the runtime makes once per program when the shape takes
+     * it (tsrt_conv_pre), in the same packed buffer as the scaled copy
+     * (emit_tmpl.c's conv_pack_fns: a header, the prepared weights, the
+     * scaled ones). */
+    bool prepack_pre;
     int n_wscale;
     struct {
         ts_op op;                   /* TS_OP_MUL or TS_OP_DIV (by the operand) */

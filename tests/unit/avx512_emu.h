@@ -35,7 +35,42 @@ static inline const void *emu_aligned64(const void *p)
 #define _mm512_storeu_ps(p, v) (*(emu_m512u *)(void *)(p) = (v))
 #define _mm512_fmadd_ps(a, b, c) ((a) * (b) + (c))
 #define _mm512_add_ps(a, b) ((a) + (b))
+#define _mm512_store_ps(p, v) (*(__m512 *)emu_aligned64(p) = (v))
 #define _mm_prefetch(p, hint) __builtin_prefetch(p)
+/* GEMM_1X1T's transposed store (tsrt_conv_pt.h): the 16x16 transpose's
+ * shuffles (per 128-bit lane as the instructions work) and masked
+ * loads/stores, which touch no memory in masked-off lanes. */
+typedef uint16_t __mmask16;
+#define _mm512_unpacklo_ps(a, b)                                                                    \
+    __builtin_shufflevector((a), (b), 0, 16, 1, 17, 4, 20, 5, 21, 8, 24, 9, 25, 12, 28, 13, 29)
+#define _mm512_unpackhi_ps(a, b)                                                                    \
+    __builtin_shufflevector((a), (b), 2, 18, 3, 19, 6, 22, 7, 23, 10, 26, 11, 27, 14, 30, 15, 31)
+#define EMU_SPS(l, imm) (4 * (l) + ((imm) & 3)), (4 * (l) + (((imm) >> 2) & 3)), \
+    (16 + 4 * (l) + (((imm) >> 4) & 3)), (16 + 4 * (l) + (((imm) >> 6) & 3))
+#define _mm512_shuffle_ps(a, b, imm)                                                                \
+    __builtin_shufflevector((a), (b), EMU_SPS(0, imm), EMU_SPS(1, imm), EMU_SPS(2, imm), EMU_SPS(3, imm))
+#define EMU_SF4(c) (4 * (c)), (4 * (c) + 1), (4 * (c) + 2), (4 * (c) + 3)
+#define _mm512_shuffle_f32x4(a, b, imm)                                                             \
+    __builtin_shufflevector((a), (b), EMU_SF4((imm) & 3), EMU_SF4(((imm) >> 2) & 3),                \
+                            EMU_SF4(4 + (((imm) >> 4) & 3)), EMU_SF4(4 + (((imm) >> 6) & 3)))
+/* a > b ? a : b and a < b ? a : b per lane (NaN: b), as maxps/minps */
+typedef int32_t emu_m512i __attribute__((vector_size(64)));
+#define EMU_SEL(m, a, b) ((__m512)(((m) & (emu_m512i)(a)) | (~(m) & (emu_m512i)(b))))
+#define _mm512_max_ps(a, b) __extension__({ __m512 a_ = (a), b_ = (b); EMU_SEL(a_ > b_, a_, b_); })
+#define _mm512_min_ps(a, b) __extension__({ __m512 a_ = (a), b_ = (b); EMU_SEL(a_ < b_, a_, b_); })
+#define _mm512_maskz_loadu_ps(k, p)                                                                 \
+    __extension__({                                                                                 \
+        __m512 r_ = {0};                                                                            \
+        for (int l_ = 0; l_ < 16; l_++)                                                             \
+            if (((k) >> l_) & 1) r_[l_] = ((const float *)(p))[l_];                                 \
+        r_;                                                                                         \
+    })
+#define _mm512_mask_storeu_ps(p, k, v)                                                              \
+    do {                                                                                            \
+        __m512 v_ = (v);                                                                            \
+        for (int l_ = 0; l_ < 16; l_++)                                                             \
+            if (((k) >> l_) & 1) ((float *)(p))[l_] = v_[l_];                                       \
+    } while (0)
 #define _MM_HINT_T0 3
 
 #endif

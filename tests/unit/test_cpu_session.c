@@ -316,50 +316,56 @@ static void test_conv_affine(void)
 
 /* ---- Winograd weights transformed once (D38), a residual conv's fold ------------------------ */
 
-/* A 16 -> 16 3x3 conv with constant weights on an s x s image (s a symbol
- * or a number), its batch norm, and a residual added from the other side
- * (add(residual, bn)) whose ancestry is a long elementwise chain: the
- * batch norm folds (the search for the conv's operand stops at the stored
- * residual) and the weights are transformed once, for the F(m) of the
- * first run's size. */
-static char *wg_model(const char *s)
+/* A C -> C KxK conv (K = 3 or 1, "same" padding) with constant weights
+ * on an s x s image (s a symbol or a number), its batch norm, and a
+ * residual added from the other side (add(residual, bn)) whose ancestry is
+ * a long elementwise chain: the batch norm folds (the search for the
+ * conv's operand stops at the stored residual) and the weights are
+ * prepared once, in the form the first run's size takes (Winograd's
+ * F(m) for 3x3; W^T panels for 1x1 on AVX-512). */
+static char *wg_model(const char *s, int C, int K)
 {
-    size_t cap = 1 << 17, len = 0;
+    size_t cap = (size_t)C * C * K * K * 16 + (1 << 16), len = 0;
     char *t = malloc(cap);
     unsigned seed = 17;
+    const int p = K / 2;
 #define WG_PUT(...) len += (size_t)snprintf(t + len, cap - len, __VA_ARGS__)
-    WG_PUT("graph @wg(%%x: f32[1, 16, %s, %s]) {\n  %%w: f32[16, 16, 3, 3] = const() {value=[", s, s);
-    for (int i = 0; i < 16 * 16 * 9; i++) {
+    WG_PUT("graph @wg(%%x: f32[1, %d, %s, %s]) {\n  %%w: f32[%d, %d, %d, %d] = const() {value=[", C, s, s, C, C, K, K);
+    for (int i = 0; i < C * C * K * K; i++) {
         seed = seed * 1103515245u + 12345u;
-        WG_PUT("%s%g", i ? ", " : "", -0.25 + 0.5 * (double)((seed >> 8) % 1000) / 1000.0);
+        WG_PUT("%s%g", i ? ", " : "", (-0.25 + 0.5 * (double)((seed >> 8) % 1000) / 1000.0) * 12.0 / (K * sqrt(C)));
     }
-    WG_PUT("]}\n  %%mean: f32[16] = const() {value=[");
-    for (int i = 0; i < 16; i++) WG_PUT("%s%g", i ? ", " : "", 0.1 * (i % 5) - 0.2);
-    WG_PUT("]}\n  %%scale: f32[16] = const() {value=[");
-    for (int i = 0; i < 16; i++) WG_PUT("%s%g", i ? ", " : "", 0.5 + 0.1 * (i % 7));
+    WG_PUT("]}\n  %%mean: f32[%d] = const() {value=[", C);
+    for (int i = 0; i < C; i++) WG_PUT("%s%g", i ? ", " : "", 0.1 * (i % 5) - 0.2);
+    WG_PUT("]}\n  %%scale: f32[%d] = const() {value=[", C);
+    for (int i = 0; i < C; i++) WG_PUT("%s%g", i ? ", " : "", 0.5 + 0.1 * (i % 7));
     WG_PUT("]}\n  %%zero: f32[] = const() {value=[0]}\n");
-    WG_PUT("  %%mb: f32[1, 16, %s, %s] = broadcast(%%mean) {shape=[1, 16, %s, %s], axes=[1]}\n", s, s, s, s);
-    WG_PUT("  %%sb: f32[1, 16, %s, %s] = broadcast(%%scale) {shape=[1, 16, %s, %s], axes=[1]}\n", s, s, s, s);
-    WG_PUT("  %%zb: f32[1, 16, %s, %s] = broadcast(%%zero) {shape=[1, 16, %s, %s], axes=[]}\n", s, s, s, s);
-    WG_PUT("  %%h0: f32[1, 16, %s, %s] = tanh(%%x)\n", s, s);
+    WG_PUT("  %%mb: f32[1, %d, %s, %s] = broadcast(%%mean) {shape=[1, %d, %s, %s], axes=[1]}\n", C, s, s, C, s, s);
+    WG_PUT("  %%sb: f32[1, %d, %s, %s] = broadcast(%%scale) {shape=[1, %d, %s, %s], axes=[1]}\n", C, s, s, C, s, s);
+    WG_PUT("  %%zb: f32[1, %d, %s, %s] = broadcast(%%zero) {shape=[1, %d, %s, %s], axes=[]}\n", C, s, s, C, s, s);
+    WG_PUT("  %%h0: f32[1, %d, %s, %s] = tanh(%%x)\n", C, s, s);
     for (int i = 1; i < 160; i++)   /* an ancestry longer than the fold's search budget */
-        WG_PUT("  %%h%d: f32[1, 16, %s, %s] = %s(%%h%d, %%h%d)\n", i, s, s, i % 2 ? "add" : "mul", i - 1, i > 1 ? i - 2 : 0);
-    WG_PUT("  %%h: f32[1, 16, %s, %s] = tanh(%%h159)\n", s, s);
-    WG_PUT("  %%c: f32[1, 16, %s, %s] = conv(%%h, %%w) {strides=[1, 1], pad_lo=[1, 1], pad_hi=[1, 1], "
-           "lhs_dilation=[1, 1], rhs_dilation=[1, 1]}\n", s, s);
-    WG_PUT("  %%b1: f32[1, 16, %s, %s] = sub(%%c, %%mb)\n  %%b2: f32[1, 16, %s, %s] = mul(%%b1, %%sb)\n", s, s, s, s);
-    WG_PUT("  %%r: f32[1, 16, %s, %s] = add(%%h, %%b2)\n  %%y: f32[1, 16, %s, %s] = max(%%r, %%zb)\n", s, s, s, s);
+        WG_PUT("  %%h%d: f32[1, %d, %s, %s] = %s(%%h%d, %%h%d)\n", i, C, s, s, i % 2 ? "add" : "mul", i - 1,
+               i > 1 ? i - 2 : 0);
+    WG_PUT("  %%h: f32[1, %d, %s, %s] = tanh(%%h159)\n", C, s, s);
+    WG_PUT("  %%c: f32[1, %d, %s, %s] = conv(%%h, %%w) {strides=[1, 1], pad_lo=[%d, %d], pad_hi=[%d, %d], "
+           "lhs_dilation=[1, 1], rhs_dilation=[1, 1]}\n", C, s, s, p, p, p, p);
+    WG_PUT("  %%b1: f32[1, %d, %s, %s] = sub(%%c, %%mb)\n  %%b2: f32[1, %d, %s, %s] = mul(%%b1, %%sb)\n", C, s, s, C, s,
+           s);
+    WG_PUT("  %%r: f32[1, %d, %s, %s] = add(%%h, %%b2)\n  %%y: f32[1, %d, %s, %s] = max(%%r, %%zb)\n", C, s, s, C, s,
+           s);
     WG_PUT("  return %%y\n}\n");
 #undef WG_PUT
     return t;
 }
 
-/* Model wg_model(dim) through the cpu target at the given sizes, each
- * against the interpreter, in one session; the generated C must contain
- * every string of want. */
-static void wg_runs(const char *dim, const int64_t *sizes, int n_sizes, const char *const *want, int n_want)
+/* Model wg_model(dim, C, K) through the cpu target at the given sizes,
+ * each against the interpreter, in one session; the generated C must
+ * contain every string of want. */
+static void wg_runs(const char *dim, int C, int K, const int64_t *sizes, int n_sizes, const char *const *want,
+                    int n_want)
 {
-    char *text = wg_model(dim);
+    char *text = wg_model(dim, C, K);
     ts_graph *g = NULL;
     ts_err err = {0};
     CHECK_MSG(ts_graph_parse(text, strlen(text), "wg", &g, &err) == TS_OK, "%s", err.msg);
@@ -374,7 +380,7 @@ static void wg_runs(const char *dim, const int64_t *sizes, int n_sizes, const ch
     CHECK(ts_session_new(g, "interp", &ref, &err) == TS_OK);
     CHECK_MSG(ts_session_new_opts(g, "cpu", &o, &cpu, &err) == TS_OK, "%s", err.msg);
     for (int k = 0; k < n_sizes && ref && cpu; k++) {
-        int64_t shape[4] = {1, 16, sizes[k], sizes[k]};
+        int64_t shape[4] = {1, C, sizes[k], sizes[k]};
         ts_tensor *x = filled(4, shape, (unsigned)(80 + k)), *want_t = NULL, *got = NULL;
         CHECK(ts_session_run(ref, 1, &x, 1, &want_t, &err) == TS_OK);
         CHECK_MSG(ts_session_run(cpu, 1, &x, 1, &got, &err) == TS_OK, "%s", err.msg);
@@ -394,18 +400,33 @@ static void test_conv_wg_once(void)
      * tile epilogue; sizes 7 (F(2x2), only with the transform made once),
      * 28 (F(4x4): the F(2x2) copy is not used), 14 (F(2x2): used again),
      * 5 (no Winograd), 7 along the symbol */
-    static const char *const sym[] = {"s *= (double)", "tsrt_conv_wg_pack(&a, m, o0, o1", "a.wu_m = (int)h[0]",
+    static const char *const sym[] = {"s *= (double)", "tsrt_conv_pre_pack(&a, m, o0, o1", "a.wu_m = (int)h[0]",
                                       "te.res = "};
     static const int64_t sizes[] = {7, 28, 14, 5, 7};
-    wg_runs("s", sizes, 5, sym, 4);
+    wg_runs("s", 16, 3, sizes, 5, sym, 4);
     /* fixed shapes: the scale goes into the transformed weights, no
      * scaled copy (F(2x2) at 7, F(4x4) at 28), or the scaled copy alone
      * (no Winograd at 5) */
-    static const char *const fixed[] = {"tsrt_conv_wg_scale(&a, m, o", "const int64_t sf = m ? 0 : INT64_C(2304)"};
+    static const char *const fixed[] = {"tsrt_conv_pre_scale(&a, m, o", "const int64_t sf = m ? 0 : INT64_C(2304)"};
     static const int64_t s7[] = {7}, s28[] = {28}, s5[] = {5};
-    wg_runs("7", s7, 1, fixed, 2);
-    wg_runs("28", s28, 1, fixed, 2);
-    wg_runs("5", s5, 1, fixed, 2);
+    wg_runs("7", 16, 3, s7, 1, fixed, 2);
+    wg_runs("28", 16, 3, s28, 1, fixed, 2);
+    wg_runs("5", 16, 3, s5, 1, fixed, 2);
+}
+
+/* The same with a 128 -> 128 1x1 conv: the W^T panels of GEMM_1X1T (D41)
+ * prepared once on AVX-512 machines (7x7 and 14x14 take them: 128 input
+ * channels, fuller tiles), the scaled copy elsewhere; along a symbol, and
+ * fixed. */
+static void test_conv_pt_once(void)
+{
+    static const char *const sym[] = {"const int m = tsrt_conv_pre(&a);", "tsrt_conv_pre_pack(&a, m, o0, o1",
+                                      "a.wu_m = (int)h[0]", "te.res = "};
+    static const int64_t sizes[] = {7, 14, 5, 7};
+    wg_runs("s", 128, 1, sizes, 4, sym, 4);
+    static const char *const fixed[] = {"tsrt_conv_pre_scale(&a, m, o", "const int64_t sf = m ? 0 : INT64_C(16384)"};
+    static const int64_t s7[] = {7};
+    wg_runs("7", 128, 1, s7, 1, fixed, 2);
 }
 
 /* ---- clamps by a constant as compare-and-select -------------------------------------------- */
@@ -511,5 +532,6 @@ int main(void)
     test_conv_affine();
     test_clamp_consts();
     test_conv_wg_once();
+    test_conv_pt_once();
     return check_report();
 }

@@ -8,7 +8,8 @@
  * that must see each output element exactly once; accumulation (beta = 1);
  * image strides wider than dense (outputs into a concat buffer); sizes that
  * cross the GEMM blocks. tsrt_conv_choose's picks are checked too, and
- * Winograd weights transformed once against the per-call transform.
+ * Winograd weights transformed once against the per-call transform, and
+ * GEMM_1X1T (AVX-512, native or emulated) against a double product.
  * Tolerance: (K + 3) * FLT_EPSILON * sum |terms|, K = C/G*KH*KW. */
 #include "check.h"
 #ifdef TSRT_TEST_AVX512_EMU
@@ -574,6 +575,134 @@ static void test_wg_pretransformed(void)
     CHECK(tsrt_conv_wg_pre(&a) == 0);
 }
 
+/* ---- GEMM_1X1T: positions as rows, W^T packed once (D41) ------------------- */
+
+#if TSRT_HAVE_PT
+/* Case (n, c, h x w, o) on nth threads: the packed W^T (three uneven
+ * thread shares into a NaN-filled buffer: every float written) through
+ * GEMM_1X1T against the double-precision product with the epilogue
+ * applied after it, within (K + 3) eps sum |terms|; te (row with a NaN
+ * channel, col, residual, clamp) or, with te_cb, the same epilogue as a
+ * callback; beta adds to y. */
+static int pt_case(int64_t n, int64_t c, int64_t h, int64_t wd, int64_t o, int nth, int beta, int te_cb)
+{
+    const int64_t P = h * wd, ny = n * o * P;
+    float *x = malloc(sizeof(float) * (size_t)(n * c * P)), *w = malloc(sizeof(float) * (size_t)(o * c));
+    float *y = malloc(sizeof(float) * (size_t)ny), *y0 = malloc(sizeof(float) * (size_t)ny);
+    float *row = malloc(sizeof(float) * (size_t)(n * o)), *col = malloc(sizeof(float) * (size_t)P);
+    float *res = malloc(sizeof(float) * (size_t)ny);
+    for (int64_t i = 0; i < n * c * P; i++) x[i] = frand();
+    for (int64_t i = 0; i < o * c; i++) w[i] = frand();
+    for (int64_t i = 0; i < ny; i++) y[i] = y0[i] = beta ? frand() : NAN, res[i] = 3 * frand();
+    for (int64_t i = 0; i < n * o; i++) row[i] = i % o == 2 ? NAN : frand();
+    for (int64_t i = 0; i < P; i++) col[i] = frand();
+    tsrt_tepi te = {.row = row, .col = col, .res = res, .res_rs = P, .lo = 0.0f, .hi = 0.75f,
+                    .clamp = TSRT_TE_MAX | TSRT_TE_MAX_PZ | TSRT_TE_MIN};
+    te_ctx e = {&te, 0};
+    tsrt_conv_args cv = {.n = n, .c = c, .h = h, .w = wd, .o = o, .kh = 1, .kw = 1, .oh = h, .ow = wd, .x = x,
+                         .wt = w, .y = y, .beta = beta};
+    if (te_cb) cv.epi = epi_te, cv.epi_ctx = &e;
+    else cv.te = &te;
+    int ok = 1; /* the path applies to any channel count; tsrt_conv_pre says where it pays */
+    const size_t ub = tsrt_conv_pre_size(&cv, 1);
+    float *u = malloc(ub);
+    for (size_t i = 0; i < ub / sizeof(float); i++) u[i] = NAN;
+    const int64_t cut[] = {0, o / 3, o / 3 + 1 + o / 4, o};
+    for (int q = 0; q < 3; q++) tsrt_conv_pre_pack(&cv, 1, cut[q], cut[q + 1], u);
+    for (size_t i = 0; i < ub / sizeof(float); i++) ok &= !isnan(u[i]);
+    cv.wu = u, cv.wu_m = 1;
+    ok &= tsrt_conv_choose(&cv) == TSRT_CONV_GEMM_1X1T;
+    for (int ith = 0; ith < nth; ith++) ok &= tsrt_conv(&cv, TSRT_CONV_AUTO, ith, nth, NULL) == 0;
+    if (te_cb && e.calls == 0) ok = 0;
+    for (int64_t img = 0; img < n; img++)
+        for (int64_t oc = 0; oc < o; oc++)
+            for (int64_t p = 0; p < P; p++) {
+                double d = 0, mag = 0;
+                for (int64_t k = 0; k < c; k++) {
+                    const double t = (double)w[oc * c + k] * x[(img * c + k) * P + p];
+                    d += t, mag += fabs(t);
+                }
+                const int64_t yi = (img * o + oc) * P + p;
+                if (beta) d += y0[yi], mag += fabs(y0[yi]);
+                float v = (float)d;
+                te_ctx e2 = {&te, 0};
+                epi_te(&e2, &v, 0, 1, img * o + oc, p, 1, 1);
+                const double tol = (double)(c + 3) * FLT_EPSILON * mag + 1e-6;
+                if (isnan(v) ? !isnan(y[yi]) : !(fabs((double)y[yi] - v) <= tol)) {
+                    if (ok) fprintf(stderr, "  pt: y[%lld][%lld][%lld] = %g, want %g\n", (long long)img,
+                                    (long long)oc, (long long)p, (double)y[yi], (double)v);
+                    ok = 0;
+                }
+            }
+    free(x), free(w), free(y), free(y0), free(row), free(col), free(res), free(u);
+    return ok;
+}
+#endif
+
+static void test_positions_as_rows(void)
+{
+    tsrt_conv_args a = {.n = 1, .c = TSRT_PT_KMIN_EDGE, .h = 7, .w = 7, .o = 64, .kh = 1, .kw = 1, .oh = 7, .ow = 7};
+    static float dummy[1];
+#if TSRT_HAVE_PT
+    static const struct { int64_t n, c, h, w, o; } cases[] = {
+        {1, 64, 7, 7, 64},   /* tiles 14 14 14 7 */
+        {2, 70, 5, 3, 45},   /* 2 images; tiles 14 1; panels 32 13 */
+        {1, 400, 4, 4, 33},  /* K past a GEMM block; a 1-channel panel */
+        {3, 96, 1, 1, 40},   /* one position per image */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        for (int nth = 1; nth <= 3; nth++)
+            CHECK_MSG(pt_case(cases[i].n, cases[i].c, cases[i].h, cases[i].w, cases[i].o, nth, nth == 2, nth == 3),
+                      "positions-as-rows case %zu nth %d", i, nth);
+    /* the scale folded into the packed copy is the packed copy of the
+     * scaled weights, bit for bit */
+    {
+        enum { O = 40, C = 64 };
+        float *w = malloc(sizeof(float) * O * C), *w2 = malloc(sizeof(float) * O * C);
+        for (int i = 0; i < O * C; i++) w[i] = frand(), w2[i] = w[i] * (0.5f + 0.125f * (float)(i / C % 5));
+        tsrt_conv_args b = a;
+        b.o = O, b.c = C, b.wt = w;
+        const size_t nb = tsrt_conv_pre_size(&b, 1);
+        float *u1 = malloc(nb), *u2 = malloc(nb);
+        tsrt_conv_pre_pack(&b, 1, 0, O, u1);
+        for (int o = 0; o < O; o++) tsrt_conv_pre_scale(&b, 1, o, 0.5f + 0.125f * (float)(o % 5), u1);
+        b.wt = w2;
+        tsrt_conv_pre_pack(&b, 1, 0, O, u2);
+        CHECK(memcmp(u1, u2, nb) == 0);
+        free(w), free(w2), free(u1), free(u2);
+    }
+    CHECK(tsrt_conv_pre(&a) == 1);
+    CHECK(tsrt_conv_choose(&a) == TSRT_CONV_GEMM_1X1); /* no packed weights */
+    CHECK(tsrt_conv(&a, TSRT_CONV_GEMM_1X1T, 0, 1, NULL) == -1);
+    a.wu = dummy, a.wu_m = 1;
+    CHECK(tsrt_conv_choose(&a) == TSRT_CONV_GEMM_1X1T);
+    a.wu_m = 2;
+    CHECK(tsrt_conv_choose(&a) == TSRT_CONV_GEMM_1X1);
+    a.wu = NULL, a.wu_m = 0;
+    a.c = TSRT_PT_KMIN_EDGE - 1;
+    CHECK(tsrt_conv_pre(&a) == 0); /* few input channels: GEMM_1X1 */
+    /* 28x28, 56 channels: 56 of 64 columns of the path's tiles hold
+     * outputs, GEMM_1X1's 784 of 800 positions and all 56 channels */
+    a.c = TSRT_PT_KMIN_EDGE, a.o = 56;
+    a.h = a.w = a.oh = a.ow = 28;
+    CHECK(tsrt_conv_pre(&a) == 0);
+    a.c = TSRT_PT_KMIN;
+    CHECK(tsrt_conv_pre(&a) == 0);
+    a.o = 512; /* GEMM_1X1's tiles 3% emptier: enough with many channels only */
+    CHECK(tsrt_conv_pre(&a) == 1);
+    a.c = TSRT_PT_KMIN - 1;
+    CHECK(tsrt_conv_pre(&a) == 0);
+    a.c = TSRT_PT_KMIN, a.groups = 2;
+    CHECK(tsrt_conv_pre(&a) == 0); /* groups */
+#else
+    /* without AVX-512 the path does not exist: never prepared, refused */
+    CHECK(tsrt_conv_pre(&a) == 0);
+    a.wu = dummy, a.wu_m = 1;
+    CHECK(tsrt_conv_choose(&a) == TSRT_CONV_GEMM_1X1);
+    CHECK(tsrt_conv(&a, TSRT_CONV_GEMM_1X1T, 0, 1, NULL) == -1);
+#endif
+}
+
 static void test_checker_fails(void)
 {
     ccase t = {1, 4, 6, 6, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0};
@@ -592,5 +721,6 @@ int main(void)
     test_pointwise();
     test_tile_epilogue();
     test_wg_pretransformed();
+    test_positions_as_rows();
     return check_report();
 }

@@ -222,7 +222,7 @@ ts_status ts_cpu_compile(const ts_graph *g, const ts_cpu_opts *o, ts_cpu_program
                 if (!st->ws_fn) s = ts_err_set(err, TS_ERR_INTERNAL, "compiled module lacks %s", ws);
             }
             const ts_ltmpl *t = st->kernel->tmpl;
-            if (s == TS_OK && t && (t->prepack_b || t->prepack_w || t->prepack_wg)) s = find_packer(p, st, err);
+            if (s == TS_OK && t && (t->prepack_b || t->prepack_w || t->prepack_pre)) s = find_packer(p, st, err);
         }
     }
     if (s != TS_OK) {

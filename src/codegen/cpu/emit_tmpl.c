@@ -80,16 +80,17 @@ static bool fixed_shape(const ts_ltmpl *t)
 /* A conv's constant weights prepared once per program; the runtime calls
  * NAME_pbsize and NAME_pack (thread ith's share of the output channels)
  * before the first launch, as for a packed B. The copy holds, in order:
- *   - 16 floats: two int64, the m of the Winograd F(m x m) the weights
- *     were transformed for (0: none; D38) and the float offset of the
- *     scaled weights (0: none);
- *   - for a 3x3 stride-1 conv whose shape takes Winograd at the first run
- *     (tsrt_conv_wg_pre), the transformed weights (tsrt_conv_wg_pack);
+ *   - 16 floats: two int64, the form m of the prepared weights
+ *     (tsrt_conv_pre: 4 or 2, Winograd F(m x m), D38; 1, W^T panels for
+ *     GEMM_1X1T, D41; 0: none) and the float offset of the scaled weights
+ *     (0: none);
+ *   - for a 3x3 or 1x1 stride-1 conv whose shape takes a prepared form at
+ *     the first run, the prepared weights (tsrt_conv_pre_pack);
  *   - with a folded batch norm (D30), the weights scaled by it,
  *     w[o][...] * s[o] with s[o] formed in double (NAME_wscale), which the
- *     transform then reads. When the shape is fixed and takes Winograd,
- *     no other algorithm ever runs: the scale is applied to the
- *     transformed weights instead (tsrt_conv_wg_scale) and the scaled copy
+ *     preparation then reads. When the shape is fixed and takes a prepared
+ *     form, no other algorithm ever runs: the scale is applied to the
+ *     prepared weights instead (tsrt_conv_pre_scale) and the scaled copy
  *     is not kept (ResNet-50: 33 MB). */
 static void conv_pack_fns(em *e, const ts_lkernel *k)
 {
@@ -112,8 +113,8 @@ static void conv_pack_fns(em *e, const ts_lkernel *k)
     for (int pass = 0; pass < 2; pass++) {
         pack_head(e, k, pass, names);
         conv_args(out, t, names);
-        ts_buf_printf(out, "    a.wt = b%d;\n    const int m = %s;\n", t->b, t->prepack_wg ? "tsrt_conv_wg_pre(&a)" : "0");
-        ts_buf_puts(out, "    const int64_t uf = m ? ((int64_t)(tsrt_conv_wg_size(&a, m) / sizeof(float)) + 15) / 16 * 16 : 0;\n");
+        ts_buf_printf(out, "    a.wt = b%d;\n    const int m = %s;\n", t->b, t->prepack_pre ? "tsrt_conv_pre(&a)" : "0");
+        ts_buf_puts(out, "    const int64_t uf = m ? ((int64_t)(tsrt_conv_pre_size(&a, m) / sizeof(float)) + 15) / 16 * 16 : 0;\n");
         if (!t->prepack_w) ts_buf_puts(out, "    const int64_t sf = 0;\n");
         else ts_buf_printf(out, "    const int64_t sf = %sINT64_C(%lld);\n", fixed_shape(t) ? "m ? 0 : " : "", scaled);
         if (pass == 0) {
@@ -130,10 +131,10 @@ static void conv_pack_fns(em *e, const ts_lkernel *k)
                                    "            for (int64_t q = 0; q < cols; q++) sc[o * cols + q] = (float)(a.wt[o * cols + q] * s);\n"
                                    "        }\n        a.wt = sc;\n    }\n",
                               (long long)t->w_cols, k->name);
-            ts_buf_puts(out, "    if (m) tsrt_conv_wg_pack(&a, m, o0, o1, dst + 16);\n");
+            ts_buf_puts(out, "    if (m) tsrt_conv_pre_pack(&a, m, o0, o1, dst + 16);\n");
             if (t->prepack_w)
                 ts_buf_printf(out, "    if (m && !sf)\n        for (int64_t o = o0; o < o1; o++) "
-                                   "tsrt_conv_wg_scale(&a, m, o, (float)%s_wscale(bufs, o), dst + 16);\n", k->name);
+                                   "tsrt_conv_pre_scale(&a, m, o, (float)%s_wscale(bufs, o), dst + 16);\n", k->name);
             ts_buf_puts(out, "    (void)o0; (void)o1;\n}\n");
         }
         for (int i = 0; i < t->n_args; i++) ts_buf_free(&names[i]);
@@ -215,7 +216,7 @@ void ts_em_template_kernel(em *e, const ts_lkernel *k)
     ts_buf_puts(out, "}\n");
     for (int i = 0; i < t->n_args; i++) ts_buf_free(&names[i]);
     if (gemm && t->prepack_b) prepack_fns(e, k);
-    if (!gemm && (t->prepack_w || t->prepack_wg)) conv_pack_fns(e, k);
+    if (!gemm && (t->prepack_w || t->prepack_pre)) conv_pack_fns(e, k);
     /* the kernel */
     ts_buf_printf(out, "\n/* %s */\nvoid %s(void *const *bufs, const int64_t *D, int ith, int nth, void *ws)\n{\n",
                   k->what, k->name);
@@ -238,7 +239,7 @@ void ts_em_template_kernel(em *e, const ts_lkernel *k)
     } else {
         conv_args(out, t, names);
         ts_buf_printf(out, "    a.x = b%d; a.y = b%d;\n", t->a, t->c);
-        if (t->prepack_w || t->prepack_wg)
+        if (t->prepack_w || t->prepack_pre)
             /* the prepared copy (conv_pack_fns): its header, the
              * transformed weights, the scaled ones. Without a scaled copy
              * the weights as given: there is no scale, or the shape is

@@ -16,7 +16,7 @@
  *   rows) and zero outside. pad_h/pad_w are the low pads; the high pads
  *   follow from oh/ow, which the caller computes. A 1-D conv is h = kh = 1.
  *
- * Six algorithms, all reporting to the epilogue in GEMM coordinates:
+ * Seven algorithms, all reporting to the epilogue in GEMM coordinates:
  * m0 = image * O + output channel, n0 = i * OW + j, rs = OH*OW, cs = 1.
  *   IM2COL     implicit GEMM per (image, group): C[o][i*OW+j] = W[o][(c,u,v)]
  *              · X'[(c,u,v)][i*OW+j]; the packed-B micro-panels of X' are
@@ -30,6 +30,8 @@
  *              the epilogue per tile while in L1: D29, tsrt_conv_gemm.h).
  *   WINOGRAD   3x3 stride 1: Winograd F(2x2, 3x3), 16 GEMMs over 2x2 tiles.
  *   WINOGRAD4  3x3 stride 1: Winograd F(4x4, 3x3), 36 GEMMs over 4x4 tiles.
+ *   GEMM_1X1T  1x1 as GEMM_1X1, positions as the tile's rows, W^T packed
+ *              once per program (AVX-512; tsrt_conv_pt.h).
  *   DEPTHWISE  one input channel per group: 8 channels at a time in the
  *              vector lanes, on a transposed, zero-padded tile of input
  *              rows (KH*KW vector multiply-adds per output position, any
@@ -52,6 +54,9 @@
 #ifndef TSRT_CONV_DW_H
 #include "tsrt_conv_dw.h"
 #endif
+#ifndef TSRT_CONV_PT_H
+#include "tsrt_conv_pt.h"
+#endif
 
 /* Which algorithm, and why (times: bench/conv_resnet50.c, docs/kernels.md):
  *  - one input channel per group and at most 4 outputs per group
@@ -62,6 +67,9 @@
  *  - 1x1, stride 1, no padding, no input dilation: the image already is the
  *    GEMM's B matrix (C/G x H*W, row-major), so the plain GEMM packing (two
  *    vector moves per 16 floats) replaces the im2col index arithmetic;
+ *    with AVX-512 and the weights packed once (tsrt_conv_pre == 1: one
+ *    group, enough input channels, tsrt__pt_worth) GEMM_1X1T, which
+ *    fills its tiles on 7x7 and 14x14 maps;
  *  - 3x3, stride 1, no dilation, >= 16 channels in and out per group:
  *    Winograd, F(4x4) when both output sides are >= 24 (ResNet's 56x56 and
  *    28x28: 0.35-0.4x the direct time), F(2x2) from 128 output positions
@@ -77,7 +85,8 @@ TSRT_FN int tsrt_conv_choose(const tsrt_conv_args *args)
 {
     const tsrt_conv_args v = tsrt__conv_norm(args);
     if (v.c / v.groups == 1 && v.o / v.groups <= 4 && v.groups > 1) return TSRT_CONV_DEPTHWISE;
-    if (tsrt__conv_is_1x1(&v)) return TSRT_CONV_GEMM_1X1;
+    if (tsrt__conv_is_1x1(&v))
+        return v.wu && v.wu_m == 1 && tsrt__pt_applies(&v) ? TSRT_CONV_GEMM_1X1T : TSRT_CONV_GEMM_1X1;
     /* Winograd's F(m) for the shape (tsrt_conv_wg_pre); F(2x2) below 128
      * positions only with the weights transformed once (D38) */
     const int wm = tsrt_conv_wg_pre(&v);
@@ -87,6 +96,44 @@ TSRT_FN int tsrt_conv_choose(const tsrt_conv_args *args)
     return TSRT_CONV_IM2COL;
 }
 
+
+/* ==== weights prepared once per program ======================================= */
+
+/* The form in which a program prepares a conv's constant weights once
+ * (emit_tmpl.c conv_pack_fns): 4 or 2, Winograd F(m x m) (D38); 1, W^T
+ * panels for GEMM_1X1T (D41); 0, none. A function of the shape alone (and
+ * of the instruction set the unit is compiled for), so that the packer
+ * and the kernel agree. */
+TSRT_FN int tsrt_conv_pre(const tsrt_conv_args *args)
+{
+    const tsrt_conv_args v = tsrt__conv_norm(args);
+    if (tsrt__pt_applies(&v)) return tsrt__pt_worth(&v);
+    return tsrt_conv_wg_pre(&v);
+}
+
+/* Bytes of the prepared weights of form m. */
+TSRT_FN size_t tsrt_conv_pre_size(const tsrt_conv_args *args, int m)
+{
+    const tsrt_conv_args v = tsrt__conv_norm(args);
+    return m == 1 ? tsrt__pt_size(&v) : tsrt_conv_wg_size(&v, m);
+}
+
+/* The prepared weights of output channels [o0, o1) into dst (calls on
+ * disjoint ranges covering [0, O) may run on different threads). */
+TSRT_FN void tsrt_conv_pre_pack(const tsrt_conv_args *args, int m, int64_t o0, int64_t o1, float *dst)
+{
+    const tsrt_conv_args v = tsrt__conv_norm(args);
+    if (m == 1) tsrt__pt_pack(&v, o0, o1, dst);
+    else tsrt_conv_wg_pack(&v, m, o0, o1, dst);
+}
+
+/* Output channel o's prepared weights times s. */
+TSRT_FN void tsrt_conv_pre_scale(const tsrt_conv_args *args, int m, int64_t o, float s, float *u)
+{
+    const tsrt_conv_args v = tsrt__conv_norm(args);
+    if (m == 1) tsrt__pt_scale(&v, o, s, u);
+    else tsrt_conv_wg_scale(&v, m, o, s, u);
+}
 
 /* ==== workspace =============================================================== */
 
@@ -113,7 +160,7 @@ TSRT_FN size_t tsrt_conv_workspace(const tsrt_conv_args *args)
  * between them). algo: TSRT_CONV_AUTO or one tsrt_conv_choose may return;
  * returns 0, or -1 when the algorithm does not apply to the shape
  * (DEPTHWISE with several input channels per group, GEMM_1X1 on a
- * non-1x1 conv) or the shape is inconsistent (C or O not divisible by the
+ * non-1x1 conv, GEMM_1X1T without AVX-512 or without its packed weights) or the shape is inconsistent (C or O not divisible by the
  * groups, output size not positive), and then computes nothing. ws:
  * tsrt_conv_workspace bytes, private to the call. */
 TSRT_FN int tsrt_conv(const tsrt_conv_args *args, int algo, int ith, int nth, void *ws)
@@ -131,6 +178,14 @@ TSRT_FN int tsrt_conv(const tsrt_conv_args *args, int algo, int ith, int nth, vo
         if (!tsrt__conv_is_1x1(&v)) return -1;
         tsrt__conv_gemm(&v, TSRT__CG_1X1, ith, nth, ws);
         return 0;
+    case TSRT_CONV_GEMM_1X1T:
+#if TSRT_HAVE_PT
+        if (!tsrt__pt_applies(&v) || !v.wu || v.wu_m != 1) return -1;
+        tsrt__conv_pt(&v, ith, nth);
+        return 0;
+#else
+        return -1;
+#endif
     case TSRT_CONV_IM2COL:
         tsrt__conv_gemm(&v, TSRT__CG_IM2COL, ith, nth, ws);
         return 0;

@@ -29,8 +29,10 @@ typedef struct tsrt_conv_args {
     /* The epilogue as data (tsrt_common.h; rows m0 = image * O + channel),
      * used in place of epi by every algorithm, or NULL. */
     const tsrt_tepi *te;
-    /* The weights already in Winograd F(wu_m x wu_m) form (tsrt_conv_wg_pack,
-     * made once per program from constant weights: D38), or NULL. */
+    /* The weights prepared once per program from constant weights
+     * (tsrt_conv_pre_pack), or NULL: wu_m = 2 or 4, in Winograd
+     * F(wu_m x wu_m) form (D38); wu_m = 1, W^T in panels for GEMM_1X1T
+     * (tsrt_conv_pt.h, D41). */
     const float *wu;
     int wu_m;
 } tsrt_conv_args;
@@ -42,7 +44,8 @@ enum {
     TSRT_CONV_DEPTHWISE = 3,
     TSRT_CONV_PHASED = 4,
     TSRT_CONV_WINOGRAD = 5,
-    TSRT_CONV_WINOGRAD4 = 6
+    TSRT_CONV_WINOGRAD4 = 6,
+    TSRT_CONV_GEMM_1X1T = 7
 };
 
 /* The entry points (defined in tsrt_conv.h; declared here so that a unit
@@ -50,6 +53,10 @@ enum {
 TSRT_FN int tsrt_conv_choose(const tsrt_conv_args *args);
 TSRT_FN size_t tsrt_conv_workspace(const tsrt_conv_args *args);
 TSRT_FN int tsrt_conv(const tsrt_conv_args *args, int algo, int ith, int nth, void *ws);
+TSRT_FN int tsrt_conv_pre(const tsrt_conv_args *args);
+TSRT_FN size_t tsrt_conv_pre_size(const tsrt_conv_args *args, int m);
+TSRT_FN void tsrt_conv_pre_pack(const tsrt_conv_args *args, int m, int64_t o0, int64_t o1, float *dst);
+TSRT_FN void tsrt_conv_pre_scale(const tsrt_conv_args *args, int m, int64_t o, float s, float *u);
 TSRT_FN int tsrt_conv_wg_pre(const tsrt_conv_args *args);
 TSRT_FN size_t tsrt_conv_wg_size(const tsrt_conv_args *args, int m);
 TSRT_FN void tsrt_conv_wg_pack(const tsrt_conv_args *args, int m, int64_t o0, int64_t o1, float *dst);
@@ -58,8 +65,9 @@ TSRT_FN void tsrt_conv_wg_scale(const tsrt_conv_args *args, int m, int64_t o, fl
 /* An algorithm id's name (inline: every unit may print one). */
 static inline const char *tsrt_conv_algo_name(int algo)
 {
-    static const char *const names[] = {"auto", "im2col", "gemm_1x1", "depthwise", "phased", "winograd", "winograd4"};
-    return algo >= 0 && algo <= 6 ? names[algo] : "?";
+    static const char *const names[] = {"auto",   "im2col",   "gemm_1x1",  "depthwise",
+                                        "phased", "winograd", "winograd4", "gemm_1x1t"};
+    return algo >= 0 && algo <= 7 ? names[algo] : "?";
 }
 
 /* The epilogue on the finished block y (mb x nb, row stride rs, unit
