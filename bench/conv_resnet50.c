@@ -6,8 +6,10 @@
  *   cmake --build build --target conv_resnet50
  *   build/conv_resnet50 [reps [nth [algo]]]      (defaults 11, 1, 0 = AUTO)
  *   build/conv_resnet50 11 -2     (nth < 0: the -nth shares run one after another on this thread)
- *   PRE=0 build/conv_resnet50     (Winograd weights transformed per call, as before D38; by default
- *                                  they are transformed once, as the compiled model does)
+ *   TE=1 build/conv_resnet50      (the epilogue as a folded bias + relu descriptor, as the model has it)
+ *   PRE=0 build/conv_resnet50     (no weights prepared once: Winograd's transformed per call, as before D38,
+ *                                  no GEMM_T (D41); by default they are prepared once, as the compiled
+ *                                  model does)
  *   cc -O3 -march=native -Isrc bench/conv_resnet50.c -o conv_resnet50 -lpthread -lm
  *
  * Each layer has its own weights (94 MB in all, more than the L3), so
@@ -81,6 +83,7 @@ static void epi_bn(void *vctx, float *c, ptrdiff_t rs, ptrdiff_t cs, int64_t m0,
 
 typedef struct {
     tsrt_conv_args cv;
+    tsrt_tepi te; /* the folded form: bias + relu as data (TE=1) */
     bn_ctx bn;
 } layer;
 
@@ -155,11 +158,19 @@ int main(int argc, char **argv)
                                  .stride_h = s, .stride_w = s, .pad_h = p, .pad_w = p,
                                  .wt = rand_buf((size_t)(o * K), 2.0f * sqrtf(3.0f / (float)K), 400 + i),
                                  .x = buf[i % 2], .y = buf[(i + 1) % 2], .epi = epi_bn, .epi_ctx = &l->bn};
-        /* Winograd weights transformed once (D38) unless PRE=0 */
-        const int pm = getenv("PRE") && !atoi(getenv("PRE")) ? 0 : tsrt_conv_wg_pre(&l->cv);
+        /* TE=1: the epilogue as the compiled model has it, the batch norm
+         * folded (D30) into a per-channel bias + relu given as data (D32),
+         * which the kernels apply in registers; the scale is not applied */
+        if (getenv("TE") && atoi(getenv("TE"))) {
+            l->te = (tsrt_tepi){.row = l->bn.shift, .clamp = TSRT_TE_MAX | TSRT_TE_MAX_PZ};
+            l->cv.te = &l->te;
+        }
+        /* weights prepared once as the compiled model does (Winograd's
+         * transform, D38; GEMM_T's panels, D41) unless PRE=0 */
+        const int pm = getenv("PRE") && !atoi(getenv("PRE")) ? 0 : tsrt_conv_pre(&l->cv);
         if (pm) {
-            float *u = aligned_alloc(64, (tsrt_conv_wg_size(&l->cv, pm) + 63) / 64 * 64);
-            tsrt_conv_wg_pack(&l->cv, pm, 0, o, u);
+            float *u = aligned_alloc(64, (tsrt_conv_pre_size(&l->cv, pm) + 63) / 64 * 64);
+            tsrt_conv_pre_pack(&l->cv, pm, 0, o, u);
             l->cv.wu = u, l->cv.wu_m = pm;
         }
         const size_t w = tsrt_conv_workspace(&l->cv);

@@ -201,15 +201,17 @@ static void lower_conv(lctx *c, const ts_node *n, const ts_value *out)
     };
     t->n_args = (int)(sizeof args / sizeof args[0]);
     memcpy(t->arg, args, sizeof args);
-    /* Constant (stored) 3x3 or 1x1 stride-1 weights: Winograd's transform
-     * (D38) or the W^T panels of GEMM_1X1T (D41) can be made once per
-     * program; the runtime decides from the sizes (and its instruction
-     * set) whether the shape takes one (tsrt_conv_pre). */
+    /* Constant (stored) weights of a 3x3 stride-1 conv or of any conv with
+     * one group and no input dilation: Winograd's transform (D38) or the
+     * W^T panels of GEMM_T (D41) can be made once per program; the runtime
+     * decides from the sizes (and its instruction set) whether the shape
+     * takes one (tsrt_conv_pre). */
     const int64_t kh = one ? 0 : w->type.dims[2].c, kw = one ? 0 : w->type.dims[3].c;
+    const bool wg = kh == 3 && kw == 3 && st[0] == 1 && st[1] == 1 && rd[0] == 1 && rd[1] == 1 && ld[0] == 1 &&
+                    ld[1] == 1;
+    const bool pt = ts_node_int(n, "groups") == 1 && ld[0] == 1 && ld[1] == 1;
     t->prepack_pre = !one && w->def && w->def->op == TS_OP_CONST && c->f->mat[w->id] &&
-                     ts_dim_is_const(w->type.dims[2]) && ts_dim_is_const(w->type.dims[3]) &&
-                     ((kh == 3 && kw == 3) || (kh == 1 && kw == 1)) && st[0] == 1 && st[1] == 1 && rd[0] == 1 &&
-                     rd[1] == 1 && ld[0] == 1 && ld[1] == 1;
+                     ts_dim_is_const(w->type.dims[2]) && ts_dim_is_const(w->type.dims[3]) && (wg || pt);
 }
 
 /* coords[0..n) of lin over dims, recorded so that ts_lw_linear() undoes it. */

@@ -37,7 +37,7 @@ static inline const void *emu_aligned64(const void *p)
 #define _mm512_add_ps(a, b) ((a) + (b))
 #define _mm512_store_ps(p, v) (*(__m512 *)emu_aligned64(p) = (v))
 #define _mm_prefetch(p, hint) __builtin_prefetch(p)
-/* GEMM_1X1T's transposed store (tsrt_conv_pt.h): the 16x16 transpose's
+/* GEMM_T's transposed store (tsrt_conv_pt.h): the 16x16 transpose's
  * shuffles (per 128-bit lane as the instructions work) and masked
  * loads/stores, which touch no memory in masked-off lanes. */
 typedef uint16_t __mmask16;

@@ -414,7 +414,7 @@ static void test_conv_wg_once(void)
     wg_runs("5", 16, 3, s5, 1, fixed, 2);
 }
 
-/* The same with a 128 -> 128 1x1 conv: the W^T panels of GEMM_1X1T (D41)
+/* The same with a 128 -> 128 1x1 conv: the W^T panels of GEMM_T (D41)
  * prepared once on AVX-512 machines (7x7 and 14x14 take them: 128 input
  * channels, fuller tiles), the scaled copy elsewhere; along a symbol, and
  * fixed. */

@@ -9,7 +9,7 @@
  * image strides wider than dense (outputs into a concat buffer); sizes that
  * cross the GEMM blocks. tsrt_conv_choose's picks are checked too, and
  * Winograd weights transformed once against the per-call transform, and
- * GEMM_1X1T (AVX-512, native or emulated) against a double product.
+ * GEMM_T (AVX-512, native or emulated) against a double product.
  * Tolerance: (K + 3) * FLT_EPSILON * sum |terms|, K = C/G*KH*KW. */
 #include "check.h"
 #ifdef TSRT_TEST_AVX512_EMU
@@ -575,32 +575,35 @@ static void test_wg_pretransformed(void)
     CHECK(tsrt_conv_wg_pre(&a) == 0);
 }
 
-/* ---- GEMM_1X1T: positions as rows, W^T packed once (D41) ------------------- */
+/* ---- GEMM_T: positions as rows, W^T packed once (D41) ------------------- */
 
 #if TSRT_HAVE_PT
-/* Case (n, c, h x w, o) on nth threads: the packed W^T (three uneven
- * thread shares into a NaN-filled buffer: every float written) through
- * GEMM_1X1T against the double-precision product with the epilogue
- * applied after it, within (K + 3) eps sum |terms|; te (row with a NaN
- * channel, col, residual, clamp) or, with te_cb, the same epilogue as a
- * callback; beta adds to y. */
-static int pt_case(int64_t n, int64_t c, int64_t h, int64_t wd, int64_t o, int nth, int beta, int te_cb)
+/* Case (n, c, h x w, o, k x k kernel, stride st, pad p) on nth threads:
+ * the packed W^T (three uneven thread shares into a NaN-filled buffer:
+ * every float written) through GEMM_T against the double-precision
+ * product with the epilogue applied after it, within (K + 3) eps sum
+ * |terms|; te (row with a NaN channel, col, residual, clamp) or, with
+ * te_cb, the same epilogue as a callback; beta adds to y. */
+static int pt_case(int64_t n, int64_t c, int64_t h, int64_t wd, int64_t o, int64_t k, int64_t st, int64_t p,
+                   int nth, int beta, int te_cb)
 {
-    const int64_t P = h * wd, ny = n * o * P;
-    float *x = malloc(sizeof(float) * (size_t)(n * c * P)), *w = malloc(sizeof(float) * (size_t)(o * c));
+    const int64_t oh = (h + 2 * p - k) / st + 1, ow = (wd + 2 * p - k) / st + 1, P = oh * ow, ny = n * o * P;
+    const int64_t K = c * k * k;
+    float *x = malloc(sizeof(float) * (size_t)(n * c * h * wd)), *w = malloc(sizeof(float) * (size_t)(o * K));
     float *y = malloc(sizeof(float) * (size_t)ny), *y0 = malloc(sizeof(float) * (size_t)ny);
     float *row = malloc(sizeof(float) * (size_t)(n * o)), *col = malloc(sizeof(float) * (size_t)P);
     float *res = malloc(sizeof(float) * (size_t)ny);
-    for (int64_t i = 0; i < n * c * P; i++) x[i] = frand();
-    for (int64_t i = 0; i < o * c; i++) w[i] = frand();
+    for (int64_t i = 0; i < n * c * h * wd; i++) x[i] = frand();
+    for (int64_t i = 0; i < o * K; i++) w[i] = frand();
     for (int64_t i = 0; i < ny; i++) y[i] = y0[i] = beta ? frand() : NAN, res[i] = 3 * frand();
     for (int64_t i = 0; i < n * o; i++) row[i] = i % o == 2 ? NAN : frand();
     for (int64_t i = 0; i < P; i++) col[i] = frand();
     tsrt_tepi te = {.row = row, .col = col, .res = res, .res_rs = P, .lo = 0.0f, .hi = 0.75f,
                     .clamp = TSRT_TE_MAX | TSRT_TE_MAX_PZ | TSRT_TE_MIN};
     te_ctx e = {&te, 0};
-    tsrt_conv_args cv = {.n = n, .c = c, .h = h, .w = wd, .o = o, .kh = 1, .kw = 1, .oh = h, .ow = wd, .x = x,
-                         .wt = w, .y = y, .beta = beta};
+    tsrt_conv_args cv = {.n = n, .c = c, .h = h, .w = wd, .o = o, .kh = k, .kw = k, .oh = oh, .ow = ow,
+                         .stride_h = st, .stride_w = st, .pad_h = p, .pad_w = p, .x = x, .wt = w, .y = y,
+                         .beta = beta};
     if (te_cb) cv.epi = epi_te, cv.epi_ctx = &e;
     else cv.te = &te;
     int ok = 1; /* the path applies to any channel count; tsrt_conv_pre says where it pays */
@@ -611,48 +614,60 @@ static int pt_case(int64_t n, int64_t c, int64_t h, int64_t wd, int64_t o, int n
     for (int q = 0; q < 3; q++) tsrt_conv_pre_pack(&cv, 1, cut[q], cut[q + 1], u);
     for (size_t i = 0; i < ub / sizeof(float); i++) ok &= !isnan(u[i]);
     cv.wu = u, cv.wu_m = 1;
-    ok &= tsrt_conv_choose(&cv) == TSRT_CONV_GEMM_1X1T;
-    for (int ith = 0; ith < nth; ith++) ok &= tsrt_conv(&cv, TSRT_CONV_AUTO, ith, nth, NULL) == 0;
+    ok &= tsrt_conv_choose(&cv) == TSRT_CONV_GEMM_T;
+    unsigned char *ws = malloc(tsrt_conv_workspace(&cv));
+    for (int ith = 0; ith < nth; ith++) ok &= tsrt_conv(&cv, TSRT_CONV_AUTO, ith, nth, ws) == 0;
     if (te_cb && e.calls == 0) ok = 0;
     for (int64_t img = 0; img < n; img++)
         for (int64_t oc = 0; oc < o; oc++)
-            for (int64_t p = 0; p < P; p++) {
+            for (int64_t q = 0; q < P; q++) {
                 double d = 0, mag = 0;
-                for (int64_t k = 0; k < c; k++) {
-                    const double t = (double)w[oc * c + k] * x[(img * c + k) * P + p];
-                    d += t, mag += fabs(t);
-                }
-                const int64_t yi = (img * o + oc) * P + p;
+                for (int64_t ci = 0; ci < c; ci++)
+                    for (int64_t uu = 0; uu < k; uu++)
+                        for (int64_t vv = 0; vv < k; vv++) {
+                            const int64_t iy = q / ow * st - p + uu, ix = q % ow * st - p + vv;
+                            if (iy < 0 || iy >= h || ix < 0 || ix >= wd) continue;
+                            const double t = (double)w[((oc * c + ci) * k + uu) * k + vv] *
+                                             x[((img * c + ci) * h + iy) * wd + ix];
+                            d += t, mag += fabs(t);
+                        }
+                const int64_t yi = (img * o + oc) * P + q;
                 if (beta) d += y0[yi], mag += fabs(y0[yi]);
                 float v = (float)d;
                 te_ctx e2 = {&te, 0};
-                epi_te(&e2, &v, 0, 1, img * o + oc, p, 1, 1);
-                const double tol = (double)(c + 3) * FLT_EPSILON * mag + 1e-6;
+                epi_te(&e2, &v, 0, 1, img * o + oc, q, 1, 1);
+                const double tol = (double)(K + 3) * FLT_EPSILON * mag + 1e-6;
                 if (isnan(v) ? !isnan(y[yi]) : !(fabs((double)y[yi] - v) <= tol)) {
                     if (ok) fprintf(stderr, "  pt: y[%lld][%lld][%lld] = %g, want %g\n", (long long)img,
-                                    (long long)oc, (long long)p, (double)y[yi], (double)v);
+                                    (long long)oc, (long long)q, (double)y[yi], (double)v);
                     ok = 0;
                 }
             }
-    free(x), free(w), free(y), free(y0), free(row), free(col), free(res), free(u);
+    free(x), free(w), free(y), free(y0), free(row), free(col), free(res), free(u), free(ws);
     return ok;
 }
 #endif
 
 static void test_positions_as_rows(void)
 {
-    tsrt_conv_args a = {.n = 1, .c = TSRT_PT_KMIN_EDGE, .h = 7, .w = 7, .o = 64, .kh = 1, .kw = 1, .oh = 7, .ow = 7};
+    tsrt_conv_args a = {.n = 1, .c = TSRT_PT_KMIN, .h = 7, .w = 7, .o = 64, .kh = 1, .kw = 1, .oh = 7, .ow = 7};
     static float dummy[1];
 #if TSRT_HAVE_PT
-    static const struct { int64_t n, c, h, w, o; } cases[] = {
-        {1, 64, 7, 7, 64},   /* tiles 14 14 14 7 */
-        {2, 70, 5, 3, 45},   /* 2 images; tiles 14 1; panels 32 13 */
-        {1, 400, 4, 4, 33},  /* K past a GEMM block; a 1-channel panel */
-        {3, 96, 1, 1, 40},   /* one position per image */
+    static const struct { int64_t n, c, h, w, o, k, s, p; } cases[] = {
+        {1, 64, 7, 7, 64, 1, 1, 0},   /* tiles 14 14 14 7 */
+        {2, 70, 5, 3, 45, 1, 1, 0},   /* 2 images; tiles 14 1; panels 32 13 */
+        {1, 400, 4, 4, 33, 1, 1, 0},  /* K past a GEMM block; a 1-channel panel */
+        {3, 96, 1, 1, 40, 1, 1, 0},   /* one position per image */
+        {1, 16, 7, 7, 40, 3, 1, 1},   /* 3x3: tiles across output rows of 7 */
+        {2, 9, 11, 13, 20, 3, 2, 1},  /* stride 2: 4 phase images; rows of 7 */
+        {1, 3, 23, 23, 35, 7, 2, 3},  /* the stem's shape, smaller */
+        {1, 24, 12, 12, 32, 1, 2, 0}, /* a strided 1x1: one subsampled phase */
+        {1, 5, 9, 9, 17, 3, 1, 0},    /* no padding */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         for (int nth = 1; nth <= 3; nth++)
-            CHECK_MSG(pt_case(cases[i].n, cases[i].c, cases[i].h, cases[i].w, cases[i].o, nth, nth == 2, nth == 3),
+            CHECK_MSG(pt_case(cases[i].n, cases[i].c, cases[i].h, cases[i].w, cases[i].o, cases[i].k, cases[i].s,
+                              cases[i].p, nth, nth == 2, nth == 3),
                       "positions-as-rows case %zu nth %d", i, nth);
     /* the scale folded into the packed copy is the packed copy of the
      * scaled weights, bit for bit */
@@ -673,33 +688,45 @@ static void test_positions_as_rows(void)
     }
     CHECK(tsrt_conv_pre(&a) == 1);
     CHECK(tsrt_conv_choose(&a) == TSRT_CONV_GEMM_1X1); /* no packed weights */
-    CHECK(tsrt_conv(&a, TSRT_CONV_GEMM_1X1T, 0, 1, NULL) == -1);
+    CHECK(tsrt_conv(&a, TSRT_CONV_GEMM_T, 0, 1, NULL) == -1);
     a.wu = dummy, a.wu_m = 1;
-    CHECK(tsrt_conv_choose(&a) == TSRT_CONV_GEMM_1X1T);
+    CHECK(tsrt_conv_choose(&a) == TSRT_CONV_GEMM_T);
     a.wu_m = 2;
     CHECK(tsrt_conv_choose(&a) == TSRT_CONV_GEMM_1X1);
     a.wu = NULL, a.wu_m = 0;
-    a.c = TSRT_PT_KMIN_EDGE - 1;
-    CHECK(tsrt_conv_pre(&a) == 0); /* few input channels: GEMM_1X1 */
-    /* 28x28, 56 channels: 56 of 64 columns of the path's tiles hold
+    a.c = TSRT_PT_KMIN - 1;
+    CHECK(tsrt_conv_pre(&a) == 0); /* few inputs per output: GEMM_1X1 */
+    /* 28x28, 56 channels: 56 of 64 columns of this path's tiles hold
      * outputs, GEMM_1X1's 784 of 800 positions and all 56 channels */
-    a.c = TSRT_PT_KMIN_EDGE, a.o = 56;
+    a.c = 2048, a.o = 56;
     a.h = a.w = a.oh = a.ow = 28;
     CHECK(tsrt_conv_pre(&a) == 0);
-    a.c = TSRT_PT_KMIN;
-    CHECK(tsrt_conv_pre(&a) == 0);
-    a.o = 512; /* GEMM_1X1's tiles 3% emptier: enough with many channels only */
+    a.o = 128; /* 128 of 140 rows: 11.6% fuller */
     CHECK(tsrt_conv_pre(&a) == 1);
-    a.c = TSRT_PT_KMIN - 1;
+    a.o = 256; /* 256 of 266: 6% */
     CHECK(tsrt_conv_pre(&a) == 0);
-    a.c = TSRT_PT_KMIN, a.groups = 2;
+    a.o = 128, a.groups = 2;
     CHECK(tsrt_conv_pre(&a) == 0); /* groups */
+    /* 3x3 stride 1: Winograd where it has the tiles, GEMM_T on 7x7 maps
+     * when its tiles are fuller (512 channels: 64 of 70 rows, 49 of 64
+     * columns for GEMM_1X1's layout), else Winograd F(2x2) */
+    tsrt_conv_args b = {.n = 1, .c = 512, .h = 7, .w = 7, .o = 512, .kh = 3, .kw = 3, .oh = 7, .ow = 7,
+                        .pad_h = 1, .pad_w = 1};
+    CHECK(tsrt_conv_pre(&b) == 1);
+    b.c = b.o = 16; /* 16 of 28 rows against 16 of 32 columns: not fuller */
+    CHECK(tsrt_conv_pre(&b) == 2);
+    b.c = b.o = 512, b.h = b.w = b.oh = b.ow = 14;
+    CHECK(tsrt_conv_pre(&b) == 2);
+    b.h = b.w = b.oh = b.ow = 28;
+    CHECK(tsrt_conv_pre(&b) == 4);
+    b.stride_h = b.stride_w = 2, b.oh = b.ow = 14; /* stride 2: no Winograd */
+    CHECK(tsrt_conv_pre(&b) == 1);
 #else
     /* without AVX-512 the path does not exist: never prepared, refused */
     CHECK(tsrt_conv_pre(&a) == 0);
     a.wu = dummy, a.wu_m = 1;
     CHECK(tsrt_conv_choose(&a) == TSRT_CONV_GEMM_1X1);
-    CHECK(tsrt_conv(&a, TSRT_CONV_GEMM_1X1T, 0, 1, NULL) == -1);
+    CHECK(tsrt_conv(&a, TSRT_CONV_GEMM_T, 0, 1, NULL) == -1);
 #endif
 }
 

@@ -82,10 +82,11 @@ static bool fixed_shape(const ts_ltmpl *t)
  * before the first launch, as for a packed B. The copy holds, in order:
  *   - 16 floats: two int64, the form m of the prepared weights
  *     (tsrt_conv_pre: 4 or 2, Winograd F(m x m), D38; 1, W^T panels for
- *     GEMM_1X1T, D41; 0: none) and the float offset of the scaled weights
+ *     GEMM_T, D41; 0: none) and the float offset of the scaled weights
  *     (0: none);
- *   - for a 3x3 or 1x1 stride-1 conv whose shape takes a prepared form at
- *     the first run, the prepared weights (tsrt_conv_pre_pack);
+ *   - for a conv whose shape takes a prepared form at the first run (3x3
+ *     stride 1, or one group: lower_tmpl.c's prepack_pre), the prepared
+ *     weights (tsrt_conv_pre_pack);
  *   - with a folded batch norm (D30), the weights scaled by it,
  *     w[o][...] * s[o] with s[o] formed in double (NAME_wscale), which the
  *     preparation then reads. When the shape is fixed and takes a prepared

@@ -30,8 +30,9 @@
  *              the epilogue per tile while in L1: D29, tsrt_conv_gemm.h).
  *   WINOGRAD   3x3 stride 1: Winograd F(2x2, 3x3), 16 GEMMs over 2x2 tiles.
  *   WINOGRAD4  3x3 stride 1: Winograd F(4x4, 3x3), 36 GEMMs over 4x4 tiles.
- *   GEMM_1X1T  1x1 as GEMM_1X1, positions as the tile's rows, W^T packed
- *              once per program (AVX-512; tsrt_conv_pt.h).
+ *   GEMM_T     implicit GEMM with positions as the tile's rows, X' read in
+ *              place or from PHASED's copy, W^T packed once per program
+ *              (AVX-512, one group; tsrt_conv_pt.h).
  *   DEPTHWISE  one input channel per group: 8 channels at a time in the
  *              vector lanes, on a transposed, zero-padded tile of input
  *              rows (KH*KW vector multiply-adds per output position, any
@@ -67,9 +68,10 @@
  *  - 1x1, stride 1, no padding, no input dilation: the image already is the
  *    GEMM's B matrix (C/G x H*W, row-major), so the plain GEMM packing (two
  *    vector moves per 16 floats) replaces the im2col index arithmetic;
- *    with AVX-512 and the weights packed once (tsrt_conv_pre == 1: one
- *    group, enough input channels, tsrt__pt_worth) GEMM_1X1T, which
- *    fills its tiles on 7x7 and 14x14 maps;
+ *  - before all these, a conv whose weights were packed for GEMM_T
+ *    (tsrt_conv_pre == 1: AVX-512, one group, tiles fuller than the other
+ *    paths' or as full with many input channels, not a 3x3 stride-1 conv
+ *    that Winograd takes) runs GEMM_T;
  *  - 3x3, stride 1, no dilation, >= 16 channels in and out per group:
  *    Winograd, F(4x4) when both output sides are >= 24 (ResNet's 56x56 and
  *    28x28: 0.35-0.4x the direct time), F(2x2) from 128 output positions
@@ -85,8 +87,8 @@ TSRT_FN int tsrt_conv_choose(const tsrt_conv_args *args)
 {
     const tsrt_conv_args v = tsrt__conv_norm(args);
     if (v.c / v.groups == 1 && v.o / v.groups <= 4 && v.groups > 1) return TSRT_CONV_DEPTHWISE;
-    if (tsrt__conv_is_1x1(&v))
-        return v.wu && v.wu_m == 1 && tsrt__pt_applies(&v) ? TSRT_CONV_GEMM_1X1T : TSRT_CONV_GEMM_1X1;
+    if (v.wu && v.wu_m == 1 && tsrt__pt_applies(&v)) return TSRT_CONV_GEMM_T;
+    if (tsrt__conv_is_1x1(&v)) return TSRT_CONV_GEMM_1X1;
     /* Winograd's F(m) for the shape (tsrt_conv_wg_pre); F(2x2) below 128
      * positions only with the weights transformed once (D38) */
     const int wm = tsrt_conv_wg_pre(&v);
@@ -101,14 +103,18 @@ TSRT_FN int tsrt_conv_choose(const tsrt_conv_args *args)
 
 /* The form in which a program prepares a conv's constant weights once
  * (emit_tmpl.c conv_pack_fns): 4 or 2, Winograd F(m x m) (D38); 1, W^T
- * panels for GEMM_1X1T (D41); 0, none. A function of the shape alone (and
+ * panels for GEMM_T (D41); 0, none. A function of the shape alone (and
  * of the instruction set the unit is compiled for), so that the packer
  * and the kernel agree. */
 TSRT_FN int tsrt_conv_pre(const tsrt_conv_args *args)
 {
     const tsrt_conv_args v = tsrt__conv_norm(args);
-    if (tsrt__pt_applies(&v)) return tsrt__pt_worth(&v);
-    return tsrt_conv_wg_pre(&v);
+    /* Winograd where it has enough tiles (F(4x4); F(2x2) from 14x14),
+     * else GEMM_T where it pays, else F(2x2) on small maps or nothing */
+    const int wm = tsrt_conv_wg_pre(&v);
+    if (wm == 4 || (wm == 2 && v.oh * v.ow >= 128)) return wm;
+    if (tsrt__pt_applies(&v) && tsrt__pt_worth(&v)) return 1;
+    return wm;
 }
 
 /* Bytes of the prepared weights of form m. */
@@ -160,8 +166,9 @@ TSRT_FN size_t tsrt_conv_workspace(const tsrt_conv_args *args)
  * between them). algo: TSRT_CONV_AUTO or one tsrt_conv_choose may return;
  * returns 0, or -1 when the algorithm does not apply to the shape
  * (DEPTHWISE with several input channels per group, GEMM_1X1 on a
- * non-1x1 conv, GEMM_1X1T without AVX-512 or without its packed weights) or the shape is inconsistent (C or O not divisible by the
- * groups, output size not positive), and then computes nothing. ws:
+ * non-1x1 conv, GEMM_T without AVX-512, its packed weights, one group) or
+ * the shape is inconsistent (C or O not divisible by the groups, output
+ * size not positive), and then computes nothing. ws:
  * tsrt_conv_workspace bytes, private to the call. */
 TSRT_FN int tsrt_conv(const tsrt_conv_args *args, int algo, int ith, int nth, void *ws)
 {
@@ -178,10 +185,10 @@ TSRT_FN int tsrt_conv(const tsrt_conv_args *args, int algo, int ith, int nth, vo
         if (!tsrt__conv_is_1x1(&v)) return -1;
         tsrt__conv_gemm(&v, TSRT__CG_1X1, ith, nth, ws);
         return 0;
-    case TSRT_CONV_GEMM_1X1T:
+    case TSRT_CONV_GEMM_T:
 #if TSRT_HAVE_PT
         if (!tsrt__pt_applies(&v) || !v.wu || v.wu_m != 1) return -1;
-        tsrt__conv_pt(&v, ith, nth);
+        tsrt__conv_pt(&v, ith, nth, ws);
         return 0;
 #else
         return -1;

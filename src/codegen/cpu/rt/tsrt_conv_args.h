@@ -31,7 +31,7 @@ typedef struct tsrt_conv_args {
     const tsrt_tepi *te;
     /* The weights prepared once per program from constant weights
      * (tsrt_conv_pre_pack), or NULL: wu_m = 2 or 4, in Winograd
-     * F(wu_m x wu_m) form (D38); wu_m = 1, W^T in panels for GEMM_1X1T
+     * F(wu_m x wu_m) form (D38); wu_m = 1, W^T in panels for GEMM_T
      * (tsrt_conv_pt.h, D41). */
     const float *wu;
     int wu_m;
@@ -45,7 +45,7 @@ enum {
     TSRT_CONV_PHASED = 4,
     TSRT_CONV_WINOGRAD = 5,
     TSRT_CONV_WINOGRAD4 = 6,
-    TSRT_CONV_GEMM_1X1T = 7
+    TSRT_CONV_GEMM_T = 7
 };
 
 /* The entry points (defined in tsrt_conv.h; declared here so that a unit
@@ -66,7 +66,7 @@ TSRT_FN void tsrt_conv_wg_scale(const tsrt_conv_args *args, int m, int64_t o, fl
 static inline const char *tsrt_conv_algo_name(int algo)
 {
     static const char *const names[] = {"auto",   "im2col",   "gemm_1x1",  "depthwise",
-                                        "phased", "winograd", "winograd4", "gemm_1x1t"};
+                                        "phased", "winograd", "winograd4", "gemm_t"};
     return algo >= 0 && algo <= 7 ? names[algo] : "?";
 }
 

@@ -1,38 +1,42 @@
-/* tsrt_conv_pt.h — GEMM_1X1T: a 1x1 convolution with the output positions
- * as the rows of the micro-kernel's tile (AVX-512 only).
+/* tsrt_conv_pt.h — GEMM_T: a convolution as an implicit GEMM with the
+ * output positions as the rows of the micro-kernel's tile (AVX-512 only).
  *
- * GEMM_1X1 computes Y[o][p] = sum_c W[o][c] X[c][p] with output channels
- * as the tile's 14 rows and positions as its 32 columns. On maps of 7x7
- * and 14x14 the positions (49, 196) leave the last 32-wide column panel
- * mostly empty (49 = 32 + 17: 77% of the multiply-adds useful), and the
- * weights, read once per column block, are the larger operand. Here the
- * roles swap, Y^T = X^T W^T:
+ * The other GEMM paths compute Y[o][p] = sum_k W[o][k] X'[k][p] with
+ * output channels as the tile's 14 rows and positions as its 32 columns.
+ * On maps of 7x7 and 14x14 the positions (49, 196) leave the last 32-wide
+ * column panel mostly empty (49 = 32 + 17: 77% of the multiply-adds
+ * useful), and the weights, read once per column block, are the larger
+ * operand. Here the roles swap, Y^T = X'^T W^T:
  *   - the tile is 14 positions x 32 output channels (28 zmm accumulators);
- *     the 14 positions of input channel c are X[c][p0 .. p0+14): the
- *     broadcasts read the image in place, nothing is packed per call;
+ *     X'[k][p] for k = (c, u, v) is read in place from the image (1x1,
+ *     stride 1) or from its zero-padded stride-phase copy (tsrt__phx, the
+ *     PHASED algorithm's, made once per image and thread), where every tap
+ *     is a fixed offset off[k] from the position: the 14 broadcasts of a k
+ *     step read x[off[k] + pos[i]], nothing is packed per call;
  *   - W^T is packed once per program (tsrt_conv_pre_pack, made from the
  *     model's constant weights like Winograd's transform, D38) into panels
- *     of 32 output channels, C x 32 floats each; every output channel count
+ *     of 32 output channels, K x 32 floats each; every output channel count
  *     divisible by 32 (ResNet's, most of MobileNetV2's) fills every panel;
- *   - the whole K in one pass (a panel is at most 256 KiB for C = 2048:
- *     it stays in L2 while the position tiles sweep past it), so each tile
- *     of Y is written once, transposed (16x16 in registers), and handed to
- *     the epilogue while in L1.
+ *   - the whole K in one pass (a panel of K = 4608 is 576 KiB: it stays in
+ *     L2 while the position tiles sweep past it), so each tile of Y is
+ *     written once: transposed in registers (two 16x16 shuffle
+ *     transposes), through the tile epilogue, with masked stores.
  * Measured on Zen 4 (docs/kernels.md, D41): ResNet-50's 1x1 convs on
  * 14x14 and 7x7 maps 1.2-1.6x faster than GEMM_1X1; with few input
  * channels the transposed store costs more than the layout saves, so
  * tsrt_conv_pre prepares the weights for this path only where its tiles
- * are fuller, or as full with many input channels (tsrt__pt_worth).
- * Without AVX-512 (or under its emulation in the tests) the path does not
- * apply: tsrt_conv_pre never picks it and tsrt_conv refuses it. */
+ * are fuller, or as full with many input channels (tsrt__pt_worth), and
+ * leaves 3x3 stride-1 convs to Winograd on maps of 14x14 and more.
+ * Without AVX-512 (or its emulation in the tests) the path does not
+ * exist: tsrt_conv_pre never picks it and tsrt_conv refuses it. */
 #ifndef TSRT_CONV_PT_H
 #define TSRT_CONV_PT_H
 
 #ifndef TSRT_CONV_ARGS_H
 #include "tsrt_conv_args.h"
 #endif
-#ifndef TSRT_UKERNEL_H
-#include "tsrt_ukernel.h"
+#ifndef TSRT_CONV_GEMM_H
+#include "tsrt_conv_gemm.h"
 #endif
 
 #if TSRT_ISA == TSRT_ISA_AVX512
@@ -43,70 +47,68 @@
 
 enum { TSRT__PT_MR = 14, TSRT__PT_NR = 32 };
 
-/* Whether a shape is worth the path, against GEMM_1X1 (MR x NR = 14 x 32
- * tiles of channels x positions): the fraction of each one's tiles that
- * holds outputs, channels x positions against positions x channels, and
- * the input channels K that a tile's fixed cost (the transposed store,
- * ~0.25 cycle per output float, against 28 FMA cycles per input channel)
- * is spread over. From TSRT_PT_KMIN channels the path is taken unless its
- * tiles are emptier, from TSRT_PT_KMIN_EDGE only when they are at least
- * 5% fuller. Measured on Zen 4 (D41): 64 -> 256 at 56x56 (same
- * fill) 1.12-1.29x GEMM_1X1's time, 128 -> 512 at 28x28 (3% fuller)
- * 1.01-1.02x; from 256 channels every ResNet-50 layer 0.83-0.94x;
- * MobileNetV2's 144 -> 32 at 28x28 (34% fuller) 0.68x, 96 -> 24 at 56x56
- * (12% emptier) 1.04x. */
+/* Whether a shape is worth the path, against the other GEMM paths (MR x
+ * NR = 14 x 32 tiles of channels x positions): the fraction of each one's
+ * tiles that holds outputs, channels x positions against positions x
+ * channels, must be at least 10% higher here, with at least
+ * TSRT_PT_KMIN inputs per output (channels x taps) to spread a tile's
+ * fixed cost over (the transposed store, ~0.25 cycle per output float,
+ * against 28 FMA cycles per input of a tile). Measured on Zen 4 (D41,
+ * bench/conv_resnet50.c with TE=1, GEMM_T's time over the other path's):
+ * 9.4% fuller: 256 -> 64 and 256 -> 128 at 56x56 1.05-1.06, the 7x7/2
+ * stem 1.01; 3-6% fuller: 0.99-1.01; 12-19% fuller: 0.86-0.91 (3x3
+ * stride 2, 512 -> 128 at 28x28); 14x14 and 7x7 maps (16-31% fuller):
+ * 0.51-0.91; same fill, 64 -> 256 at 56x56 (not taken): 1.12-1.29. */
 #ifndef TSRT_PT_KMIN
-#define TSRT_PT_KMIN 256
-#endif
-#ifndef TSRT_PT_KMIN_EDGE
-#define TSRT_PT_KMIN_EDGE 96
+#define TSRT_PT_KMIN 96
 #endif
 
 static inline int tsrt__pt_worth(const tsrt_conv_args *v)
 {
-    const int64_t P = v->h * v->w, O = v->o;
+    const int64_t P = v->oh * v->ow, O = v->o;
     /* tile area per output, up to the common factor O*P */
     const int64_t gemm = tsrt__rup(O, TSRT_MR) * tsrt__rup(P, TSRT_NR);
     const int64_t pt = tsrt__rup(O, TSRT__PT_NR) * tsrt__rup(P, TSRT__PT_MR);
-    if (v->c >= TSRT_PT_KMIN) return gemm >= pt;
-    return v->c >= TSRT_PT_KMIN_EDGE && 20 * gemm >= 21 * pt;
+    return v->c * v->kh * v->kw >= TSRT_PT_KMIN && 10 * gemm >= 11 * pt;
 }
 
-/* A 1x1 conv this path computes (the image read as a C x H*W matrix). */
+/* A conv this path computes: one group, no input dilation. */
 static inline int tsrt__pt_applies(const tsrt_conv_args *v)
 {
-    return TSRT_HAVE_PT && tsrt__conv_is_1x1(v) && v->groups == 1;
+    return TSRT_HAVE_PT && v->groups == 1 && v->ldil_h == 1 && v->ldil_w == 1;
 }
 
-/* Floats of the packed W^T: rup(O, 32) x C. */
+/* The GEMM's K: input channels x kernel taps. */
+static inline int64_t tsrt__pt_k(const tsrt_conv_args *v)
+{
+    return v->c * v->kh * v->kw;
+}
+
+/* Bytes of the packed W^T: rup(O, 32) x K. */
 static inline size_t tsrt__pt_size(const tsrt_conv_args *v)
 {
-    return (size_t)(tsrt__rup(v->o, TSRT__PT_NR) * v->c) * sizeof(float);
+    return (size_t)(tsrt__rup(v->o, TSRT__PT_NR) * tsrt__pt_k(v)) * sizeof(float);
 }
 
 /* W^T of output channels [o0, o1) into dst (tsrt__pt_size bytes):
- * dst[(q*C + c)*32 + j] = W[q*32 + j][c]. The share that ends at O also
- * zeroes the last panel's padding columns. */
+ * dst[(q*K + k)*32 + j] = W[q*32 + j][k], k = (c*KH + u)*KW + v. The share
+ * that ends at O also zeroes the last panel's padding columns. */
 static void tsrt__pt_pack(const tsrt_conv_args *v, int64_t o0, int64_t o1, float *dst)
 {
-    const int64_t C = v->c;
-    for (int64_t o = o0; o < o1; o++) {
-        float *d = dst + (o / TSRT__PT_NR) * C * TSRT__PT_NR + o % TSRT__PT_NR;
-        const float *w = v->wt + o * C;
-        for (int64_t c = 0; c < C; c++) d[c * TSRT__PT_NR] = w[c];
+    const int64_t K = tsrt__pt_k(v), Op = tsrt__rup(v->o, TSRT__PT_NR);
+    for (int64_t o = o0; o < (o1 == v->o ? Op : o1); o++) {
+        float *d = dst + (o / TSRT__PT_NR) * K * TSRT__PT_NR + o % TSRT__PT_NR;
+        const float *w = v->wt + o * K;
+        for (int64_t k = 0; k < K; k++) d[k * TSRT__PT_NR] = o < v->o ? w[k] : 0.0f;
     }
-    if (o1 == v->o)
-        for (int64_t o = v->o; o < tsrt__rup(v->o, TSRT__PT_NR); o++) {
-            float *d = dst + (o / TSRT__PT_NR) * C * TSRT__PT_NR + o % TSRT__PT_NR;
-            for (int64_t c = 0; c < C; c++) d[c * TSRT__PT_NR] = 0.0f;
-        }
 }
 
 /* Output channel o's packed weights times s (a folded batch norm's scale). */
 static void tsrt__pt_scale(const tsrt_conv_args *v, int64_t o, float s, float *u)
 {
-    float *d = u + (o / TSRT__PT_NR) * v->c * TSRT__PT_NR + o % TSRT__PT_NR;
-    for (int64_t c = 0; c < v->c; c++) d[c * TSRT__PT_NR] *= s;
+    const int64_t K = tsrt__pt_k(v);
+    float *d = u + (o / TSRT__PT_NR) * K * TSRT__PT_NR + o % TSRT__PT_NR;
+    for (int64_t k = 0; k < K; k++) d[k * TSRT__PT_NR] *= s;
 }
 
 #if TSRT_HAVE_PT
@@ -143,28 +145,27 @@ static inline void tsrt__pt_t16(__m512 r[16])
         c[i][1] = _mm512_fmadd_ps(x_, b1, c[i][1]);                           \
     } while (0)
 
-/* Y[j][i] (= y[j*P + i]) for the mr x nr corner of a 14 x 32 tile: the
- * positions p0 + i (a = X + p0, row stride P) times the packed panel b
- * over the whole K; beta adds Y's old values; then te (at the tile's
- * origin, tsrt__te_at), if given, on each channel's vector of positions
- * before it is stored, in tsrt__te_tile's order of operations. Rows past
- * mr repeat row mr - 1 (no read past the image) and are not stored. */
-static void tsrt__pt_tile(int64_t K, const float *restrict a, ptrdiff_t P, const float *restrict b,
-                          float *restrict y, int mr, int nr, int beta, const tsrt_tepi *te)
+/* Y[j][i] (= y[j*P + i]) for the mr x nr corner of a 14 x 32 tile: X'
+ * times the packed panel b over the whole K, where X'[k][i] =
+ * x[off[k] + pos[i]] (the tile's 14 positions in the phase images,
+ * tsrt__phx; rows past mr repeat row mr - 1, so nothing is read past the
+ * image, and are not stored); beta adds Y's old values; then te (at the
+ * tile's origin, tsrt__te_at), if given, on each channel's vector of
+ * positions before it is stored, in tsrt__te_tile's order of operations. */
+static void tsrt__pt_tile(int64_t K, const float *restrict x, const ptrdiff_t *restrict off, const int *pos,
+                          const float *restrict b, float *restrict y, ptrdiff_t P, int mr, int nr, int beta,
+                          const tsrt_tepi *te)
 {
     __m512 c[16][2];
     for (int i = 0; i < 16; i++) c[i][0] = c[i][1] = _mm512_setzero_ps();
-    const int m1 = mr - 1;
-    const int o0 = 0, o1 = 1 < m1 ? 1 : m1, o2 = 2 < m1 ? 2 : m1, o3 = 3 < m1 ? 3 : m1, o4 = 4 < m1 ? 4 : m1,
-              o5 = 5 < m1 ? 5 : m1, o6 = 6 < m1 ? 6 : m1, o7 = 7 < m1 ? 7 : m1, o8 = 8 < m1 ? 8 : m1,
-              o9 = 9 < m1 ? 9 : m1, o10 = 10 < m1 ? 10 : m1, o11 = 11 < m1 ? 11 : m1, o12 = 12 < m1 ? 12 : m1,
-              o13 = 13 < m1 ? 13 : m1;
+    const int o0 = pos[0], o1 = pos[1], o2 = pos[2], o3 = pos[3], o4 = pos[4], o5 = pos[5], o6 = pos[6],
+              o7 = pos[7], o8 = pos[8], o9 = pos[9], o10 = pos[10], o11 = pos[11], o12 = pos[12], o13 = pos[13];
     for (int64_t k = 0; k < K; k++) {
+        const float *a = x + off[k];
         const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
         TSRT__PT_FMA(0); TSRT__PT_FMA(1); TSRT__PT_FMA(2); TSRT__PT_FMA(3); TSRT__PT_FMA(4);
         TSRT__PT_FMA(5); TSRT__PT_FMA(6); TSRT__PT_FMA(7); TSRT__PT_FMA(8); TSRT__PT_FMA(9);
         TSRT__PT_FMA(10); TSRT__PT_FMA(11); TSRT__PT_FMA(12); TSRT__PT_FMA(13);
-        a += P;
         b += TSRT__PT_NR;
     }
     const __mmask16 mask = (__mmask16)((1u << mr) - 1);
@@ -195,23 +196,47 @@ static void tsrt__pt_tile(int64_t K, const float *restrict a, ptrdiff_t P, const
 }
 #undef TSRT__PT_FMA
 
-/* The conv: per image, panels of 32 output channels outer, tiles of 14
- * positions inner (the panel stays in L2, the image's rows of one tile in
- * L1); thread ith takes a contiguous share of the (image, panel, tile)
- * units. v->wu: the packed W^T. */
-static void tsrt__conv_pt(const tsrt_conv_args *v, int ith, int nth)
+/* The conv: per image, its phase copy (tsrt__phx: none for a 1x1
+ * stride-1 conv, which reads the image in place) in this thread's
+ * workspace, then panels of 32 output channels outer, tiles of 14
+ * positions inner (the panel stays in L2, the rows of one tile in L1);
+ * thread ith takes a contiguous share of the (image, panel, tile) units.
+ * v->wu: the packed W^T; ws: tsrt__conv_gemm_ws's offsets and copy. */
+static void tsrt__conv_pt(const tsrt_conv_args *v, int ith, int nth, void *ws)
 {
-    const int64_t C = v->c, O = v->o, P = v->h * v->w;
+    const int64_t K = tsrt__pt_k(v), O = v->o, OW = v->ow, P = v->oh * OW;
     const int64_t np = tsrt__cdiv(O, TSRT__PT_NR), nt = tsrt__cdiv(P, TSRT__PT_MR), units = v->n * np * nt;
     const int64_t u0 = units * ith / nth, u1 = units * (ith + 1) / nth;
+    if (u0 >= u1) return;
+    tsrt__phx g;
+    tsrt__phx_geom(v, &g);
+    size_t off_bytes, phx_bytes;
+    tsrt__conv_gemm_ws(v, &off_bytes, &phx_bytes);
+    ptrdiff_t *off = (ptrdiff_t *)(void *)tsrt__align(ws);
+    tsrt__phx_offsets(&g, off);
+    g.buf = tsrt__align((char *)ws + off_bytes);
+    int64_t bound = -1; /* the image whose phases g.xq holds */
     for (int64_t u = u0; u < u1; u++) {
         const int64_t img = u / (np * nt), q = u / nt % np, t = u % nt;
+        if (img != bound) {
+            const float *x = v->x + img * v->x_bs;
+            if (g.copy) tsrt__phx_copy(&g, x, 0, g.Hq);
+            g.xq = g.copy ? g.buf : x;
+            bound = img;
+        }
         const int64_t p0 = t * TSRT__PT_MR, o0 = q * TSRT__PT_NR;
         const int mr = (int)tsrt__min(TSRT__PT_MR, P - p0), nr = (int)tsrt__min(TSRT__PT_NR, O - o0);
+        /* position p = (i, j) of the output at i*Wq + j of a phase image */
+        const int64_t base = p0 / OW * g.Wq + p0 % OW;
+        int pos[TSRT__PT_MR];
+        for (int i = 0; i < TSRT__PT_MR; i++) {
+            const int64_t p = p0 + (i < mr ? i : mr - 1);
+            pos[i] = (int)(p / OW * g.Wq + p % OW - base);
+        }
         float *y = v->y + img * v->y_bs + o0 * P + p0;
         tsrt_tepi te;
         if (v->te) te = tsrt__te_at(v->te, img * O + o0, p0);
-        tsrt__pt_tile(C, v->x + img * v->x_bs + p0, P, v->wu + q * C * TSRT__PT_NR, y, mr, nr, v->beta,
+        tsrt__pt_tile(K, g.xq + base, off, pos, v->wu + q * K * TSRT__PT_NR, y, P, mr, nr, v->beta,
                       v->te ? &te : NULL);
         if (!v->te && v->epi) v->epi(v->epi_ctx, y, P, 1, img * O + o0, p0, nr, mr);
     }
