@@ -374,11 +374,13 @@ static void test_tile_epilogue(void)
 {
     /* edges in every direction, K across KC blocks (te only on the last),
      * K = 0, batches, column-major C, 1-3 threads, a pre-packed B; row
-     * counts that end in 4-row tiles (M % 6 = 4, or 2 with M >= 8) */
-    const int64_t shapes[][4] = {{6, 16, 8, 1},   {7, 17, 5, 1},   {13, 33, 300, 1}, {1, 2, 3, 1},
-                                 {150, 70, 530, 1}, {5, 7, 0, 1},   {13, 17, 11, 3},  {128, 48, 64, 1},
-                                 {16, 40, 20, 1},   {32, 17, 9, 2}, {10, 16, 300, 1}, {4, 33, 7, 1},
-                                 {1, 45, 301, 1}};
+     * counts that end in 4-row tiles (M % 6 = 4, or 2 with M >= 8; with
+     * MR 14, M % 14 = 4 or 8, or 2, 6, 10 with M >= 14 + that) */
+    const int64_t shapes[][4] = {{6, 16, 8, 1},    {7, 17, 5, 1},   {13, 33, 300, 1}, {1, 2, 3, 1},
+                                 {150, 70, 530, 1}, {5, 7, 0, 1},    {13, 17, 11, 3},  {128, 48, 64, 1},
+                                 {16, 40, 20, 1},   {32, 17, 9, 2},  {10, 16, 300, 1}, {4, 33, 7, 1},
+                                 {1, 45, 301, 1},   {24, 40, 30, 1}, {20, 33, 5, 2},   {36, 31, 400, 1},
+                                 {130, 64, 16, 1}};
     int v = 0;
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
         for (int terms = 1; terms < 64; terms += 1 + (int)(s % 3), v++) {

@@ -510,6 +510,39 @@ TSRT__OUTLINE void tsrt__ukr_full_ua(int64_t k, const float *restrict a, ptrdiff
     if (te) tsrt__te_tile(te, c, rs, 14, 32);
 }
 
+/* 4 x 32 tiles for the rows a block leaves over (tsrt__tile_h): 128 rows,
+ * a transformer's sequence, are 9 tiles of 14 and 2 rows, which the
+ * 14-row kernel computed as a whole tile; as 8 tiles of 14 and 4 of 4 the
+ * block costs 9.1 tiles' multiply-adds instead of 10. A element (i, p) at
+ * a[i*as_ + p*ps_]: packed 4 wide (1, 4) or read in place (lda, 1). */
+static inline void tsrt__ukr4_s(int64_t k, const float *restrict a, ptrdiff_t as_, ptrdiff_t ps_,
+                                const float *restrict b, float *restrict c, ptrdiff_t rs, int beta)
+{
+    TSRT__Z_DECL(0); TSRT__Z_DECL(1); TSRT__Z_DECL(2); TSRT__Z_DECL(3);
+    for (int64_t p = 0; p < k; p++) {
+        __m512 b0_ = _mm512_load_ps(b), b1_ = _mm512_load_ps(b + 16);
+        TSRT__Z_FMA(0, 0); TSRT__Z_FMA(1, 0); TSRT__Z_FMA(2, 0); TSRT__Z_FMA(3, 0);
+        a += ps_;
+        b += 32;
+    }
+    TSRT__Z_ROW(0); TSRT__Z_ROW(1); TSRT__Z_ROW(2); TSRT__Z_ROW(3);
+}
+
+#define TSRT_HAVE_UKR4 1
+TSRT__OUTLINE void tsrt__ukr4(int64_t k, const float *restrict a, const float *restrict b, float *restrict c,
+                              ptrdiff_t rs, int beta, const tsrt_tepi *te)
+{
+    tsrt__ukr4_s(k, a, 1, 4, b, c, rs, beta);
+    if (te) tsrt__te_tile(te, c, rs, 4, 32);
+}
+
+TSRT__OUTLINE void tsrt__ukr4_ua(int64_t k, const float *restrict a, ptrdiff_t lda, const float *restrict b,
+                                 float *restrict c, ptrdiff_t rs, int beta, const tsrt_tepi *te)
+{
+    tsrt__ukr4_s(k, a, lda, 1, b, c, rs, beta);
+    if (te) tsrt__te_tile(te, c, rs, 4, 32);
+}
+
 /* ==== portable: 6 x 16 in vector extensions ================================= */
 #else
 
@@ -652,14 +685,17 @@ static inline void tsrt__ukr_ua(int64_t k, const float *restrict a, ptrdiff_t ld
 }
 
 /* The rows of the row tile starting at ir of an mc-row block: MR, or
- * fewer at the end; with the 4-row kernel, a remainder of 4 is a 4-row
- * tile and a remainder of 2 makes the last full tile and it two 4-row
- * tiles (4-row tiles always hold exactly 4 rows). */
+ * fewer at the end; with the 4-row kernel, a remainder divisible by 4 is
+ * 4-row tiles, and one of 4q + 2 makes the last full tile and it 4-row
+ * tiles (MR is 2 mod 4; 4-row tiles always hold exactly 4 rows). */
 static inline int64_t tsrt__tile_h(int64_t mc, int64_t ir)
 {
 #ifdef TSRT_HAVE_UKR4
+    /* MR = 6 or 14 (2 mod 4): a remainder of 4 (8 with MR 14) is 4-row
+     * tiles; one of 2 (or 6, 10) together with the last full tile is too */
     const int64_t t = mc % TSRT_MR;
-    if ((t == 4 && ir >= mc - 4) || (t == 2 && mc >= 8 && ir >= mc - 8)) return 4;
+    if (t && t % 4 == 0 && ir >= mc - t) return 4;
+    if (t % 4 == 2 && mc >= TSRT_MR + t && ir >= mc - TSRT_MR - t) return 4;
 #endif
     return tsrt__min(TSRT_MR, mc - ir);
 }
