@@ -516,7 +516,8 @@ TSRT__OUTLINE void tsrt__ukr_full_ua(int64_t k, const float *restrict a, ptrdiff
  * block costs 9.1 tiles' multiply-adds instead of 10. A element (i, p) at
  * a[i*as_ + p*ps_]: packed 4 wide (1, 4) or read in place (lda, 1). */
 static inline void tsrt__ukr4_s(int64_t k, const float *restrict a, ptrdiff_t as_, ptrdiff_t ps_,
-                                const float *restrict b, float *restrict c, ptrdiff_t rs, int beta)
+                                const float *restrict b, float *restrict c, ptrdiff_t rs, int beta,
+                                const tsrt_tepi *te)
 {
     TSRT__Z_DECL(0); TSRT__Z_DECL(1); TSRT__Z_DECL(2); TSRT__Z_DECL(3);
     for (int64_t p = 0; p < k; p++) {
@@ -526,21 +527,20 @@ static inline void tsrt__ukr4_s(int64_t k, const float *restrict a, ptrdiff_t as
         b += 32;
     }
     TSRT__Z_ROW(0); TSRT__Z_ROW(1); TSRT__Z_ROW(2); TSRT__Z_ROW(3);
+    if (te) tsrt__te_tile(te, c, rs, 4, 32);
 }
 
 #define TSRT_HAVE_UKR4 1
 TSRT__OUTLINE void tsrt__ukr4(int64_t k, const float *restrict a, const float *restrict b, float *restrict c,
                               ptrdiff_t rs, int beta, const tsrt_tepi *te)
 {
-    tsrt__ukr4_s(k, a, 1, 4, b, c, rs, beta);
-    if (te) tsrt__te_tile(te, c, rs, 4, 32);
+    tsrt__ukr4_s(k, a, 1, 4, b, c, rs, beta, te);
 }
 
 TSRT__OUTLINE void tsrt__ukr4_ua(int64_t k, const float *restrict a, ptrdiff_t lda, const float *restrict b,
                                  float *restrict c, ptrdiff_t rs, int beta, const tsrt_tepi *te)
 {
-    tsrt__ukr4_s(k, a, lda, 1, b, c, rs, beta);
-    if (te) tsrt__te_tile(te, c, rs, 4, 32);
+    tsrt__ukr4_s(k, a, lda, 1, b, c, rs, beta, te);
 }
 
 /* ==== portable: 6 x 16 in vector extensions ================================= */
