@@ -47,6 +47,12 @@
 
 enum { TSRT__PT_MR = 14, TSRT__PT_NR = 32 };
 
+/* The GEMM's K: input channels x kernel taps. */
+static inline int64_t tsrt__pt_k(const tsrt_conv_args *v)
+{
+    return v->c * v->kh * v->kw;
+}
+
 /* Whether a shape is worth the path, against the other GEMM paths (MR x
  * NR = 14 x 32 tiles of channels x positions): the fraction of each one's
  * tiles that holds outputs, channels x positions against positions x
@@ -69,19 +75,13 @@ static inline int tsrt__pt_worth(const tsrt_conv_args *v)
     /* tile area per output, up to the common factor O*P */
     const int64_t gemm = tsrt__rup(O, TSRT_MR) * tsrt__rup(P, TSRT_NR);
     const int64_t pt = tsrt__rup(O, TSRT__PT_NR) * tsrt__rup(P, TSRT__PT_MR);
-    return v->c * v->kh * v->kw >= TSRT_PT_KMIN && 10 * gemm >= 11 * pt;
+    return tsrt__pt_k(v) >= TSRT_PT_KMIN && 10 * gemm >= 11 * pt;
 }
 
 /* A conv this path computes: one group, no input dilation. */
 static inline int tsrt__pt_applies(const tsrt_conv_args *v)
 {
     return TSRT_HAVE_PT && v->groups == 1 && v->ldil_h == 1 && v->ldil_w == 1;
-}
-
-/* The GEMM's K: input channels x kernel taps. */
-static inline int64_t tsrt__pt_k(const tsrt_conv_args *v)
-{
-    return v->c * v->kh * v->kw;
 }
 
 /* Bytes of the packed W^T: rup(O, 32) x K. */
@@ -98,8 +98,10 @@ static void tsrt__pt_pack(const tsrt_conv_args *v, int64_t o0, int64_t o1, float
     const int64_t K = tsrt__pt_k(v), Op = tsrt__rup(v->o, TSRT__PT_NR);
     for (int64_t o = o0; o < (o1 == v->o ? Op : o1); o++) {
         float *d = dst + (o / TSRT__PT_NR) * K * TSRT__PT_NR + o % TSRT__PT_NR;
-        const float *w = v->wt + o * K;
-        for (int64_t k = 0; k < K; k++) d[k * TSRT__PT_NR] = o < v->o ? w[k] : 0.0f;
+        if (o < v->o)
+            for (int64_t k = 0; k < K; k++) d[k * TSRT__PT_NR] = v->wt[o * K + k];
+        else
+            for (int64_t k = 0; k < K; k++) d[k * TSRT__PT_NR] = 0.0f;
     }
 }
 
