@@ -133,10 +133,10 @@ typedef struct ts_ltmpl {
     bool prepack_w;
     /* CONV: constant weights of a shape that may take a prepared form
      * (3x3 stride 1: Winograd's transform, D38; one group: GEMM_T's W^T
-     * panels, D41), which the runtime makes once per program when the shape takes
-     * it (tsrt_conv_pre), in the same packed buffer as the scaled copy
-     * (emit_tmpl.c's conv_pack_fns: a header, the prepared weights, the
-     * scaled ones). */
+     * panels, D41), which the runtime makes once per program when the
+     * shape takes it (tsrt_conv_pre), in the same packed buffer as the
+     * scaled copy (emit_tmpl.c's conv_pack_fns: a header, the prepared
+     * weights, the scaled ones). */
     bool prepack_pre;
     int n_wscale;
     struct {

@@ -65,13 +65,12 @@
  *    MR = 6 (14) rows of the micro-kernel and the im2col packing (K = 9 per
  *    output column) would cost as much as the multiply; the direct kernel
  *    reads each input once per tap from L1 and is memory-bound instead;
+ *  - a conv whose weights were packed for GEMM_T (tsrt_conv_pre == 1:
+ *    AVX-512, one group, its tiles 10% fuller than the other paths', not a
+ *    3x3 stride-1 conv that Winograd takes unaided) runs GEMM_T;
  *  - 1x1, stride 1, no padding, no input dilation: the image already is the
  *    GEMM's B matrix (C/G x H*W, row-major), so the plain GEMM packing (two
  *    vector moves per 16 floats) replaces the im2col index arithmetic;
- *  - before all these, a conv whose weights were packed for GEMM_T
- *    (tsrt_conv_pre == 1: AVX-512, one group, tiles fuller than the other
- *    paths' or as full with many input channels, not a 3x3 stride-1 conv
- *    that Winograd takes) runs GEMM_T;
  *  - 3x3, stride 1, no dilation, >= 16 channels in and out per group:
  *    Winograd, F(4x4) when both output sides are >= 24 (ResNet's 56x56 and
  *    28x28: 0.35-0.4x the direct time), F(2x2) from 128 output positions
@@ -83,6 +82,13 @@
  *  - with input dilation (transposed conv): IM2COL.
  * Not here: direct NCHWc kernels (they need a blocked layout kept across
  * ops). */
+/* Whether F(2x2) pays on this map even with the weights transformed per
+ * call (from 128 positions: 14x14). */
+static inline int tsrt__wg2_unaided(const tsrt_conv_args *v)
+{
+    return v->oh * v->ow >= 128;
+}
+
 TSRT_FN int tsrt_conv_choose(const tsrt_conv_args *args)
 {
     const tsrt_conv_args v = tsrt__conv_norm(args);
@@ -93,7 +99,7 @@ TSRT_FN int tsrt_conv_choose(const tsrt_conv_args *args)
      * positions only with the weights transformed once (D38) */
     const int wm = tsrt_conv_wg_pre(&v);
     if (wm == 4) return TSRT_CONV_WINOGRAD4;
-    if (wm == 2 && (v.oh * v.ow >= 128 || (v.wu && v.wu_m == 2))) return TSRT_CONV_WINOGRAD;
+    if (wm == 2 && (tsrt__wg2_unaided(&v) || (v.wu && v.wu_m == 2))) return TSRT_CONV_WINOGRAD;
     if (v.ldil_h == 1 && v.ldil_w == 1) return TSRT_CONV_PHASED;
     return TSRT_CONV_IM2COL;
 }
@@ -112,7 +118,7 @@ TSRT_FN int tsrt_conv_pre(const tsrt_conv_args *args)
     /* Winograd where it has enough tiles (F(4x4); F(2x2) from 14x14),
      * else GEMM_T where it pays, else F(2x2) on small maps or nothing */
     const int wm = tsrt_conv_wg_pre(&v);
-    if (wm == 4 || (wm == 2 && v.oh * v.ow >= 128)) return wm;
+    if (wm == 4 || (wm == 2 && tsrt__wg2_unaided(&v))) return wm;
     if (tsrt__pt_applies(&v) && tsrt__pt_worth(&v)) return 1;
     return wm;
 }

@@ -245,12 +245,16 @@ static void tsrt__conv_pt(const tsrt_conv_args *v, int ith, int nth, void *ws)
             for (int64_t t = t0; t < t1; t++) {
                 const int64_t p0 = t * TSRT__PT_MR, o0 = q * TSRT__PT_NR;
                 const int mr = (int)tsrt__min(TSRT__PT_MR, P - p0), nr = (int)tsrt__min(TSRT__PT_NR, O - o0);
-                /* position p = (i, j) of the output at i*Wq + j of a phase image */
+                /* position p = (i, j) of the output at i*Wq + j of a phase
+                 * image; the tile's positions relative to its first, stepping
+                 * along the row and wrapping to the next (no divisions) */
                 const int64_t base = p0 / OW * g.Wq + p0 % OW;
                 int pos[TSRT__PT_MR];
-                for (int i = 0; i < TSRT__PT_MR; i++) {
-                    const int64_t p = p0 + (i < mr ? i : mr - 1);
-                    pos[i] = (int)(p / OW * g.Wq + p % OW - base);
+                for (int i = 0, rel = 0, last = 0, j = (int)(p0 % OW); i < TSRT__PT_MR; i++) {
+                    if (i < mr) last = rel;
+                    pos[i] = last;
+                    if (++j == OW) j = 0, rel += (int)(g.Wq - OW);
+                    rel++;
                 }
                 float *y = v->y + img * v->y_bs + o0 * P + p0;
                 tsrt_tepi te;
