@@ -29,7 +29,8 @@ static inline const void *emu_aligned64(const void *p)
 }
 
 #define _mm512_setzero_ps() ((__m512){0})
-#define _mm512_set1_ps(x) ((__m512){0} + (float)(x))
+/* -0 + x is x for every x (+0 + -0 would give +0): set1(-0) keeps its sign */
+#define _mm512_set1_ps(x) (-(__m512){0} + (float)(x))
 #define _mm512_load_ps(p) (*(const __m512 *)emu_aligned64(p))
 #define _mm512_loadu_ps(p) (*(const emu_m512u *)(const void *)(p))
 #define _mm512_storeu_ps(p, v) (*(emu_m512u *)(void *)(p) = (v))

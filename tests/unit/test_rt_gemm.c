@@ -322,7 +322,8 @@ static void test_split(void)
 /* ---- the tile epilogue (tsrt_tepi) ------------------------------------------ */
 
 /* One product with each subset of the terms (`terms` bits: row, col,
- * residual, max, min; max by +0 or by -1.5): through te and through the
+ * residual, max, min; max by +0, -0 or -1.5; by -0 the +0 of MAX_PZ
+ * turns every clamped result's -0 into +0): through te and through the
  * callback alone, the results compared bit for bit. The terms carry a NaN
  * (row 1) and values around the clamp bounds; with te set the callback
  * must not run, except for a column-major C (the driver transposes and
@@ -343,7 +344,7 @@ static int te_case(int64_t M, int64_t N, int64_t K, int64_t B, int lc_kind, int 
     for (int64_t j = 0; j < Q; j++) col[j] = 2 * frand();
     for (int64_t i = 0; i < R * Q; i++) res[i] = 4 * frand();
     tsrt_tepi te = {.row = terms & 1 ? row : NULL, .col = terms & 2 ? col : NULL, .res = terms & 4 ? res : NULL,
-                    .res_rs = Q, .lo = terms & 32 ? -1.5f : 0.0f, .hi = 1.0f};
+                    .res_rs = Q, .lo = terms & 32 ? -1.5f : terms & 1 ? 0.0f : -0.0f, .hi = 1.0f};
     te.clamp = (terms & 8 ? TSRT_TE_MAX | (terms & 32 ? 0 : TSRT_TE_MAX_PZ) : 0) | (terms & 16 ? TSRT_TE_MIN : 0);
     te_ctx e1 = {&te, 0}, e2 = {&te, 0};
     tsrt_sgemm_args g = {.m = M, .n = N, .k = K, .a = a, .a_rs = la.rs, .a_cs = la.cs, .b = b, .b_rs = lb.rs,

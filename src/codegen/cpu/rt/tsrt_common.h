@@ -97,7 +97,7 @@ static inline tsrt_tepi tsrt__te_at(const tsrt_tepi *e, int64_t r, int64_t q)
 
 /* An mr x nr tile of C already stored (c[i*rs + j]) through te (from
  * tsrt__te_at) in place: the kernels that do not apply it in registers
- * (edges, depthwise, Winograd, AVX-512, generic). One vectorized pass per
+ * (edges, depthwise, Winograd, generic). One vectorized pass per
  * row; an absent term is an operation that changes nothing (x + -0 = x
  * for every x, -0 included; max(x, -inf) and min(x, +inf) keep x, NaN
  * included), so the bits are those of the registers' version. */
