@@ -154,14 +154,22 @@ static inline void tsrt__pt_t16(__m512 r[16])
  * image, and are not stored); beta adds Y's old values; then te (at the
  * tile's origin, tsrt__te_at), if given, on each channel's vector of
  * positions before it is stored, in tsrt__te_tile's order of operations. */
-static void tsrt__pt_tile(int64_t K, const float *restrict x, const ptrdiff_t *restrict off, const int *pos,
-                          const float *restrict b, float *restrict y, ptrdiff_t P, int mr, int nr, int beta,
-                          const tsrt_tepi *te)
+static inline __attribute__((always_inline)) void tsrt__pt_tile_s(int64_t K, const float *restrict x,
+                                                                   const ptrdiff_t *restrict off, const int *pos,
+                                                                   int contig, const float *restrict b,
+                                                                   float *restrict y, ptrdiff_t P, int mr, int nr,
+                                                                   int beta, const tsrt_tepi *te)
 {
     __m512 c[16][2];
     for (int i = 0; i < 16; i++) c[i][0] = c[i][1] = _mm512_setzero_ps();
-    const int o0 = pos[0], o1 = pos[1], o2 = pos[2], o3 = pos[3], o4 = pos[4], o5 = pos[5], o6 = pos[6],
-              o7 = pos[7], o8 = pos[8], o9 = pos[9], o10 = pos[10], o11 = pos[11], o12 = pos[12], o13 = pos[13];
+    /* contig (pos[i] = i): the offsets are the broadcasts' displacements;
+     * else 14 registers, more than are free, and gcc reloads about ten of
+     * them from the stack at every k */
+    const int o0 = contig ? 0 : pos[0], o1 = contig ? 1 : pos[1], o2 = contig ? 2 : pos[2],
+              o3 = contig ? 3 : pos[3], o4 = contig ? 4 : pos[4], o5 = contig ? 5 : pos[5],
+              o6 = contig ? 6 : pos[6], o7 = contig ? 7 : pos[7], o8 = contig ? 8 : pos[8],
+              o9 = contig ? 9 : pos[9], o10 = contig ? 10 : pos[10], o11 = contig ? 11 : pos[11],
+              o12 = contig ? 12 : pos[12], o13 = contig ? 13 : pos[13];
     for (int64_t k = 0; k < K; k++) {
         const float *a = x + off[k];
         const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
@@ -207,6 +215,21 @@ static void tsrt__pt_tile(int64_t K, const float *restrict x, const ptrdiff_t *r
     }
 }
 #undef TSRT__PT_FMA
+
+/* The tile with its 14 positions consecutive (a 1x1 stride-1 conv read in
+ * place; a tile within one row of a phase image), and any. */
+static void tsrt__pt_tile_c(int64_t K, const float *restrict x, const ptrdiff_t *restrict off,
+                            const float *restrict b, float *restrict y, ptrdiff_t P, int mr, int nr, int beta,
+                            const tsrt_tepi *te)
+{
+    tsrt__pt_tile_s(K, x, off, NULL, 1, b, y, P, mr, nr, beta, te);
+}
+static void tsrt__pt_tile(int64_t K, const float *restrict x, const ptrdiff_t *restrict off, const int *pos,
+                          const float *restrict b, float *restrict y, ptrdiff_t P, int mr, int nr, int beta,
+                          const tsrt_tepi *te)
+{
+    tsrt__pt_tile_s(K, x, off, pos, 0, b, y, P, mr, nr, beta, te);
+}
 
 /* The conv: per image, its phase copy (tsrt__phx: none for a 1x1
  * stride-1 conv, which reads the image in place) in this thread's
@@ -269,8 +292,12 @@ static void tsrt__conv_pt(const tsrt_conv_args *v, int ith, int nth, void *ws)
                 float *y = v->y + img * v->y_bs + o0 * P + p0;
                 tsrt_tepi te;
                 if (v->te) te = tsrt__te_at(v->te, img * O + o0, p0);
-                tsrt__pt_tile(K, g.xq + base, off, pos, v->wu + q * K * TSRT__PT_NR, y, P, mr, nr, v->beta,
-                              v->te ? &te : NULL);
+                if (pos[TSRT__PT_MR - 1] == TSRT__PT_MR - 1) /* pos rises by >= 1 per row */
+                    tsrt__pt_tile_c(K, g.xq + base, off, v->wu + q * K * TSRT__PT_NR, y, P, mr, nr, v->beta,
+                                    v->te ? &te : NULL);
+                else
+                    tsrt__pt_tile(K, g.xq + base, off, pos, v->wu + q * K * TSRT__PT_NR, y, P, mr, nr, v->beta,
+                                  v->te ? &te : NULL);
                 if (!v->te && v->epi) v->epi(v->epi_ctx, y, P, 1, img * O + o0, p0, nr, mr);
             }
     }
