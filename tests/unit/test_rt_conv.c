@@ -435,7 +435,8 @@ static int te_conv(int64_t n, int64_t c, int64_t h, int64_t o, int64_t k, int64_
     for (int64_t i = 0; i < o * c / g * k * k; i++) w[i] = frand();
     for (int64_t i = 0; i < ny; i++) y1[i] = y2[i] = beta ? frand() : NAN, res[i] = 3 * frand();
     for (int64_t i = 0; i < n * o; i++) row[i] = i % o == 2 ? NAN : frand();
-    tsrt_tepi te = {.row = row, .res = res, .res_rs = plane, .lo = 0.0f, .hi = 0.75f,
+    /* clamped by -0 on 3 threads: the +0 of MAX_PZ then changes bits */
+    tsrt_tepi te = {.row = row, .res = res, .res_rs = plane, .lo = nth == 3 ? -0.0f : 0.0f, .hi = 0.75f,
                     .clamp = TSRT_TE_MAX | TSRT_TE_MAX_PZ | TSRT_TE_MIN};
     te_ctx e1 = {&te, 0}, e2 = {&te, 0};
     tsrt_conv_args cv = {.n = n, .c = c, .h = h, .w = h, .o = o, .kh = k, .kw = k, .oh = oh, .ow = oh, .groups = g,
@@ -464,7 +465,10 @@ static void test_tile_epilogue(void)
         {1, 40, 10, 45, 1, 1, 0, 1, TSRT_CONV_GEMM_1X1},   /* a 3-row tile, a 4-column panel */
         {2, 8, 11, 12, 3, 2, 1, 2, TSRT_CONV_PHASED},      /* groups */
         {1, 5, 9, 7, 3, 1, 1, 1, TSRT_CONV_IM2COL},
-        {1, 8, 12, 8, 3, 1, 1, 8, TSRT_CONV_DEPTHWISE},    /* channel vectors */
+        {1, 8, 12, 8, 3, 1, 1, 8, TSRT_CONV_DEPTHWISE},    /* channel vectors; AVX-512: positions in lanes */
+        {2, 5, 7, 5, 3, 1, 1, 5, TSRT_CONV_DEPTHWISE},     /* 7x7: lanes across rows */
+        {1, 3, 37, 3, 3, 2, 1, 3, TSRT_CONV_DEPTHWISE},    /* stride 2, 19 outputs a row: 16 + 3 */
+        {1, 4, 20, 4, 3, 2, 1, 4, TSRT_CONV_DEPTHWISE},    /* stride 2, even side */
         {2, 6, 12, 12, 3, 2, 1, 6, TSRT_CONV_DEPTHWISE},   /* multiplier 2: the per-channel path */
         {1, 8, 12, 8, 3, 1, 1, 1, TSRT_CONV_WINOGRAD},
         {1, 8, 17, 8, 3, 1, 1, 1, TSRT_CONV_WINOGRAD4},
