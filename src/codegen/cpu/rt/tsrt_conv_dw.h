@@ -286,7 +286,8 @@ static void tsrt__conv_dwc(const tsrt_conv_args *v, int ith, int nth, void *ws)
  *     and column the 32 input columns they span, in two masked loads,
  *     their even lanes taken by one shuffle.
  * Masked-off lanes read no memory (AVX-512 masked loads do not fault),
- * so nothing is read outside the plane. The tile epilogue is applied in
+ * so nothing is read outside the plane, though a load's first lane may lie
+ * up to W + 1 floats before it (the taps above and left of position 0). The tile epilogue is applied in
  * registers before the one (masked) store; the callback gets the plane
  * afterwards. Only 3x3, pad 1 at the top and left, no dilation, channel
  * multiplier 1 and the outputs of pad 1 (every depthwise layer of
