@@ -45,11 +45,18 @@ GENERATORS = [
 ]
 
 
+# Kept by hand beside the generated cases (each target's expected
+# failures with their reasons): regenerating keeps them, --check skips them.
+KEPT_PREFIX = "expected_failures"
+
+
 def tree(root):
-    """Relative path -> bytes of every file under root."""
+    """Relative path -> bytes of every generated file under root."""
     out = {}
     for d, _, files in os.walk(root):
         for f in files:
+            if d == root and f.startswith(KEPT_PREFIX):
+                continue
             with open(os.path.join(d, f), "rb") as fh:
                 out[os.path.relpath(os.path.join(d, f), root)] = fh.read()
     return out
@@ -72,9 +79,17 @@ def main():
         import tempfile
         common.OUT = os.path.join(tempfile.mkdtemp(prefix="gen_op_tests."), "ops")
     OUT = common.OUT
+    kept = {}
     if os.path.isdir(OUT):
-        shutil.rmtree(OUT)     # every file under tests/ops is generated here
+        for f in os.listdir(OUT):
+            if f.startswith(KEPT_PREFIX):
+                with open(os.path.join(OUT, f), "rb") as fh:
+                    kept[f] = fh.read()
+        shutil.rmtree(OUT)     # every other file under tests/ops is generated here
     os.makedirs(OUT)
+    for f, data in kept.items():
+        with open(os.path.join(OUT, f), "wb") as fh:
+            fh.write(data)
     for gen in GENERATORS:
         gen()
     total = sum(len(v) for v in CASES.values())

@@ -95,6 +95,16 @@ def gen_reduce():
         reduce_case(op, "i64_all", arr([[-(1 << 63), 5], [(1 << 63) - 1, -1]], "i64"), [0, 1])
         reduce_case(op, "f16_axes", rand(r(op, "f16_axes"), (2, 3, 2), "f16"), [0, 2])
         reduce_case(op, "u32_empty", np.zeros((2, 0, 3), np.uint32), [1, 0])
+        # rows of 1000: the CPU kernel's 64-lane loop, 16-lane loop and
+        # scalar tail (D47); a NaN in the tail, one +0 among -0s, one -0
+        # among +0s
+        rows = rand(r(op, "f32_long_rows"), (4, 1000), "f32")
+        rows[0, 997] = NAN
+        rows[1, :] = -0.0
+        rows[1, 700] = 0.0
+        rows[2, :] = 0.0
+        rows[2, 100] = -0.0
+        reduce_case(op, "f32_long_rows", rows, [1])
 
 
 def arg_expected(x, axis, is_max, select_last):

@@ -403,7 +403,7 @@ static bool f32_into_f64(const ts_ls *u)
 /* The cache lines of the LANES elements of a prefetch from i_b on, once
  * per block of lanes. The address may lie past the buffer (the next row
  * after the last one): a prefetch never faults, and nothing reads it. */
-static void put_prefetch(em *e, const ts_ls *loop, const ts_ls *st)
+static void put_prefetch(em *e, const ts_ls *loop, const ts_ls *st, int width)
 {
     int size = ts_dtype_bits(e->k->bufs[st->buf].dt) / 8, v = loop->var;
     if (size < 1) size = 1;
@@ -414,7 +414,7 @@ static void put_prefetch(em *e, const ts_ls *loop, const ts_ls *st)
     ts_buf_printf(e->out, "const int64_t i%d = i%d_b;\n", v, v);
     ts_buf a = {0};
     ts_em_ref(e, &a, st->index, false);
-    for (int off = 0; off < LANES * size; off += 64) {
+    for (int off = 0; off < width * size; off += 64) {
         indent(e);
         ts_buf_printf(e->out, "__builtin_prefetch(b%d + %s + %d);\n", st->buf, a.data ? a.data : "0", off / size);
     }
@@ -438,18 +438,18 @@ static void lane_body(em *e, const ts_ls *s, const ts_ls *u, ts_lx *value, ts_dt
     ts_buf_free(&c);
 }
 
-/* for (; i_b + LANES <= end; i_b += LANES) for each lane l: body */
+/* for (; i_b + width <= end; i_b += width) for each lane l < width: body */
 static void lane_loop(em *e, const ts_ls *s, const ts_ls *u, ts_lx *value, ts_dtype dt, const char *lane,
-                      const char *end)
+                      const char *end, int width)
 {
     int v = s->var;
     indent(e);
-    ts_buf_printf(e->out, "for (; i%d_b + %d <= %s; i%d_b += %d) {\n", v, LANES, end, v, LANES);
+    ts_buf_printf(e->out, "for (; i%d_b + %d <= %s; i%d_b += %d) {\n", v, width, end, v, width);
     open_block(e);
     for (const ts_ls *st = s->body; st != u; st = st->next)
-        if (st->k == TS_LS_PREFETCH) put_prefetch(e, s, st);
+        if (st->k == TS_LS_PREFETCH) put_prefetch(e, s, st, width);
     indent(e);
-    ts_buf_printf(e->out, "for (int l = 0; l < %d; l++) {\n", LANES);
+    ts_buf_printf(e->out, "for (int l = 0; l < %d; l++) {\n", width);
     open_block(e);
     lane_body(e, s, u, value, dt, lane);
     close_brace(e);
@@ -469,6 +469,18 @@ static bool lane_reduction(em *e, const ts_ls *s, const char *ext)
     ts_dtype dt = u->value->dt;
     const char *T = ts_emit_ctype(dt);
     bool f = dt == TS_DTYPE_F32;
+    /* max and min: 4 x LANES lanes, then LANES, then the tail. One vector
+     * of lanes is one dependency chain through its compare and select
+     * (~7 cycles per 16 elements on Zen 4): four chains let them overlap
+     * (softmax 8192 x 1024: 6.58 -> 5.95 ms, its max pass being a quarter
+     * of the kernel, D47). Any grouping gives the same max (+0 beats -0
+     * in either order) or a NaN where there is one; which NaN's payload
+     * depends on the grouping, as it did with LANES lanes. Sums keep
+     * LANES: their f32 blocks' error bound is per lane (D27). Only for
+     * rows of 256 and more (or not known): on BERT's rows of 128 the
+     * chains are short and the wider fold cost more than it saved. */
+    const bool long_row = s->extent->k != TS_LX_CONST || s->extent->ci >= 16 * LANES;
+    const int width = u->op == TS_OP_ADD || !long_row ? LANES : 4 * LANES;
     const char *ident = u->op == TS_OP_ADD ? "0" : u->op == TS_OP_MAX ? (f ? "-__builtin_inff()" : "-__builtin_inf()")
                                                                          : (f ? "__builtin_inff()" : "__builtin_inf()");
     int v = s->var;
@@ -476,9 +488,9 @@ static bool lane_reduction(em *e, const ts_ls *s, const char *ext)
     ts_buf_printf(e->out, "{\n");
     open_block(e);
     indent(e);
-    ts_buf_printf(e->out, "%s lane%d[%d];\n", T, v, LANES);
+    ts_buf_printf(e->out, "%s lane%d[%d];\n", T, v, width);
     indent(e);
-    ts_buf_printf(e->out, "for (int l = 0; l < %d; l++) lane%d[l] = %s;\n", LANES, v, ident);
+    ts_buf_printf(e->out, "for (int l = 0; l < %d; l++) lane%d[l] = %s;\n", width, v, ident);
     indent(e);
     ts_buf_printf(e->out, "int64_t i%d_b = 0;\n", v);
     char lane[32];
@@ -499,7 +511,7 @@ static bool lane_reduction(em *e, const ts_ls *s, const char *ext)
         indent(e);
         ts_buf_printf(e->out, "const int64_t i%d_e = i%d_b + %d < %s ? i%d_b + %d : %s;\n", v, v, BLOCK, ext, v,
                       BLOCK, ext);
-        lane_loop(e, s, u, u->value->a[0], TS_DTYPE_F32, flane, end);
+        lane_loop(e, s, u, u->value->a[0], TS_DTYPE_F32, flane, end, LANES);
         /* a partial that overflowed (or met inf/NaN) is redone in f64 in
          * order: the reference's f64 sum does not overflow where f32 does */
         indent(e);
@@ -522,13 +534,26 @@ static bool lane_reduction(em *e, const ts_ls *s, const char *ext)
         close_brace(e);
         close_brace(e);
     } else {
-        lane_loop(e, s, u, u->value, dt, lane, ext);
+        if (width > LANES) lane_loop(e, s, u, u->value, dt, lane, ext, width);
+        lane_loop(e, s, u, u->value, dt, lane, ext, LANES);
     }
     indent(e);
     ts_buf_printf(e->out, "for (int64_t i%d = i%d_b; i%d < %s; i%d++) {\n", v, v, v, ext, v);
     body_then_brace(e, s->body);
     char accn[32];
     snprintf(accn, sizeof accn, "acc%d", u->var);
+    if (width > LANES) {
+        /* the wide lanes folded onto the first LANES, a vector max each */
+        char hi[48];
+        for (int g = LANES; g < width; g += LANES) {
+            ts_buf f = {0};
+            snprintf(hi, sizeof hi, "lane%d[l + %d]", v, g);
+            put_combine(e, &f, u->op, dt, lane, hi);
+            indent(e);
+            ts_buf_printf(e->out, "for (int l = 0; l < %d; l++) %s = %s;\n", LANES, lane, f.data ? f.data : "0");
+            ts_buf_free(&f);
+        }
+    }
     ts_buf m = {0};
     put_combine(e, &m, u->op, dt, accn, lane);
     indent(e);
