@@ -400,7 +400,7 @@ static bool f32_into_f64(const ts_ls *u)
            u->value->a[0]->dt == TS_DTYPE_F32;
 }
 
-/* The cache lines of the LANES elements of a prefetch from i_b on, once
+/* The cache lines of the `width` elements of a prefetch from i_b on, once
  * per block of lanes. The address may lie past the buffer (the next row
  * after the last one): a prefetch never faults, and nothing reads it. */
 static void put_prefetch(em *e, const ts_ls *loop, const ts_ls *st, int width)
