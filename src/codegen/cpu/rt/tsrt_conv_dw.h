@@ -287,9 +287,9 @@ static void tsrt__conv_dwc(const tsrt_conv_args *v, int ith, int nth, void *ws)
  *     their even lanes taken by one shuffle.
  * Masked-off lanes read no memory (AVX-512 masked loads do not fault),
  * so nothing is read outside the plane, though a load's first lane may lie
- * up to W + 1 floats before it (the taps above and left of position 0). The tile epilogue is applied in
- * registers before the one (masked) store; the callback gets the plane
- * afterwards. Only 3x3, pad 1 at the top and left, no dilation, channel
+ * up to W + 1 floats before it (the taps above and left of position 0).
+ * The tile epilogue is applied in registers before the one (masked)
+ * store; the callback gets the plane afterwards. Only 3x3, pad 1 at the top and left, no dilation, channel
  * multiplier 1 and the outputs of pad 1 (every depthwise layer of
  * MobileNet-like networks), stride 2 only onto rows of 12 or more; others
  * take the channel vectors. */
@@ -354,15 +354,15 @@ static void tsrt__dwz_tab(int64_t H, int64_t W, tsrt__dwz_m *tab)
  * tile epilogue te (at this plane's row and these positions: tsrt__te_at)
  * in tsrt__te_tile's order of operations, the masked store. */
 static inline __attribute__((always_inline)) void tsrt__dwz_put(__m512 q, float *y, __mmask16 in, int beta,
-                                                                 const tsrt_tepi *te, __m512 rowb, __m512 lo,
-                                                                 __m512 z, __m512 hi, int64_t p)
+                                                                 const tsrt_tepi *te, __m512 rowb,
+                                                                 const tsrt__zclamp *k, int64_t p)
 {
     if (beta) q = _mm512_add_ps(q, _mm512_maskz_loadu_ps(in, y));
     if (te) {
         q = _mm512_add_ps(q, rowb);
         if (te->col) q = _mm512_add_ps(q, _mm512_maskz_loadu_ps(in, te->col + p));
         if (te->res) q = _mm512_add_ps(q, _mm512_maskz_loadu_ps(in, te->res + p));
-        q = _mm512_min_ps(hi, _mm512_add_ps(_mm512_max_ps(lo, q), z));
+        q = TSRT__ZCLAMP(k, q);
     }
     _mm512_mask_storeu_ps(y, in, q);
 }
@@ -405,11 +405,10 @@ static void tsrt__conv_dwz(const tsrt_conv_args *v, int ith, int nth, void *ws)
                 tab2[6 * c + 2 * t] = tsrt__m16(-b, W - b);
                 tab2[6 * c + 2 * t + 1] = tsrt__m16(-b - 16, W - b - 16);
             }
-    /* an absent term changes nothing (x + -0 = x; max by -inf, min by +inf) */
+    /* an absent term changes nothing (x + -0 = x) */
     const tsrt_tepi *te0 = v->te;
-    const __m512 lo = _mm512_set1_ps(te0 && te0->clamp & TSRT_TE_MAX ? te0->lo : -INFINITY);
-    const __m512 hi = _mm512_set1_ps(te0 && te0->clamp & TSRT_TE_MIN ? te0->hi : INFINITY);
-    const __m512 z = _mm512_set1_ps(te0 && te0->clamp & TSRT_TE_MAX_PZ ? 0.0f : -0.0f);
+    tsrt__zclamp k;
+    tsrt__zclamp_set(&k, te0);
     for (int64_t pl = pl0; pl < pl1; pl++) {
         const int64_t img = pl / O, o = pl % O;
         const float *x = v->x + img * v->x_bs + o * H * W;
@@ -436,7 +435,7 @@ static void tsrt__conv_dwz(const tsrt_conv_args *v, int ith, int nth, void *ws)
                 TSRT__DWZ_TAP(2, 0, W - 1, m.b & m.l);
                 TSRT__DWZ_TAP(2, 1, W, m.b);
                 TSRT__DWZ_TAP(2, 2, W + 1, m.b & m.r);
-                tsrt__dwz_put(acc, y + p, m.in, v->beta, te0 ? &te : NULL, rowb, lo, z, hi, p);
+                tsrt__dwz_put(acc, y + p, m.in, v->beta, te0 ? &te : NULL, rowb, &k, p);
             }
         } else {
             for (int64_t i = 0; i < OH; i++) {
@@ -450,7 +449,7 @@ static void tsrt__conv_dwz(const tsrt_conv_args *v, int ith, int nth, void *ws)
                     TSRT__DWZ_ROW2(x1, w10, w11, w12);
                     if (x2) TSRT__DWZ_ROW2(x2, w20, w21, w22);
                     const int64_t p = i * OW + j0;
-                    tsrt__dwz_put(acc, y + p, tsrt__m16(0, OW - j0), v->beta, te0 ? &te : NULL, rowb, lo, z, hi, p);
+                    tsrt__dwz_put(acc, y + p, tsrt__m16(0, OW - j0), v->beta, te0 ? &te : NULL, rowb, &k, p);
                 }
             }
         }

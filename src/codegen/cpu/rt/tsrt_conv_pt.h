@@ -189,10 +189,9 @@ static inline __attribute__((always_inline)) void tsrt__pt_tile_s(int64_t K, con
         b += TSRT__PT_NR;
     }
     const __mmask16 mask = (__mmask16)((1u << mr) - 1);
-    /* an absent term changes nothing (x + -0 = x; max by -inf, min by +inf) */
-    const __m512 lo = _mm512_set1_ps(te && te->clamp & TSRT_TE_MAX ? te->lo : -INFINITY);
-    const __m512 hi = _mm512_set1_ps(te && te->clamp & TSRT_TE_MIN ? te->hi : INFINITY);
-    const __m512 z = _mm512_set1_ps(te && te->clamp & TSRT_TE_MAX_PZ ? 0.0f : -0.0f);
+    /* an absent term changes nothing (x + -0 = x) */
+    tsrt__zclamp k;
+    tsrt__zclamp_set(&k, te);
     const __m512 col = te && te->col ? _mm512_maskz_loadu_ps(mask, te->col) : _mm512_set1_ps(-0.0f);
     for (int h = 0; h < 2; h++) {
         __m512 r[16];
@@ -207,8 +206,7 @@ static inline __attribute__((always_inline)) void tsrt__pt_tile_s(int64_t K, con
                 q = _mm512_add_ps(q, _mm512_set1_ps(te->row ? te->row[o] : -0.0f));
                 q = _mm512_add_ps(q, col);
                 if (te->res) q = _mm512_add_ps(q, _mm512_maskz_loadu_ps(mask, te->res + o * te->res_rs));
-                q = _mm512_add_ps(_mm512_max_ps(lo, q), z);
-                q = _mm512_min_ps(hi, q);
+                q = TSRT__ZCLAMP(&k, q);
             }
             _mm512_mask_storeu_ps(yj, mask, q);
         }

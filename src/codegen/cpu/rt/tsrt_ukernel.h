@@ -437,6 +437,23 @@ TSRT__OUTLINE void tsrt__ukr4_ua(int64_t k, const float *restrict a, ptrdiff_t l
  * gcc's allocation of the 28 accumulators from intrinsics holds up here
  * (it did not for AVX2, see above). */
 
+/* A tile epilogue's clamps as vectors, for the kernels that apply te one
+ * vector at a time (GEMM_T, depthwise): an absent clamp is an operation
+ * that changes nothing (max by -inf, + -0, min by +inf), and the order is
+ * tsrt__te_tile's (the constant first keeps a NaN second operand). */
+typedef struct tsrt__zclamp {
+    __m512 lo, z, hi;
+} tsrt__zclamp;
+static inline void tsrt__zclamp_set(tsrt__zclamp *k, const tsrt_tepi *te)
+{
+    k->lo = _mm512_set1_ps(te && te->clamp & TSRT_TE_MAX ? te->lo : -INFINITY);
+    k->z = _mm512_set1_ps(te && te->clamp & TSRT_TE_MAX_PZ ? 0.0f : -0.0f);
+    k->hi = _mm512_set1_ps(te && te->clamp & TSRT_TE_MIN ? te->hi : INFINITY);
+}
+/* a macro: a function returning a vector warns (-Wpsabi) where AVX-512 is
+ * emulated */
+#define TSRT__ZCLAMP(k, q) _mm512_min_ps((k)->hi, _mm512_add_ps(_mm512_max_ps((k)->lo, (q)), (k)->z))
+
 #define TSRT__Z_DECL(i) __m512 c##i##0 = _mm512_setzero_ps(), c##i##1 = c##i##0
 #define TSRT__Z_FMA(i, u)                                                     \
     do {                                                                      \
