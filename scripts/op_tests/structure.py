@@ -79,6 +79,17 @@ def gen_reduce():
     reduce_case(op, "f32_empty", np.zeros((3, 0), np.float32), [1])
     reduce_case(op, "i64_axis1", arr([[1, 2], [3, 4], [(1 << 62), (1 << 62)]], "i64"), [1])
     reduce_case(op, "f32_special", arr([[INF, 1.0], [INF, -INF], [NAN, 0.0]], "f32"), [1])
+    # rows of 1000 through the CPU kernel's f32 blocks (D27): two 3e38 in
+    # one lane's block overflow its f32 partial where the reference's f64
+    # sum does not (the row is summed again in order, D48); an inf; an
+    # inf and a -inf
+    rows = rand(r(op, "f32_long_rows"), (4, 1000), "f32")
+    rows[1, :] = 0.0
+    rows[1, 0] = rows[1, 16] = 3e38
+    rows[1, 500] = -3e38
+    rows[2, 300] = INF
+    rows[3, 200], rows[3, 201] = INF, -INF
+    reduce_case(op, "f32_long_rows", rows, [1])
     op = "reduce_prod"
     reduce_case(op, "f32_axis1", rand(r(op, "f32_axis1"), (2, 3), "f32", 0.5, 1.5), [1])
     reduce_case(op, "i32_wrap", rand(r(op, "i32_wrap"), (3, 4), "i32", -1000, 1000), [1])
@@ -97,13 +108,17 @@ def gen_reduce():
         reduce_case(op, "u32_empty", np.zeros((2, 0, 3), np.uint32), [1, 0])
         # rows of 1000: the CPU kernel's 64-lane loop, 16-lane loop and
         # scalar tail (D47); a NaN in the tail, one +0 among -0s, one -0
-        # among +0s
-        rows = rand(r(op, "f32_long_rows"), (4, 1000), "f32")
+        # among +0s, a NaN in the 64-lane loop and one in the 16-lane loop
+        # (the fast lanes skip NaNs and mix zeros' signs; D48 folds such
+        # rows again with the exact rule)
+        rows = rand(r(op, "f32_long_rows"), (6, 1000), "f32")
         rows[0, 997] = NAN
         rows[1, :] = -0.0
         rows[1, 700] = 0.0
         rows[2, :] = 0.0
         rows[2, 100] = -0.0
+        rows[4, 300] = NAN
+        rows[5, 970] = NAN
         reduce_case(op, "f32_long_rows", rows, [1])
 
 

@@ -1,6 +1,7 @@
 /* mem.c — the allocation hook, checked size arithmetic, arenas, buffers. */
 #include "core.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,35 @@ void ts_set_allocator(ts_alloc_fn fn, void *ud)
 void *ts_mem_alloc(size_t n) { return hook(hook_ud, NULL, n ? n : 1); }
 void *ts_mem_realloc(void *p, size_t n) { return hook(hook_ud, p, n ? n : 1); }
 void ts_mem_free(void *p) { if (p) hook(hook_ud, p, 0); }
+
+/* The hook's block starts before the returned address and its pointer is
+ * kept in the 8 bytes just below it: the hook's memory is at least
+ * 8-aligned, so the gap up to the next multiple of 64 is 8 to 64 bytes. */
+void *ts_mem_alloc_aligned(size_t n)
+{
+    size_t total;
+    if (!ts_size_add(n, 64, &total)) return NULL;
+    char *raw = ts_mem_alloc(total);
+    if (!raw) return NULL;
+    char *p = (char *)(((uintptr_t)raw + 64) & ~(uintptr_t)63);
+    memcpy(p - sizeof raw, &raw, sizeof raw);
+    return p;
+}
+
+void *ts_mem_zalloc_aligned(size_t n)
+{
+    void *p = ts_mem_alloc_aligned(n);
+    if (p) memset(p, 0, n ? n : 1);
+    return p;
+}
+
+void ts_mem_free_aligned(void *p)
+{
+    if (!p) return;
+    char *raw;
+    memcpy(&raw, (char *)p - sizeof raw, sizeof raw);
+    ts_mem_free(raw);
+}
 
 void *ts_mem_zalloc(size_t n)
 {

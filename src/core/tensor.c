@@ -19,7 +19,7 @@ ts_status ts_shape_numel(int rank, const int64_t *shape, int64_t *numel, ts_err 
     return TS_OK;
 }
 
-static void free_owned(void *ctx, void *data) { (void)ctx; ts_mem_free(data); }
+static void free_owned(void *ctx, void *data) { (void)ctx; ts_mem_free_aligned(data); }
 
 /* The header: validated shape, sizes, one reference; no data yet. */
 static ts_status tensor_header(ts_dtype dt, int rank, const int64_t *shape,
@@ -47,7 +47,7 @@ ts_status ts_tensor_new(ts_dtype dt, int rank, const int64_t *shape, ts_tensor *
 {
     ts_tensor *t = NULL;
     TS_TRY(tensor_header(dt, rank, shape, &t, err));
-    t->data = ts_mem_zalloc(t->nbytes);
+    t->data = ts_mem_zalloc_aligned(t->nbytes);
     if (!t->data) {
         size_t nbytes = t->nbytes;  /* read before t is freed */
         ts_mem_free(t);

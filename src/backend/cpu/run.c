@@ -89,9 +89,9 @@ static ts_status make_plan(run *r)
     if (s == TS_OK) s = ts_plan_assign(n, bufs, offs, &total, r->err);
     ts_cpu_scratch *sc = r->scratch;
     if (s == TS_OK && (size_t)total > sc->arena_cap) {
-        ts_mem_free(sc->arena);
+        ts_mem_free_aligned(sc->arena);
         sc->arena_cap = 0;
-        if (!(sc->arena = ts_mem_alloc((size_t)total)))
+        if (!(sc->arena = ts_mem_alloc_aligned((size_t)total)))
             s = ts_err_set(r->err, TS_ERR_OOM, "out of memory for a %lld-byte arena", (long long)total);
         else sc->arena_cap = (size_t)total;
     }
@@ -163,9 +163,9 @@ static ts_status workspace(run *r, size_t each, int nth, uint8_t **out)
     size_t need = each * (size_t)nth;
     ts_cpu_scratch *sc = r->scratch;
     if (need > sc->ws_cap) {
-        ts_mem_free(sc->ws);
+        ts_mem_free_aligned(sc->ws);
         sc->ws_cap = 0;
-        if (!(sc->ws = ts_mem_alloc(need)))
+        if (!(sc->ws = ts_mem_alloc_aligned(need)))
             return ts_err_set(r->err, TS_ERR_OOM, "out of memory for a %zu-byte workspace", need);
         sc->ws_cap = need;
     }
@@ -304,8 +304,8 @@ static ts_status steps(run *r, ts_pool *pool, ts_trace *trace)
 void ts_cpu_scratch_free(ts_cpu_scratch *s)
 {
     if (!s) return;
-    ts_mem_free(s->arena);
-    ts_mem_free(s->ws);
+    ts_mem_free_aligned(s->arena);
+    ts_mem_free_aligned(s->ws);
     for (int k = 0; k < s->n_outs; k++) ts_tensor_release(s->outs[k]);
     ts_mem_free(s->outs);
     memset(s, 0, sizeof *s);

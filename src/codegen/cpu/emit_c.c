@@ -402,7 +402,9 @@ static bool f32_into_f64(const ts_ls *u)
 
 /* The cache lines of the `width` elements of a prefetch from i_b on, once
  * per block of lanes. The address may lie past the buffer (the next row
- * after the last one): a prefetch never faults, and nothing reads it. */
+ * after the last one): a prefetch never faults, and nothing reads it.
+ * Into L2 (prefetcht1): into L1 it cost Zen 4's softmax 8% over no
+ * prefetch at all, while L2 measured as good as none there (D48). */
 static void put_prefetch(em *e, const ts_ls *loop, const ts_ls *st, int width)
 {
     int size = ts_dtype_bits(e->k->bufs[st->buf].dt) / 8, v = loop->var;
@@ -416,14 +418,17 @@ static void put_prefetch(em *e, const ts_ls *loop, const ts_ls *st, int width)
     ts_em_ref(e, &a, st->index, false);
     for (int off = 0; off < width * size; off += 64) {
         indent(e);
-        ts_buf_printf(e->out, "__builtin_prefetch(b%d + %s + %d);\n", st->buf, a.data ? a.data : "0", off / size);
+        ts_buf_printf(e->out, "__builtin_prefetch(b%d + %s + %d, 0, 2);\n", st->buf, a.data ? a.data : "0", off / size);
     }
     ts_buf_free(&a);
     close_brace(e);
 }
 
-/* The body of the 16-lane loop: the stores, then the update into `lane`. */
-static void lane_body(em *e, const ts_ls *s, const ts_ls *u, ts_lx *value, ts_dtype dt, const char *lane)
+/* The body of the 16-lane loop: the stores, then the update into `lane`.
+ * With `nan` (max/min's fast lanes), the update is the plain compare and
+ * select, one vmaxps/vminps, and `nan` notes a NaN it skipped. */
+static void lane_body(em *e, const ts_ls *s, const ts_ls *u, ts_lx *value, ts_dtype dt, const char *lane,
+                      const char *nan)
 {
     indent(e);
     ts_buf_printf(e->out, "const int64_t i%d = i%d_b + l;\n", s->var, s->var);
@@ -431,16 +436,25 @@ static void lane_body(em *e, const ts_ls *s, const ts_ls *u, ts_lx *value, ts_dt
         if (st->k == TS_LS_STORE) put_store(e, st);
     ts_buf r = {0}, c = {0};
     ts_em_ref(e, &r, value, false);
-    put_combine(e, &c, u->op, dt, lane, r.data ? r.data : "0");
+    const char *rv = r.data ? r.data : "0";
     indent(e);
-    ts_buf_printf(e->out, "%s = %s;\n", lane, c.data ? c.data : "0");
+    if (nan) {
+        ts_buf_printf(e->out, "const %s xv = %s;\n", ts_emit_ctype(dt), rv);
+        indent(e);
+        ts_buf_printf(e->out, "%s = xv %c %s ? xv : %s;\n", lane, u->op == TS_OP_MAX ? '>' : '<', lane, lane);
+        indent(e);
+        ts_buf_printf(e->out, "%s |= xv != xv;\n", nan);
+    } else {
+        put_combine(e, &c, u->op, dt, lane, rv);
+        ts_buf_printf(e->out, "%s = %s;\n", lane, c.data ? c.data : "0");
+    }
     ts_buf_free(&r);
     ts_buf_free(&c);
 }
 
 /* for (; i_b + width <= end; i_b += width) for each lane l < width: body */
 static void lane_loop(em *e, const ts_ls *s, const ts_ls *u, ts_lx *value, ts_dtype dt, const char *lane,
-                      const char *end, int width)
+                      const char *nan, const char *end, int width)
 {
     int v = s->var;
     indent(e);
@@ -451,14 +465,47 @@ static void lane_loop(em *e, const ts_ls *s, const ts_ls *u, ts_lx *value, ts_dt
     indent(e);
     ts_buf_printf(e->out, "for (int l = 0; l < %d; l++) {\n", width);
     open_block(e);
-    lane_body(e, s, u, value, dt, lane);
+    lane_body(e, s, u, value, dt, lane, nan);
     close_brace(e);
+    close_brace(e);
+}
+
+/* if (cond) the accumulator is reset and the loop runs again in order,
+ * element by element: the reference's own fold. Its stores store what
+ * they stored before. */
+static void redo_in_order(em *e, const ts_ls *s, const ts_ls *u, const char *ext, const char *cond)
+{
+    int v = s->var;
+    indent(e);
+    ts_buf_printf(e->out, "if (%s) {\n", cond);
+    open_block(e);
+    indent(e);
+    ts_buf_printf(e->out, "acc%d = acc%d_0;\n", u->var, u->var);
+    indent(e);
+    ts_buf_printf(e->out, "for (int64_t i%d = 0; i%d < %s; i%d++) {\n", v, v, ext, v);
+    body_then_brace(e, s->body);
     close_brace(e);
 }
 
 /* A vector loop whose body is one float update, after stores (a row
  * kernel keeping the summed values, lower.c stage_pick): 16 lanes, then
- * the tail. */
+ * the tail.
+ *
+ * max and min run fast lanes: a plain compare and select (one vmaxps
+ * where tsrt_maxf is a chain of three compares and a blend; softmax's
+ * max pass 2.1 -> 0.8 ns per 16 floats in L1, D48) and a note of any
+ * NaN skipped. The plain select differs from the primitive's max only on
+ * NaN and on the sign of a zero, so a row that met a NaN, or whose result
+ * is a zero or a NaN, is folded again in order with the exact rule: the
+ * result is then the reference's, NaN payload included.
+ *
+ * max and min also run 4 x LANES lanes, then LANES, then the tail. One
+ * vector of lanes is one dependency chain (~7 cycles per 16 elements on
+ * Zen 4 with the exact rule): four chains overlap (softmax 8192 x 1024
+ * 6.58 -> 5.95 ms, D47). Only for rows of 256 and more (or not known):
+ * on BERT's rows of 128 the chains are short and the wider fold cost
+ * more than it saved. Sums keep LANES: their f32 blocks' error bound is
+ * per lane (D27). */
 static bool lane_reduction(em *e, const ts_ls *s, const char *ext)
 {
     const ts_ls *u = s->body;
@@ -469,32 +516,28 @@ static bool lane_reduction(em *e, const ts_ls *s, const char *ext)
     ts_dtype dt = u->value->dt;
     const char *T = ts_emit_ctype(dt);
     bool f = dt == TS_DTYPE_F32;
-    /* max and min: 4 x LANES lanes, then LANES, then the tail. One vector
-     * of lanes is one dependency chain through its compare and select
-     * (~7 cycles per 16 elements on Zen 4): four chains let them overlap
-     * (softmax 8192 x 1024: 6.58 -> 5.95 ms, its max pass being a quarter
-     * of the kernel, D47). Any grouping gives the same max (+0 beats -0
-     * in either order) or a NaN where there is one; which NaN's payload
-     * depends on the grouping, as it did with LANES lanes. Sums keep
-     * LANES: their f32 blocks' error bound is per lane (D27). Only for
-     * rows of 256 and more (or not known): on BERT's rows of 128 the
-     * chains are short and the wider fold cost more than it saved. */
     const bool long_row = s->extent->k != TS_LX_CONST || s->extent->ci >= 16 * LANES;
-    const int width = u->op == TS_OP_ADD || !long_row ? LANES : 4 * LANES;
-    const char *ident = u->op == TS_OP_ADD ? "0" : u->op == TS_OP_MAX ? (f ? "-__builtin_inff()" : "-__builtin_inf()")
-                                                                         : (f ? "__builtin_inff()" : "__builtin_inf()");
+    const bool sum = u->op == TS_OP_ADD;
+    const int width = sum || !long_row ? LANES : 4 * LANES;
+    const char *ident = sum ? "0" : u->op == TS_OP_MAX ? (f ? "-__builtin_inff()" : "-__builtin_inf()")
+                                                       : (f ? "__builtin_inff()" : "__builtin_inf()");
     int v = s->var;
     indent(e);
     ts_buf_printf(e->out, "{\n");
     open_block(e);
+    indent(e);
+    ts_buf_printf(e->out, "const %s acc%d_0 = acc%d;\n", T, u->var, u->var);
     indent(e);
     ts_buf_printf(e->out, "%s lane%d[%d];\n", T, v, width);
     indent(e);
     ts_buf_printf(e->out, "for (int l = 0; l < %d; l++) lane%d[l] = %s;\n", width, v, ident);
     indent(e);
     ts_buf_printf(e->out, "int64_t i%d_b = 0;\n", v);
-    char lane[32];
+    char lane[32], nan[32];
     snprintf(lane, sizeof lane, "lane%d[l]", v);
+    snprintf(nan, sizeof nan, "nan%d[l]", v);
+    /* the flags as wide as the values, so both vectorize lane for lane */
+    const char *NT = f ? "int32_t" : "int64_t";
     if (f32_into_f64(u)) {
         char flane[32], end[32];
         snprintf(flane, sizeof flane, "flane%d[l]", v);
@@ -503,62 +546,72 @@ static bool lane_reduction(em *e, const ts_ls *s, const char *ext)
         ts_buf_printf(e->out, "while (i%d_b + %d <= %s) {\n", v, LANES, ext);
         open_block(e);
         indent(e);
-        ts_buf_printf(e->out, "const int64_t i%d_s = i%d_b;\n", v, v);
-        indent(e);
         ts_buf_printf(e->out, "float flane%d[%d];\n", v, LANES);
         indent(e);
         ts_buf_printf(e->out, "for (int l = 0; l < %d; l++) flane%d[l] = 0;\n", LANES, v);
         indent(e);
         ts_buf_printf(e->out, "const int64_t i%d_e = i%d_b + %d < %s ? i%d_b + %d : %s;\n", v, v, BLOCK, ext, v,
                       BLOCK, ext);
-        lane_loop(e, s, u, u->value->a[0], TS_DTYPE_F32, flane, end, LANES);
-        /* a partial that overflowed (or met inf/NaN) is redone in f64 in
-         * order: the reference's f64 sum does not overflow where f32 does */
+        lane_loop(e, s, u, u->value->a[0], TS_DTYPE_F32, flane, NULL, end, LANES);
         indent(e);
-        ts_buf_printf(e->out, "uint32_t bad%d = 0;\n", v);
-        indent(e);
-        ts_buf_printf(e->out,
-                      "for (int l = 0; l < %d; l++) bad%d |= (tsrt_f2bits_(flane%d[l]) & 0x7f800000u) == 0x7f800000u;\n",
-                      LANES, v, v);
-        indent(e);
-        ts_buf_printf(e->out, "if (!bad%d) {\n", v);
-        indent(e);
-        ts_buf_printf(e->out, "    for (int l = 0; l < %d; l++) lane%d[l] = lane%d[l] + (double)flane%d[l];\n", LANES,
-                      v, v, v);
-        indent(e);
-        ts_buf_printf(e->out, "} else {\n");
-        open_block(e);
-        indent(e);
-        ts_buf_printf(e->out, "for (int64_t i%d = i%d_s; i%d < i%d_b; i%d++) {\n", v, v, v, v, v);
-        body_then_brace(e, s->body);
-        close_brace(e);
+        ts_buf_printf(e->out, "for (int l = 0; l < %d; l++) lane%d[l] = lane%d[l] + (double)flane%d[l];\n", LANES, v,
+                      v, v);
         close_brace(e);
     } else {
-        if (width > LANES) lane_loop(e, s, u, u->value, dt, lane, ext, width);
-        lane_loop(e, s, u, u->value, dt, lane, ext, LANES);
-    }
-    indent(e);
-    ts_buf_printf(e->out, "for (int64_t i%d = i%d_b; i%d < %s; i%d++) {\n", v, v, v, ext, v);
-    body_then_brace(e, s->body);
-    char accn[32];
-    snprintf(accn, sizeof accn, "acc%d", u->var);
-    if (width > LANES) {
-        /* the wide lanes folded onto the first LANES, a vector max each */
-        char hi[48];
-        for (int g = LANES; g < width; g += LANES) {
-            ts_buf f = {0};
-            snprintf(hi, sizeof hi, "lane%d[l + %d]", v, g);
-            put_combine(e, &f, u->op, dt, lane, hi);
+        if (!sum) {
             indent(e);
-            ts_buf_printf(e->out, "for (int l = 0; l < %d; l++) %s = %s;\n", LANES, lane, f.data ? f.data : "0");
-            ts_buf_free(&f);
+            ts_buf_printf(e->out, "%s nan%d[%d];\n", NT, v, width);
+            indent(e);
+            ts_buf_printf(e->out, "for (int l = 0; l < %d; l++) nan%d[l] = 0;\n", width, v);
         }
+        if (width > LANES) lane_loop(e, s, u, u->value, dt, lane, sum ? NULL : nan, ext, width);
+        lane_loop(e, s, u, u->value, dt, lane, sum ? NULL : nan, ext, LANES);
     }
-    ts_buf m = {0};
-    put_combine(e, &m, u->op, dt, accn, lane);
-    indent(e);
-    ts_buf_printf(e->out, "for (int l = 0; l < %d; l++) acc%d = %s;\n", LANES, u->var, m.data ? m.data : "0");
-    ts_buf_free(&m);
+    char accn[32], cond[128];
+    snprintf(accn, sizeof accn, "acc%d", u->var);
+    if (sum) {
+        indent(e);
+        ts_buf_printf(e->out, "for (int64_t i%d = i%d_b; i%d < %s; i%d++) {\n", v, v, v, ext, v);
+        body_then_brace(e, s->body);
+        ts_buf m = {0};
+        put_combine(e, &m, u->op, dt, accn, lane);
+        indent(e);
+        ts_buf_printf(e->out, "for (int l = 0; l < %d; l++) acc%d = %s;\n", LANES, u->var, m.data ? m.data : "0");
+        ts_buf_free(&m);
+        /* A partial that overflowed or met an inf or NaN leaves the f64
+         * sum not finite; the reference's f64 sum may not overflow where
+         * an f32 partial did, so such a row is summed again in order
+         * (a finite f64 total means every partial was finite: then this
+         * is the blocked sum, D27). Plain f64 sums check it as well. */
+        snprintf(cond, sizeof cond, "!isfinite(acc%d)", u->var);
+    } else {
+        /* The tail into lane 0, then the lanes halved down to one and into
+         * the accumulator, all by the plain select: no NaN reaches a lane,
+         * and a zero result is redone. (tsrt_maxf on scalars compiles to
+         * branches, which random rows mispredict: the exact fold of 64
+         * lanes cost softmax 1.5 ms of 6, D48.) */
+        const char op = u->op == TS_OP_MAX ? '>' : '<';
+        indent(e);
+        ts_buf_printf(e->out, "for (; i%d_b < %s; i%d_b++) {\n", v, ext, v);
+        open_block(e);
+        indent(e);
+        ts_buf_printf(e->out, "const int l = 0;\n");
+        lane_body(e, s, u, u->value, dt, lane, nan);
+        close_brace(e);
+        for (int g = width / 2; g >= 1; g /= 2) {
+            indent(e);
+            ts_buf_printf(e->out, "for (int l = 0; l < %d; l++) lane%d[l] = lane%d[l + %d] %c lane%d[l] ? lane%d[l + %d] : lane%d[l];\n",
+                          g, v, v, g, op, v, v, g, v);
+        }
+        indent(e);
+        ts_buf_printf(e->out, "acc%d = lane%d[0] %c acc%d ? lane%d[0] : acc%d;\n", u->var, v, op, u->var, v, u->var);
+        indent(e);
+        ts_buf_printf(e->out, "%s nany%d = 0;\n", NT, v);
+        indent(e);
+        ts_buf_printf(e->out, "for (int l = 0; l < %d; l++) nany%d |= nan%d[l];\n", width, v, v);
+        snprintf(cond, sizeof cond, "nany%d || acc%d != acc%d || acc%d == 0", v, u->var, u->var, u->var);
+    }
+    redo_in_order(e, s, u, ext, cond);
     close_brace(e);
     return true;
 }

@@ -14,15 +14,18 @@
 /* ---- allocator ------------------------------------------------------------------- */
 
 /* ud, when not NULL, is a bool set when an allocation fails: protobuf-c
- * answers an allocation failure and a parse error alike. */
+ * answers an allocation failure and a parse error alike. Blocks start on
+ * a cache line: an initializer's raw_data becomes the weight tensor as it
+ * is (tensor_pb.c adopts it), and kernels read weights with vector loads
+ * (D48). */
 static void *pb_alloc(void *ud, size_t n)
 {
-    void *p = ts_mem_alloc(n);
+    void *p = ts_mem_alloc_aligned(n);
     if (!p && ud) *(bool *)ud = true;
     return p;
 }
 
-static void pb_free(void *ud, void *p) { (void)ud; ts_mem_free(p); }
+static void pb_free(void *ud, void *p) { (void)ud; ts_mem_free_aligned(p); }
 
 ProtobufCAllocator onnx_pb_allocator = {pb_alloc, pb_free, NULL};
 

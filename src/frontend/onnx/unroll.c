@@ -75,7 +75,7 @@ static ts_status unroll_step(unroll *u)
     if (!f[0] || !f[1]) return onnx_status(n);
     memcpy(f + 2, u->state, sizeof *f * (size_t)u->n_carried);
     TS_TRY(onnx_inline_body(n, u->body, u->n_carried + 2, f, &res));
-    int64_t go;
+    int64_t go = 0;   /* set by known_scalar; gcc -O3 cannot see it */
     if (onnx_comp_of(res[0])) return onnx_fail(n, TS_ERR_INVALID_MODEL, "the body's condition must be a tensor");
     TS_TRY(known_scalar(n, res[0], "the body's condition", &go));
     for (int k = 0; k < u->n_carried; k++) u->state[k] = res[1 + k];
