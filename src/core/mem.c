@@ -36,8 +36,8 @@ void ts_mem_free(void *p) { if (p) hook(hook_ud, p, 0); }
  * 8-aligned, so the gap up to the next multiple of 64 is 8 to 64 bytes. */
 void *ts_mem_alloc_aligned(size_t n)
 {
-    size_t total;
-    if (!ts_size_add(n, 64, &total)) return NULL;
+    size_t total;   /* at least one usable byte, as ts_mem_alloc gives */
+    if (!ts_size_add(n ? n : 1, 64, &total)) return NULL;
     char *raw = ts_mem_alloc(total);
     if (!raw) return NULL;
     char *p = (char *)(((uintptr_t)raw + 64) & ~(uintptr_t)63);
