@@ -527,10 +527,15 @@ static bool lane_reduction(em *e, const ts_ls *s, const char *ext)
     open_block(e);
     indent(e);
     ts_buf_printf(e->out, "const %s acc%d_0 = acc%d;\n", T, u->var, u->var);
+    const bool blocked = f32_into_f64(u);
     indent(e);
-    ts_buf_printf(e->out, "%s lane%d[%d];\n", T, v, width);
-    indent(e);
-    ts_buf_printf(e->out, "for (int l = 0; l < %d; l++) lane%d[l] = %s;\n", width, v, ident);
+    if (blocked) {
+        ts_buf_printf(e->out, "tsrt_f64x16 lanev%d = {0};\n", v);
+    } else {
+        ts_buf_printf(e->out, "%s lane%d[%d];\n", T, v, width);
+        indent(e);
+        ts_buf_printf(e->out, "for (int l = 0; l < %d; l++) lane%d[l] = %s;\n", width, v, ident);
+    }
     indent(e);
     ts_buf_printf(e->out, "int64_t i%d_b = 0;\n", v);
     char lane[32], nan[32];
@@ -538,7 +543,7 @@ static bool lane_reduction(em *e, const ts_ls *s, const char *ext)
     snprintf(nan, sizeof nan, "nan%d[l]", v);
     /* the flags as wide as the values, so both vectorize lane for lane */
     const char *NT = f ? "int32_t" : "int64_t";
-    if (f32_into_f64(u)) {
+    if (blocked) {
         char flane[32], end[32];
         snprintf(flane, sizeof flane, "flane%d[l]", v);
         snprintf(end, sizeof end, "i%d_e", v);
@@ -553,10 +558,16 @@ static bool lane_reduction(em *e, const ts_ls *s, const char *ext)
         ts_buf_printf(e->out, "const int64_t i%d_e = i%d_b + %d < %s ? i%d_b + %d : %s;\n", v, v, BLOCK, ext, v,
                       BLOCK, ext);
         lane_loop(e, s, u, u->value->a[0], TS_DTYPE_F32, flane, NULL, end, LANES);
+        /* the block's partials into the f64 lanes as vectors (D49) */
         indent(e);
-        ts_buf_printf(e->out, "for (int l = 0; l < %d; l++) lane%d[l] = lane%d[l] + (double)flane%d[l];\n", LANES, v,
+        ts_buf_printf(e->out,
+                      "{ tsrt_f32x16 fv; memcpy(&fv, flane%d, sizeof fv); lanev%d += __builtin_convertvector(fv, tsrt_f64x16); }\n",
                       v, v);
         close_brace(e);
+        indent(e);
+        ts_buf_printf(e->out, "double lane%d[%d];\n", v, LANES);
+        indent(e);
+        ts_buf_printf(e->out, "memcpy(lane%d, &lanev%d, sizeof lane%d);\n", v, v, v);
     } else {
         if (!sum) {
             indent(e);

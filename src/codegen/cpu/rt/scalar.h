@@ -95,6 +95,14 @@ static inline uint64_t tsrt_f2u(double v, uint64_t hi)
     return x > hi ? hi : x;
 }
 
+/* The f32 block partials of a generated sum, added to its f64 lanes
+ * (emit_c.c lane_reduction): as vectors the conversion and adds are a few
+ * instructions; as arrays gcc splits the f64 lanes into 16 scalars and the
+ * flush took ~50 per block (D49). GCC/Clang vector extensions; the C
+ * compiler splits them to the machine's width. */
+typedef float tsrt_f32x16 __attribute__((vector_size(64)));
+typedef double tsrt_f64x16 __attribute__((vector_size(128)));
+
 /* ---- f32 exp, log, tanh, erf: branch-free, vectorizable ----------------
  * Generated kernels are compiled without -ffast-math, where gcc and clang
  * call libm's expf/logf/tanhf/erff once per element and vectorize nothing
