@@ -115,31 +115,6 @@ static void tsrt__pt_scale(const tsrt_conv_args *v, int64_t o, float s, float *u
 
 #if TSRT_HAVE_PT
 
-/* 16x16 transpose of r[0..16) (row i lane j -> row j lane i): four rounds
- * of two-source shuffles, 64 in all. */
-static inline void tsrt__pt_t16(__m512 r[16])
-{
-    __m512 t[16];
-    for (int i = 0; i < 16; i += 2) {
-        t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
-        t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
-    }
-    for (int i = 0; i < 16; i += 4)
-        for (int h = 0; h < 2; h++) {
-            r[i + 2 * h] = _mm512_shuffle_ps(t[i + h], t[i + 2 + h], 0x44);
-            r[i + 2 * h + 1] = _mm512_shuffle_ps(t[i + h], t[i + 2 + h], 0xee);
-        }
-    for (int i = 0; i < 16; i += 8)
-        for (int h = 0; h < 4; h++) {
-            t[i + h] = _mm512_shuffle_f32x4(r[i + h], r[i + 4 + h], 0x88);
-            t[i + 4 + h] = _mm512_shuffle_f32x4(r[i + h], r[i + 4 + h], 0xdd);
-        }
-    for (int h = 0; h < 8; h++) {
-        r[h] = _mm512_shuffle_f32x4(t[h], t[h + 8], 0x88);
-        r[h + 8] = _mm512_shuffle_f32x4(t[h], t[h + 8], 0xdd);
-    }
-}
-
 #define TSRT__PT_FMA(i)                                                       \
     do {                                                                      \
         const __m512 x_ = _mm512_set1_ps(a[o##i]);                            \
@@ -196,7 +171,7 @@ static inline __attribute__((always_inline)) void tsrt__pt_tile_s(int64_t K, con
     for (int h = 0; h < 2; h++) {
         __m512 r[16];
         for (int i = 0; i < 16; i++) r[i] = c[i][h];
-        tsrt__pt_t16(r);
+        tsrt__t16(r);
         for (int j = 0; j < 16 && 16 * h + j < nr; j++) {
             const int o = 16 * h + j;
             float *yj = y + o * P;

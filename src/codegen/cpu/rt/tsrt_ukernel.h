@@ -454,6 +454,31 @@ static inline void tsrt__zclamp_set(tsrt__zclamp *k, const tsrt_tepi *te)
  * emulated */
 #define TSRT__ZCLAMP(k, q) _mm512_min_ps((k)->hi, _mm512_add_ps(_mm512_max_ps((k)->lo, (q)), (k)->z))
 
+/* 16x16 transpose of r[0..16) (row i lane j -> row j lane i): four rounds
+ * of two-source shuffles, 64 in all. (GEMM_T's tiles, packing A.) */
+static inline void tsrt__t16(__m512 r[16])
+{
+    __m512 t[16];
+    for (int i = 0; i < 16; i += 2) {
+        t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+    }
+    for (int i = 0; i < 16; i += 4)
+        for (int h = 0; h < 2; h++) {
+            r[i + 2 * h] = _mm512_shuffle_ps(t[i + h], t[i + 2 + h], 0x44);
+            r[i + 2 * h + 1] = _mm512_shuffle_ps(t[i + h], t[i + 2 + h], 0xee);
+        }
+    for (int i = 0; i < 16; i += 8)
+        for (int h = 0; h < 4; h++) {
+            t[i + h] = _mm512_shuffle_f32x4(r[i + h], r[i + 4 + h], 0x88);
+            t[i + 4 + h] = _mm512_shuffle_f32x4(r[i + h], r[i + 4 + h], 0xdd);
+        }
+    for (int h = 0; h < 8; h++) {
+        r[h] = _mm512_shuffle_f32x4(t[h], t[h + 8], 0x88);
+        r[h + 8] = _mm512_shuffle_f32x4(t[h], t[h + 8], 0xdd);
+    }
+}
+
 #define TSRT__Z_DECL(i) __m512 c##i##0 = _mm512_setzero_ps(), c##i##1 = c##i##0
 #define TSRT__Z_FMA(i, u)                                                     \
     do {                                                                      \
