@@ -339,6 +339,7 @@ static void put_lx(ts_buf *b, const ts_lx *x)
     case TS_LX_ACC: ts_buf_printf(b, "acc%d", x->var); return;
     case TS_LX_LOAD:
         if (x->var == TS_LBUF_BLOCK) ts_buf_puts(b, "block[");
+        else if (x->var == TS_LBUF_ROWTMP) ts_buf_puts(b, "rowtmp[");
         else ts_buf_printf(b, "b%d[", x->var);
         put_lx(b, x->a[0]);
         ts_buf_puts(b, "]");
@@ -389,6 +390,7 @@ static void put_ls(ts_buf *b, const ts_ls *s, int indent)
             break;
         case TS_LS_STORE:
             if (s->buf == TS_LBUF_BLOCK) ts_buf_puts(b, "block[");
+            else if (s->buf == TS_LBUF_ROWTMP) ts_buf_puts(b, "rowtmp[");
             else if (s->buf == TS_LBUF_TEROW || s->buf == TS_LBUF_TECOL)
                 ts_buf_printf(b, "te_%s[", s->buf == TS_LBUF_TEROW ? "row" : "col");
             else ts_buf_printf(b, "b%d[", s->buf);
@@ -411,6 +413,13 @@ static void put_ls(ts_buf *b, const ts_ls *s, int indent)
             ts_buf_printf(b, "prefetch b%d[", s->buf);
             put_lx(b, s->index);
             ts_buf_puts(b, "]\n");
+            break;
+        case TS_LS_STREAM:
+            ts_buf_printf(b, "stream b%d[", s->buf);
+            put_lx(b, s->index);
+            ts_buf_puts(b, " ..+ ");
+            put_lx(b, s->extent);
+            ts_buf_puts(b, "] = rowtmp\n");
             break;
         }
     }

@@ -59,7 +59,8 @@ typedef enum ts_lsk {
     TS_LS_STORE,    /* buf[index] = value */
     TS_LS_ACC,      /* declare accumulator var of dtype dt = init */
     TS_LS_UPDATE,   /* acc var = op(acc, value) */
-    TS_LS_PREFETCH  /* a hint: buf[index] will be read soon (may lie past the buffer: never read) */
+    TS_LS_PREFETCH, /* a hint: buf[index] will be read soon (may lie past the buffer: never read) */
+    TS_LS_STREAM    /* buf[index .. index + extent) = the row scratch, past the caches (D50) */
 } ts_lsk;
 
 /* Schedule marks on a loop. */
@@ -76,10 +77,10 @@ struct ts_ls {
     int flags;            /* FOR: TS_LOOP_* */
     int collapse;         /* FOR, PARALLEL: how many perfectly nested loops (this one
                              included) share the one range split across threads */
-    ts_lx *extent;        /* FOR */
+    ts_lx *extent;        /* FOR; STREAM: the row's length */
     ts_ls *body;          /* FOR: first statement inside */
-    int buf;              /* STORE, PREFETCH */
-    ts_lx *index, *value; /* STORE, PREFETCH: index; UPDATE: value; ACC: value = the init */
+    int buf;              /* STORE, PREFETCH, STREAM */
+    ts_lx *index, *value; /* STORE, PREFETCH, STREAM: index; UPDATE: value; ACC: value = the init */
     ts_op op;             /* UPDATE: add, mul, max, min */
     ts_dtype dt;          /* ACC */
     ts_ls *next;
@@ -102,6 +103,7 @@ typedef struct ts_lkernel {
     ts_ls *body;
     const char *what;     /* a short description for listings ("softmax row", "add+exp") */
     int needs;            /* TS_NEEDS_*: runtime headers beyond scalar.h */
+    int64_t rowtmp;       /* ROW: floats of the per-thread row scratch TS_LBUF_ROWTMP (0: none) */
     struct ts_ltmpl *tmpl;   /* a contraction template call instead of body, or NULL */
 } ts_lkernel;
 
@@ -113,6 +115,9 @@ enum { TS_NEEDS_GEMM = 1, TS_NEEDS_CONV = 2 };
  * mb, nb, rs, cs and the block itself as buffer TS_LBUF_BLOCK. */
 typedef enum ts_tmpl_kind { TS_TMPL_GEMM, TS_TMPL_CONV } ts_tmpl_kind;
 enum { TS_LBUF_BLOCK = -1, TS_LBUF_TEROW = -2, TS_LBUF_TECOL = -3, TS_TMPL_MAX_ARGS = 24 };
+/* A row kernel's scratch row (ts_lkernel.rowtmp floats, indexed from the
+ * row's start): a large output's row is built there and streamed out. */
+enum { TS_LBUF_ROWTMP = -4 };
 
 typedef struct ts_ltmpl {
     ts_tmpl_kind kind;

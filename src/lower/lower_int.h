@@ -43,6 +43,10 @@ typedef struct lctx {
      * while the row holds it, at their row coords stage_xc (NULL: none) */
     const ts_value *stage_v, *stage_buf;
     ts_lx **stage_xc;
+    /* ROW: the output whose row is built in the row scratch and streamed
+     * out (stream_pick), and the row's inner coordinate (NULL: none) */
+    const ts_value *rowtmp_v;
+    ts_lx *rowtmp_i;
 } lctx;
 
 typedef struct nest {

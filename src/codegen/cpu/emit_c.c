@@ -275,6 +275,7 @@ static void rhs(em *e, ts_buf *b, ts_lx *x, bool inline_only)
     switch (x->k) {
     case TS_LX_LOAD:
         if (x->var == TS_LBUF_BLOCK) ts_buf_printf(b, "block[%s]", a);
+        else if (x->var == TS_LBUF_ROWTMP) ts_buf_printf(b, "rowtmp[%s]", a);
         else ts_buf_printf(b, "b%d[%s]", x->var, a);
         break;
     case TS_LX_OP:
@@ -691,6 +692,7 @@ static void put_store(em *e, const ts_ls *s)
     ts_em_ref(e, &b, s->value, false);
     indent(e);
     if (s->buf == TS_LBUF_BLOCK) ts_buf_printf(e->out, "block[%s] = %s;\n", a.data, b.data);
+    else if (s->buf == TS_LBUF_ROWTMP) ts_buf_printf(e->out, "rowtmp[%s] = %s;\n", a.data, b.data);
     else if (s->buf == TS_LBUF_TEROW || s->buf == TS_LBUF_TECOL)
         ts_buf_printf(e->out, "te_%s[%s] = %s;\n", s->buf == TS_LBUF_TEROW ? "row" : "col", a.data, b.data);
     else ts_buf_printf(e->out, "b%d[%s] = %s;\n", s->buf, a.data, b.data);
@@ -706,6 +708,12 @@ void ts_em_stmts(em *e, const ts_ls *s)
         case TS_LS_FOR: for_loop(e, s); break;
         case TS_LS_STORE: put_store(e, s); break;
         case TS_LS_PREFETCH: break;   /* only lane loops prefetch, once per block of lanes */
+        case TS_LS_STREAM:
+            ts_em_ref(e, &a, s->index, false);
+            ts_em_ref(e, &b, s->extent, false);
+            indent(e);
+            ts_buf_printf(e->out, "tsrt_stream_row(b%d + %s, rowtmp, %s);\n", s->buf, a.data, b.data);
+            break;
         case TS_LS_ACC:
             ts_em_ref(e, &a, s->value, false);
             indent(e);
@@ -779,7 +787,11 @@ static ts_status kernel(ts_buf *out, const ts_lkernel *k, ts_err *err)
         ts_em_prologue(&e, k);
         if (!any_parallel(k->body))
             ts_buf_puts(out, "    if (ith != 0) return;   /* no parallel loop: thread 0 does it all */\n");
+        if (k->rowtmp)   /* the row a streamed output is built in (D50) */
+            ts_buf_printf(out, "    float rowtmp[%lld] __attribute__((aligned(64)));\n", (long long)k->rowtmp);
         ts_em_stmts(&e, k->body);
+        if (k->rowtmp)   /* this thread's streamed stores, visible before the pool's barrier */
+            ts_buf_puts(out, "    tsrt_stream_fence();\n");
         ts_buf_puts(out, "}\n");
     }
     ts_mem_free(e.declared);

@@ -103,6 +103,52 @@ static inline uint64_t tsrt_f2u(double v, uint64_t hi)
 typedef float tsrt_f32x16 __attribute__((vector_size(64)));
 typedef double tsrt_f64x16 __attribute__((vector_size(128)));
 
+/* A finished row of n floats from src (a row scratch in L1) to dst,
+ * bypassing the caches where the machine has non-temporal vector stores
+ * and dst is aligned to them: no read of the lines first, no eviction of
+ * what later kernels read (D50). Compiler builtins, not intrinsics headers:
+ * this file includes standard headers only. Elsewhere a plain copy. */
+static inline void tsrt_stream_row(float *restrict dst, const float *restrict src, int64_t n)
+{
+#if defined(__AVX512F__)
+    if (((uintptr_t)dst & 63) == 0 && n % 16 == 0) {
+        for (int64_t i = 0; i < n; i += 16) {
+            tsrt_f32x16 v;
+            memcpy(&v, src + i, sizeof v);
+#if defined(__clang__)
+            __builtin_nontemporal_store(v, (tsrt_f32x16 *)(dst + i));
+#else
+            __builtin_ia32_movntps512(dst + i, v);
+#endif
+        }
+        return;
+    }
+#elif defined(__AVX__)
+    typedef float tsrt_f32x8_ __attribute__((vector_size(32)));
+    if (((uintptr_t)dst & 31) == 0 && n % 8 == 0) {
+        for (int64_t i = 0; i < n; i += 8) {
+            tsrt_f32x8_ v;
+            memcpy(&v, src + i, sizeof v);
+#if defined(__clang__)
+            __builtin_nontemporal_store(v, (tsrt_f32x8_ *)(dst + i));
+#else
+            __builtin_ia32_movntps256(dst + i, v);
+#endif
+        }
+        return;
+    }
+#endif
+    memcpy(dst, src, sizeof(float) * (size_t)n);
+}
+/* Non-temporal stores are weakly ordered: a thread fences its own before
+ * the pool's barrier hands the output to the next kernel. */
+static inline void tsrt_stream_fence(void)
+{
+#if defined(__AVX512F__) || defined(__AVX__)
+    __builtin_ia32_sfence();
+#endif
+}
+
 /* ---- f32 exp, log, tanh, erf: branch-free, vectorizable ----------------
  * Generated kernels are compiled without -ffast-math, where gcc and clang
  * call libm's expf/logf/tanhf/erff once per element and vectorize nothing
