@@ -108,32 +108,28 @@ typedef double tsrt_f64x16 __attribute__((vector_size(128)));
  * and dst is aligned to them: no read of the lines first, no eviction of
  * what later kernels read (D50). Compiler builtins, not intrinsics headers:
  * this file includes standard headers only. Elsewhere a plain copy. */
+#if defined(__AVX512F__) || defined(__AVX__)
+#if defined(__AVX512F__)
+typedef float tsrt_ntv_ __attribute__((vector_size(64)));
+#define TSRT_NT_STORE_(p, v) __builtin_ia32_movntps512((p), (v))
+#else
+typedef float tsrt_ntv_ __attribute__((vector_size(32)));
+#define TSRT_NT_STORE_(p, v) __builtin_ia32_movntps256((p), (v))
+#endif
+#if defined(__clang__)
+#undef TSRT_NT_STORE_
+#define TSRT_NT_STORE_(p, v) __builtin_nontemporal_store((v), (tsrt_ntv_ *)(p))
+#endif
+#endif
 static inline void tsrt_stream_row(float *restrict dst, const float *restrict src, int64_t n)
 {
-#if defined(__AVX512F__)
-    if (((uintptr_t)dst & 63) == 0 && n % 16 == 0) {
-        for (int64_t i = 0; i < n; i += 16) {
-            tsrt_f32x16 v;
+#if defined(__AVX512F__) || defined(__AVX__)
+    const int64_t w = (int64_t)(sizeof(tsrt_ntv_) / sizeof(float));
+    if (((uintptr_t)dst & (sizeof(tsrt_ntv_) - 1)) == 0 && n % w == 0) {
+        for (int64_t i = 0; i < n; i += w) {
+            tsrt_ntv_ v;
             memcpy(&v, src + i, sizeof v);
-#if defined(__clang__)
-            __builtin_nontemporal_store(v, (tsrt_f32x16 *)(dst + i));
-#else
-            __builtin_ia32_movntps512(dst + i, v);
-#endif
-        }
-        return;
-    }
-#elif defined(__AVX__)
-    typedef float tsrt_f32x8_ __attribute__((vector_size(32)));
-    if (((uintptr_t)dst & 31) == 0 && n % 8 == 0) {
-        for (int64_t i = 0; i < n; i += 8) {
-            tsrt_f32x8_ v;
-            memcpy(&v, src + i, sizeof v);
-#if defined(__clang__)
-            __builtin_nontemporal_store(v, (tsrt_f32x8_ *)(dst + i));
-#else
-            __builtin_ia32_movntps256(dst + i, v);
-#endif
+            TSRT_NT_STORE_(dst + i, v);
         }
         return;
     }
