@@ -44,9 +44,8 @@ typedef struct lctx {
     const ts_value *stage_v, *stage_buf;
     ts_lx **stage_xc;
     /* ROW: the output whose row is built in the row scratch and streamed
-     * out (stream_pick), and the row's inner coordinate (NULL: none) */
+     * out (stream_pick; NULL: none) */
     const ts_value *rowtmp_v;
-    ts_lx *rowtmp_i;
 } lctx;
 
 typedef struct nest {

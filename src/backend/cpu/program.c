@@ -24,7 +24,7 @@ void ts_cpu_program_free(ts_cpu_program *p)
     for (int i = 0; p->steps && i < p->n_steps; i++) {
         ts_cpu_packed *pk = p->steps[i].packed;
         if (!pk) continue;
-        ts_mem_free(pk->mem);
+        ts_mem_free_aligned(atomic_load_explicit(&pk->data, memory_order_relaxed));
         pthread_mutex_destroy(&pk->lock);
         ts_mem_free(pk);
     }

@@ -19,8 +19,7 @@ typedef void (*ts_kernel_pack_fn)(void *const *bufs, const int64_t *D, float *ds
  * every later one; `data` is published with release order, so a run that
  * sees it non-NULL sees the packed floats. */
 typedef struct ts_cpu_packed {
-    _Atomic(float *) data;   /* aligned to 64 inside `mem` */
-    void *mem;
+    _Atomic(float *) data;   /* from ts_mem_alloc_aligned */
     pthread_mutex_t lock;
 } ts_cpu_packed;
 

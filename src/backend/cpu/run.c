@@ -200,15 +200,13 @@ static ts_status packed_b(run *r, const ts_cpu_step *st, void *const *bufs, cons
     float *d = atomic_load_explicit(&pk->data, memory_order_relaxed);
     if (!d) {
         size_t bytes = st->pbsize_fn(bufs, D);
-        void *mem = ts_mem_alloc(bytes + 64);
-        if (!mem) s = ts_err_set(r->err, TS_ERR_OOM, "out of memory packing a %zu-byte weight", bytes);
-        if (mem) {
-            d = (float *)(((uintptr_t)mem + 63) & ~(uintptr_t)63);
+        d = ts_mem_alloc_aligned(bytes);
+        if (!d) s = ts_err_set(r->err, TS_ERR_OOM, "out of memory packing a %zu-byte weight", bytes);
+        if (d) {
             pack_job j = {st->pack_fn, bufs, D, d};
             int nth = pool ? ts_pool_size(pool) : 1;
             if (nth > 1) ts_pool_run(pool, pack_tramp, &j, nth);
             else pack_tramp(&j, 0, 1);
-            pk->mem = mem;
             atomic_store_explicit(&pk->data, d, memory_order_release);
         }
     }

@@ -289,10 +289,10 @@ static void tsrt__conv_dwc(const tsrt_conv_args *v, int ith, int nth, void *ws)
  * so nothing is read outside the plane, though a load's first lane may lie
  * up to W + 1 floats before it (the taps above and left of position 0).
  * The tile epilogue is applied in registers before the one (masked)
- * store; the callback gets the plane afterwards. Only 3x3, pad 1 at the top and left, no dilation, channel
- * multiplier 1 and the outputs of pad 1 (every depthwise layer of
- * MobileNet-like networks), stride 2 only onto rows of 12 or more; others
- * take the channel vectors. */
+ * store; the callback gets the plane afterwards. Only 3x3, pad 1 at the
+ * top and left, no dilation, channel multiplier 1 and the outputs of pad
+ * 1 (every depthwise layer of MobileNet-like networks), stride 2 only onto
+ * rows of 12 or more; others take the channel vectors. */
 #if TSRT_ISA == TSRT_ISA_AVX512
 
 static int tsrt__dwz_applies(const tsrt_conv_args *v)
