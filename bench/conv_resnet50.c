@@ -7,6 +7,7 @@
  *   build/conv_resnet50 [reps [nth [algo]]]      (defaults 11, 1, 0 = AUTO)
  *   build/conv_resnet50 11 -2     (nth < 0: the -nth shares run one after another on this thread)
  *   TE=1 build/conv_resnet50      (the epilogue as a folded bias + relu descriptor, as the model has it)
+ *   TE=1 RES=1 build/conv_resnet50 (and the expand convs add a residual, as the model's)
  *   PRE=0 build/conv_resnet50     (no weights prepared once: Winograd's transformed per call, as before D38,
  *                                  no GEMM_T (D41); by default they are prepared once, as the compiled
  *                                  model does)
@@ -146,7 +147,7 @@ int main(int argc, char **argv)
         const size_t in = (size_t)L[i][0] * L[i][1] * L[i][1], out = (size_t)L[i][2] * L[i][4] * L[i][4];
         act = in > act ? in : act, act = out > act ? out : act;
     }
-    float *buf[2] = {rand_buf(act, 2.0f, 1), rand_buf(act, 2.0f, 2)};
+    float *buf[3] = {rand_buf(act, 2.0f, 1), rand_buf(act, 2.0f, 2), rand_buf(act, 2.0f, 3)};
     for (int i = 0; i < NL; i++) {
         const int c = L[i][0], h = L[i][1], o = L[i][2], k = L[i][3], oh = L[i][4], s = L[i][5], p = L[i][6];
         const int64_t K = (int64_t)c * k * k;
@@ -163,6 +164,11 @@ int main(int argc, char **argv)
          * which the kernels apply in registers; the scale is not applied */
         if (getenv("TE") && atoi(getenv("TE"))) {
             l->te = (tsrt_tepi){.row = l->bn.shift, .clamp = TSRT_TE_MAX | TSRT_TE_MAX_PZ};
+            /* RES=1: the expand convs (1x1, O = 4C) add the block's input
+             * as the model's do (a buffer of their own, like the model's
+             * residual, which other layers' data evicts from L2) */
+            if (getenv("RES") && atoi(getenv("RES")) && k == 1 && s == 1 && o == 4 * c)
+                l->te.res = buf[2], l->te.res_rs = (ptrdiff_t)oh * oh;
             l->cv.te = &l->te;
         }
         /* weights prepared once as the compiled model does (Winograd's

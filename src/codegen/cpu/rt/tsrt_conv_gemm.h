@@ -424,6 +424,16 @@ static inline void tsrt__pw_edge_rows(int64_t k, const float *pa, const float *p
     if (te) tsrt__te_tile(te, c, rs, mr, nr);
 }
 
+/* Whether an h-row tile has a kernel of its own (else: pw_edge_rows). */
+static inline int tsrt__pw_own_h(int64_t h)
+{
+#ifdef TSRT_HAVE_UKRH
+    return h == TSRT_MR || tsrt__is_tileh(h);
+#else
+    return h == TSRT_MR;
+#endif
+}
+
 /* Rows [i0, i1) x columns [j0, j1) of one product C = W·X (op: a = W
  * row-major with a_rs = K, b = X with row stride b_rs and unit column
  * stride, c with unit column stride), K <= TSRT_PW_KMAX. pa: room for one
@@ -436,9 +446,11 @@ TSRT__OUTLINE void tsrt__pw_range(const tsrt__gop *op, int64_t i0, int64_t i1, i
     const ptrdiff_t rs = op->c_rs;
     float bt[2 * TSRT_PW_KMAX] __attribute__((aligned(TSRT_ALIGN))); /* a last panel of <= 2 columns */
     /* the last row tile, packed when it is a partial one for the MR-row
-     * kernel (4-row tiles read W in place) */
-    const int64_t mc = i1 - i0, t = mc % TSRT_MR, ie = i1 - t;
-    if (t && !tsrt__is_tile4(tsrt__tile_h(mc, ie - i0))) tsrt__pack_a(op->a + ie * op->a_rs, op->a_rs, 1, t, K, pa);
+     * kernel (tiles of a height with a kernel of its own read W in place) */
+    const int64_t mc = i1 - i0;
+    int64_t il = i0;
+    while (il + tsrt__tile_h(mc, il - i0) < i1) il += tsrt__tile_h(mc, il - i0);
+    if (!tsrt__pw_own_h(i1 - il)) tsrt__pack_a(op->a + il * op->a_rs, op->a_rs, 1, i1 - il, K, pa);
     for (int64_t jc = j0; jc < j1; jc += NB) {
         const int64_t nc = tsrt__min(NB, j1 - jc), nl = nc % TSRT_NR;
         tsrt__pw_pack(op->b + jc, op->b_rs, K, nc, pb);
@@ -473,9 +485,9 @@ TSRT__OUTLINE void tsrt__pw_range(const tsrt__gop *op, int64_t i0, int64_t i1, i
                 if (op->te) tt = tsrt__te_at(op->te, op->epi_m0 + ir, op->epi_n0 + jc + jr), te = &tt;
                 if (mr == TSRT_MR)
                     tsrt__ukr_ua(K, a, op->a_rs, pb + jr * K, c + jr, rs, 1, op->beta, nr, bt, te);
-#ifdef TSRT_HAVE_UKR4
-                else if (tsrt__is_tile4(mr))
-                    tsrt__ukr4_any(K, a, op->a_rs, pb + jr * K, c + jr, rs, 1, op->beta, nr, te);
+#ifdef TSRT_HAVE_UKRH
+                else if (tsrt__is_tileh(mr))
+                    tsrt__ukrh_any(mr, K, a, op->a_rs, pb + jr * K, c + jr, rs, 1, op->beta, nr, te);
 #endif
                 else
                     tsrt__pw_edge_rows(K, pa, pb + jr * K, c + jr, rs, op->beta, mr, nr, te);

@@ -127,10 +127,17 @@ static void tsrt__pack_a(const float *restrict a, ptrdiff_t rs, ptrdiff_t cs, in
     tsrt__pack_a_w(a, rs, cs, mc, kc, dst, TSRT_MR);
 }
 
-#ifdef TSRT_HAVE_UKR4
-static void tsrt__pack_a4(const float *restrict a, ptrdiff_t rs, ptrdiff_t cs, int64_t kc, float *restrict dst)
+#ifdef TSRT_HAVE_UKRH
+/* h rows (tsrt__is_tileh) packed h wide, for tsrt__ukrh. */
+static void tsrt__pack_ah(const float *restrict a, ptrdiff_t rs, ptrdiff_t cs, int64_t h, int64_t kc,
+                          float *restrict dst)
 {
-    tsrt__pack_a_w(a, rs, cs, 4, kc, dst, 4);
+    switch (h) { /* the width a constant in each copy of the loops */
+    case 12: tsrt__pack_a_w(a, rs, cs, 12, kc, dst, 12); break;
+    case 10: tsrt__pack_a_w(a, rs, cs, 10, kc, dst, 10); break;
+    case 8: tsrt__pack_a_w(a, rs, cs, 8, kc, dst, 8); break;
+    default: tsrt__pack_a_w(a, rs, cs, 4, kc, dst, 4); break;
+    }
 }
 #endif
 
@@ -402,15 +409,15 @@ TSRT__OUTLINE void tsrt__gemm_range(const tsrt__gop *op, int64_t i0, int64_t i1,
                                          nr, cols ? bt : NULL, te);
                             continue;
                         }
-#ifdef TSRT_HAVE_UKR4
-                        if (tsrt__is_tile4(mr)) {
+#ifdef TSRT_HAVE_UKRH
+                        if (tsrt__is_tileh(mr)) {
                             if (ua)
-                                tsrt__ukr4_any(kc, a, op->a_rs, bj, cj + ir * op->c_rs, op->c_rs, op->c_cs, beta, nr,
-                                               te);
-                            else {
-                                if (jr == 0) tsrt__pack_a4(a, op->a_rs, op->a_cs, kc, pa + ir * kc);
-                                tsrt__ukr4_any(kc, pa + ir * kc, 0, bj, cj + ir * op->c_rs, op->c_rs, op->c_cs, beta,
+                                tsrt__ukrh_any(mr, kc, a, op->a_rs, bj, cj + ir * op->c_rs, op->c_rs, op->c_cs, beta,
                                                nr, te);
+                            else {
+                                if (jr == 0) tsrt__pack_ah(a, op->a_rs, op->a_cs, mr, kc, pa + ir * kc);
+                                tsrt__ukrh_any(mr, kc, pa + ir * kc, 0, bj, cj + ir * op->c_rs, op->c_rs, op->c_cs,
+                                               beta, nr, te);
                             }
                             continue;
                         }

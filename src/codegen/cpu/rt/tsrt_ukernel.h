@@ -341,7 +341,7 @@ TSRT__OUTLINE void tsrt__ukr_full_ua8(int64_t k, const float *restrict a, ptrdif
  * 6-row kernel on a zero-padded panel spends 6 rows of multiply-adds on
  * 2 (3% of a 128-row product, 11% of a 16- or 32-row one). Eight
  * accumulators: two FMA pipes of latency 4 just kept busy. A is packed
- * 4 rows wide (a[p*4 + i], tsrt__pack_a4) or read in place (_ua). */
+ * 4 rows wide (a[p*4 + i], tsrt__pack_ah) or read in place (_ua). */
 #define TSRT__AVX2_ASM_STEP4(a0, a1, a2, a3, b0, b1)                           \
     "vmovaps " b0 "(%[b]), %[v0]\n\t"                                        \
     "vmovaps " b1 "(%[b]), %[v1]\n\t"                                        \
@@ -376,7 +376,6 @@ TSRT__OUTLINE void tsrt__ukr_full_ua8(int64_t k, const float *restrict a, ptrdif
     [c20] "=&x"(c20), [c21] "=&x"(c21), [c30] "=&x"(c30), [c31] "=&x"(c31),  \
     [v0] "=&x"(v0), [v1] "=&x"(v1), [x] "=&x"(x), [y] "=&x"(y)
 
-#define TSRT_HAVE_UKR4 1
 TSRT__OUTLINE void tsrt__ukr4(int64_t k, const float *restrict a, const float *restrict b, float *restrict c,
                               ptrdiff_t rs, int beta, const tsrt_tepi *te)
 {
@@ -426,6 +425,22 @@ TSRT__OUTLINE void tsrt__ukr4_ua(int64_t k, const float *restrict a, ptrdiff_t l
         : [r] "r"(r)
         : "cc", "memory");
     TSRT__AVX2_FINISH_ROWS(TSRT__AVX2_ALL4);
+}
+
+/* Row heights with a kernel of their own besides MR (tsrt__tile_h). */
+#define TSRT_HAVE_UKRH 1
+static inline int tsrt__is_tileh(int64_t h)
+{
+    return h == 4;
+}
+
+/* A full-width 4-row tile: A packed 4 wide (lda == 0) or read in place. */
+static inline void tsrt__ukrh(int64_t h, int64_t k, const float *restrict a, ptrdiff_t lda, const float *restrict b,
+                              float *restrict c, ptrdiff_t rs, int beta, const tsrt_tepi *te)
+{
+    (void)h;
+    if (lda) tsrt__ukr4_ua(k, a, lda, b, c, rs, beta, te);
+    else tsrt__ukr4(k, a, b, c, rs, beta, te);
 }
 
 /* ==== AVX-512: 14 x 32 ===================================================== */
@@ -486,15 +501,15 @@ static inline void tsrt__t16(__m512 r[16])
         c##i##0 = _mm512_fmadd_ps(x_, b0_, c##i##0);                          \
         c##i##1 = _mm512_fmadd_ps(x_, b1_, c##i##1);                          \
     } while (0)
-#define TSRT__Z_STEP(u)                                                       \
+/* One k step (u: 0 or 1, the step within the unrolled pair) on the rows
+ * that ALL lists. */
+#define TSRT__Z_FMA_0(i) TSRT__Z_FMA(i, 0);
+#define TSRT__Z_FMA_1(i) TSRT__Z_FMA(i, 1);
+#define TSRT__Z_STEP(u, ALL)                                                  \
     do {                                                                      \
         __m512 b0_ = _mm512_load_ps(b + 32 * (u));                            \
         __m512 b1_ = _mm512_load_ps(b + 32 * (u) + 16);                       \
-        TSRT__Z_FMA(0, u); TSRT__Z_FMA(1, u); TSRT__Z_FMA(2, u);              \
-        TSRT__Z_FMA(3, u); TSRT__Z_FMA(4, u); TSRT__Z_FMA(5, u);              \
-        TSRT__Z_FMA(6, u); TSRT__Z_FMA(7, u); TSRT__Z_FMA(8, u);              \
-        TSRT__Z_FMA(9, u); TSRT__Z_FMA(10, u); TSRT__Z_FMA(11, u);            \
-        TSRT__Z_FMA(12, u); TSRT__Z_FMA(13, u);                               \
+        ALL(TSRT__Z_FMA_##u)                                                  \
     } while (0)
 /* The end of a tile, on the accumulators ci0/ci1 of rows i: the old C
  * added when accumulating, then the tile epilogue in registers, each term
@@ -547,38 +562,50 @@ static inline void tsrt__t16(__m512 r[16])
         }                                                                     \
         ALL(TSRT__Z_PUT)                                                      \
     } while (0)
-#define TSRT__Z_ALL14(F)                                                      \
-    F(0) F(1) F(2) F(3) F(4) F(5) F(6) F(7) F(8) F(9) F(10) F(11) F(12) F(13)
 #define TSRT__Z_ALL4(F) F(0) F(1) F(2) F(3)
+#define TSRT__Z_ALL8(F) TSRT__Z_ALL4(F) F(4) F(5) F(6) F(7)
+#define TSRT__Z_ALL10(F) TSRT__Z_ALL8(F) F(8) F(9)
+#define TSRT__Z_ALL12(F) TSRT__Z_ALL10(F) F(10) F(11)
+#define TSRT__Z_ALL14(F) TSRT__Z_ALL12(F) F(12) F(13)
+#define TSRT__Z_DECL_(i) TSRT__Z_DECL(i);
+#define TSRT__Z_PF_C(i)                                                       \
+    {                                                                         \
+        _mm_prefetch((const char *)(c + (i) * rs), _MM_HINT_T0);              \
+        _mm_prefetch((const char *)(c + (i) * rs + 31), _MM_HINT_T0);         \
+    }
 
-/* A element (i, p) at a[i*as_ + p*ps_]: packed (1, 14) or a row-major
- * matrix read in place (lda, 1). */
-static inline void tsrt__ukr_full_s(int64_t k, const float *restrict a, ptrdiff_t as_, ptrdiff_t ps_,
-                                    const float *restrict b, float *restrict c, ptrdiff_t rs, int beta,
-                                    const tsrt_tepi *te)
-{
-    TSRT__Z_DECL(0); TSRT__Z_DECL(1); TSRT__Z_DECL(2); TSRT__Z_DECL(3);
-    TSRT__Z_DECL(4); TSRT__Z_DECL(5); TSRT__Z_DECL(6); TSRT__Z_DECL(7);
-    TSRT__Z_DECL(8); TSRT__Z_DECL(9); TSRT__Z_DECL(10); TSRT__Z_DECL(11);
-    TSRT__Z_DECL(12); TSRT__Z_DECL(13);
-    for (int i = 0; i < 14; i++) {
-        _mm_prefetch((const char *)(c + i * rs), _MM_HINT_T0);
-        _mm_prefetch((const char *)(c + i * rs + 31), _MM_HINT_T0);
+/* An H x 32 tile (ALL lists its H rows), A element (i, p) at
+ * a[i*as_ + p*ps_]: packed H wide (1, H) or a row-major matrix read in
+ * place (lda, 1). Every height accumulates each element of C in the same
+ * order (p ascending, one FMA chain), so a row's bits do not depend on
+ * the height of the tile it falls in. C is touched only after the k loop:
+ * its lines come in meanwhile. */
+#define TSRT__Z_KERNEL(NAME, ALL)                                             \
+    static inline void NAME(int64_t k, const float *restrict a, ptrdiff_t as_, ptrdiff_t ps_,      \
+                            const float *restrict b, float *restrict c, ptrdiff_t rs, int beta,   \
+                            const tsrt_tepi *te)                                                  \
+    {                                                                         \
+        ALL(TSRT__Z_DECL_)                                                    \
+        ALL(TSRT__Z_PF_C)                                                     \
+        int64_t p = 0;                                                        \
+        for (; p + 2 <= k; p += 2) {                                          \
+            TSRT__Z_STEP(0, ALL);                                             \
+            TSRT__Z_STEP(1, ALL);                                             \
+            a += 2 * ps_;                                                     \
+            b += 64;                                                          \
+        }                                                                     \
+        for (; p < k; p++) {                                                  \
+            TSRT__Z_STEP(0, ALL);                                             \
+            a += ps_;                                                         \
+            b += 32;                                                          \
+        }                                                                     \
+        TSRT__Z_FINISH(ALL);                                                  \
     }
-    int64_t p = 0;
-    for (; p + 2 <= k; p += 2) {
-        TSRT__Z_STEP(0);
-        TSRT__Z_STEP(1);
-        a += 2 * ps_;
-        b += 64;
-    }
-    for (; p < k; p++) {
-        TSRT__Z_STEP(0);
-        a += ps_;
-        b += 32;
-    }
-    TSRT__Z_FINISH(TSRT__Z_ALL14);
-}
+TSRT__Z_KERNEL(tsrt__ukr_full_s, TSRT__Z_ALL14)
+TSRT__Z_KERNEL(tsrt__ukr12_s, TSRT__Z_ALL12)
+TSRT__Z_KERNEL(tsrt__ukr10_s, TSRT__Z_ALL10)
+TSRT__Z_KERNEL(tsrt__ukr8_s, TSRT__Z_ALL8)
+TSRT__Z_KERNEL(tsrt__ukr4_s, TSRT__Z_ALL4)
 
 TSRT__OUTLINE void tsrt__ukr_full(int64_t k, const float *restrict a, const float *restrict b,
                                   float *restrict c, ptrdiff_t rs, int beta, const tsrt_tepi *te)
@@ -592,36 +619,31 @@ TSRT__OUTLINE void tsrt__ukr_full_ua(int64_t k, const float *restrict a, ptrdiff
     tsrt__ukr_full_s(k, a, lda, 1, b, c, rs, beta, te);
 }
 
-/* 4 x 32 tiles for the rows a block leaves over (tsrt__tile_h): 128 rows,
- * a transformer's sequence, are 9 tiles of 14 and 2 rows, which the
- * 14-row kernel computed as a whole tile; as 8 tiles of 14 and 4 of 4 the
- * block costs 9.1 tiles' multiply-adds instead of 10. A element (i, p) at
- * a[i*as_ + p*ps_]: packed 4 wide (1, 4) or read in place (lda, 1). */
-static inline void tsrt__ukr4_s(int64_t k, const float *restrict a, ptrdiff_t as_, ptrdiff_t ps_,
-                                const float *restrict b, float *restrict c, ptrdiff_t rs, int beta,
-                                const tsrt_tepi *te)
+/* Tiles of 12, 10, 8 and 4 rows for blocks whose rows are not a multiple
+ * of 14 (tsrt__tile_h): 128 rows, a transformer's sequence, run as 4
+ * tiles of 14 and 6 of 12 instead of 8 of 14 and 4 of 4; the 4-row tiles
+ * ran at about half the 14-row ones' rate (eight accumulators, and a B
+ * micro-panel re-read from L2 for 4 rows' FMAs). */
+/* Row heights with a kernel of their own besides MR (tsrt__tile_h). */
+#define TSRT_HAVE_UKRH 1
+static inline int tsrt__is_tileh(int64_t h)
 {
-    TSRT__Z_DECL(0); TSRT__Z_DECL(1); TSRT__Z_DECL(2); TSRT__Z_DECL(3);
-    for (int64_t p = 0; p < k; p++) {
-        __m512 b0_ = _mm512_load_ps(b), b1_ = _mm512_load_ps(b + 16);
-        TSRT__Z_FMA(0, 0); TSRT__Z_FMA(1, 0); TSRT__Z_FMA(2, 0); TSRT__Z_FMA(3, 0);
-        a += ps_;
-        b += 32;
+    return h == 4 || h == 8 || h == 10 || h == 12;
+}
+
+/* A full-width tile of h rows (tsrt__is_tileh): A packed h wide
+ * (lda == 0, a[p*h + i], tsrt__pack_ah) or h rows read in place at row
+ * stride lda. */
+TSRT__OUTLINE void tsrt__ukrh(int64_t h, int64_t k, const float *restrict a, ptrdiff_t lda, const float *restrict b,
+                              float *restrict c, ptrdiff_t rs, int beta, const tsrt_tepi *te)
+{
+    const ptrdiff_t as_ = lda ? lda : 1, ps_ = lda ? 1 : (ptrdiff_t)h;
+    switch (h) {
+    case 12: tsrt__ukr12_s(k, a, as_, ps_, b, c, rs, beta, te); break;
+    case 10: tsrt__ukr10_s(k, a, as_, ps_, b, c, rs, beta, te); break;
+    case 8: tsrt__ukr8_s(k, a, as_, ps_, b, c, rs, beta, te); break;
+    default: tsrt__ukr4_s(k, a, as_, ps_, b, c, rs, beta, te); break;
     }
-    TSRT__Z_FINISH(TSRT__Z_ALL4);
-}
-
-#define TSRT_HAVE_UKR4 1
-TSRT__OUTLINE void tsrt__ukr4(int64_t k, const float *restrict a, const float *restrict b, float *restrict c,
-                              ptrdiff_t rs, int beta, const tsrt_tepi *te)
-{
-    tsrt__ukr4_s(k, a, 1, 4, b, c, rs, beta, te);
-}
-
-TSRT__OUTLINE void tsrt__ukr4_ua(int64_t k, const float *restrict a, ptrdiff_t lda, const float *restrict b,
-                                 float *restrict c, ptrdiff_t rs, int beta, const tsrt_tepi *te)
-{
-    tsrt__ukr4_s(k, a, lda, 1, b, c, rs, beta, te);
 }
 
 /* ==== portable: 6 x 16 in vector extensions ================================= */
@@ -766,54 +788,50 @@ static inline void tsrt__ukr_ua(int64_t k, const float *restrict a, ptrdiff_t ld
 }
 
 /* The rows of the row tile starting at ir of an mc-row block: MR, or
- * fewer at the end; with the 4-row kernel, a remainder divisible by 4 is
- * 4-row tiles, and one of 4q + 2 makes the last full tile and it 4-row
- * tiles (MR is 2 mod 4; 4-row tiles always hold exactly 4 rows). */
+ * fewer at the end; a height with a kernel of its own where that fills
+ * the block exactly (with MR = 14 and even mc, every multiple of 14 rows
+ * goes into ceil(mc/14) tiles of 14, 12, 10 or 8; with the 4-row kernel
+ * alone, a remainder divisible by 4 is 4-row tiles, and one of 4q + 2
+ * makes the last full tile and it 4-row tiles, MR being 2 mod 4). */
 static inline int64_t tsrt__tile_h(int64_t mc, int64_t ir)
 {
-#ifdef TSRT_HAVE_UKR4
-    /* MR = 6 or 14 (2 mod 4): a remainder of 4 (8 with MR 14) is 4-row
-     * tiles; one of 2 (or 6, 10) together with the last full tile is too */
+#ifdef TSRT_HAVE_UKRH
     const int64_t t = mc % TSRT_MR;
+    if (tsrt__is_tileh(10) && t % 2 == 0 && t && mc > TSRT_MR) {
+        /* n tiles, s rows short of n full ones, taken 2 at a time: the
+         * first n - r tiles are h rows high, the last r h - 2 (s <= 6 and
+         * n >= 2, so h - 2 >= 8 wherever r > 0) */
+        const int64_t n = tsrt__cdiv(mc, TSRT_MR), s = (n * TSRT_MR - mc) / 2, r = s % n;
+        const int64_t h = TSRT_MR - 2 * (s / n);
+        return ir < (n - r) * h ? h : h - 2;
+    }
+    if (mc < TSRT_MR && tsrt__is_tileh(mc)) return mc;
     if (t && t % 4 == 0 && ir >= mc - t) return 4;
     if (t % 4 == 2 && mc >= TSRT_MR + t && ir >= mc - TSRT_MR - t) return 4;
 #endif
     return tsrt__min(TSRT_MR, mc - ir);
 }
 
-/* Whether a tile of h rows (tsrt__tile_h) runs on the 4-row kernel. */
-static inline int tsrt__is_tile4(int64_t h)
-{
-#ifdef TSRT_HAVE_UKR4
-    return h == 4 && TSRT_MR != 4;
-#else
-    (void)h;
-    return 0;
-#endif
-}
-
-#ifdef TSRT_HAVE_UKR4
-/* A 4-row tile of C, nr <= NR columns: A packed 4 wide (lda == 0) or 4
- * rows read in place at row stride lda; a partial tile through a stack
- * tile, then te on the stored corner. */
-TSRT__OUTLINE void tsrt__ukr4_any(int64_t k, const float *restrict a, ptrdiff_t lda, const float *restrict b,
-                                  float *restrict c, ptrdiff_t rs, ptrdiff_t cs, int beta, int64_t nr,
-                                  const tsrt_tepi *te)
+#ifdef TSRT_HAVE_UKRH
+/* An h-row tile of C (tsrt__is_tileh), nr <= NR columns: A packed h wide
+ * (lda == 0) or h rows read in place at row stride lda; a partial tile
+ * through a stack tile, then te on the stored corner. */
+TSRT__OUTLINE void tsrt__ukrh_any(int64_t h, int64_t k, const float *restrict a, ptrdiff_t lda,
+                                  const float *restrict b, float *restrict c, ptrdiff_t rs, ptrdiff_t cs, int beta,
+                                  int64_t nr, const tsrt_tepi *te)
 {
     if (nr == TSRT_NR && cs == 1) {
-        if (lda) tsrt__ukr4_ua(k, a, lda, b, c, rs, beta, te);
-        else tsrt__ukr4(k, a, b, c, rs, beta, te);
+        tsrt__ukrh(h, k, a, lda, b, c, rs, beta, te);
         return;
     }
-    float t[4 * TSRT_NR] __attribute__((aligned(TSRT_ALIGN)));
-    if (lda) tsrt__ukr4_ua(k, a, lda, b, t, TSRT_NR, 0, NULL);
-    else tsrt__ukr4(k, a, b, t, TSRT_NR, 0, NULL);
-    for (int64_t i = 0; i < 4; i++)
+    float t[TSRT_MR * TSRT_NR] __attribute__((aligned(TSRT_ALIGN)));
+    tsrt__ukrh(h, k, a, lda, b, t, TSRT_NR, 0, NULL);
+    for (int64_t i = 0; i < h; i++)
         for (int64_t j = 0; j < nr; j++) {
             float *e = c + i * rs + j * cs;
             *e = beta ? *e + t[i * TSRT_NR + j] : t[i * TSRT_NR + j];
         }
-    if (te) tsrt__te_tile(te, c, rs, 4, nr);
+    if (te) tsrt__te_tile(te, c, rs, h, nr);
 }
 #endif
 
