@@ -28,14 +28,7 @@ static inline double tsrt_min(double a, double b)
 {
     return (a > b || b != b || (a == b && signbit(b))) ? b : a;
 }
-static inline float tsrt_maxf(float a, float b)
-{
-    return (a < b || b != b || (a == b && signbit(a))) ? b : a;
-}
-static inline float tsrt_minf(float a, float b)
-{
-    return (a > b || b != b || (a == b && signbit(b))) ? b : a;
-}
+/* tsrt_maxf, tsrt_minf: below, after the bit helpers. */
 /* sign(±0) = ±0, NaN stays NaN */
 static inline float tsrt_signf(float x) { return x > 0 ? 1.0f : x < 0 ? -1.0f : x; }
 static inline double tsrt_sign(double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : x; }
@@ -186,6 +179,28 @@ static inline float tsrt_self_(int c, float a, float b)
 {
     const uint32_t m = 0u - (uint32_t)(c != 0);
     return tsrt_bits2f_((tsrt_f2bits_(a) & m) | (tsrt_f2bits_(b) & ~m));
+}
+
+/* tsrt_max's meaning in float, in operations a vector unit has: the
+ * compare-and-select `a < b ? b : a` (one vmaxps; a when unordered), then
+ * b where b is NaN, and where a == b the AND of the two (±0: +0 unless
+ * both are -0; equal numbers: either). The one-expression form compiled
+ * to about nine vector operations and, in scalar code (a loop's
+ * remainder), to unpredictable branches: ResNet's 3x3 max pool spent
+ * half its time in the 7 scalar columns of each 55. Bit for bit the same
+ * as tsrt_max on every pair (checked on 10^8 random pairs and the
+ * special values). */
+static inline float tsrt_maxf(float a, float b)
+{
+    const float r = tsrt_self_(b != b, b, a < b ? b : a);
+    return tsrt_self_(a == b, tsrt_bits2f_(tsrt_f2bits_(a) & tsrt_f2bits_(b)), r);
+}
+/* The mirror image: `a > b ? b : a`, b if NaN, the OR where equal (-0
+ * unless both are +0). */
+static inline float tsrt_minf(float a, float b)
+{
+    const float r = tsrt_self_(b != b, b, a > b ? b : a);
+    return tsrt_self_(a == b, tsrt_bits2f_(tsrt_f2bits_(a) | tsrt_f2bits_(b)), r);
 }
 
 /* e^(rh + rl) for |rh + rl| <= ln2/2 (+ a little), rl the small part:
