@@ -429,6 +429,7 @@ TSRT__OUTLINE void tsrt__ukr4_ua(int64_t k, const float *restrict a, ptrdiff_t l
 
 /* Row heights with a kernel of their own besides MR (tsrt__tile_h). */
 #define TSRT_HAVE_UKRH 1
+#define TSRT_UKRH_EVEN 0
 static inline int tsrt__is_tileh(int64_t h)
 {
     return h == 4;
@@ -619,13 +620,14 @@ TSRT__OUTLINE void tsrt__ukr_full_ua(int64_t k, const float *restrict a, ptrdiff
     tsrt__ukr_full_s(k, a, lda, 1, b, c, rs, beta, te);
 }
 
-/* Tiles of 12, 10, 8 and 4 rows for blocks whose rows are not a multiple
- * of 14 (tsrt__tile_h): 128 rows, a transformer's sequence, run as 4
- * tiles of 14 and 6 of 12 instead of 8 of 14 and 4 of 4; the 4-row tiles
- * ran at about half the 14-row ones' rate (eight accumulators, and a B
- * micro-panel re-read from L2 for 4 rows' FMAs). */
-/* Row heights with a kernel of their own besides MR (tsrt__tile_h). */
+/* Row heights with a kernel of their own besides MR (tsrt__tile_h): 12,
+ * 10 and 8 for blocks whose rows are not a multiple of 14 (128 rows, a
+ * transformer's sequence, run as 4 tiles of 14 and 6 of 12 instead of 8
+ * of 14 and 4 of 4: the 4-row tiles ran at about half the 14-row ones'
+ * rate, eight accumulators and a B micro-panel re-read from L2 for 4
+ * rows' FMAs, D51), 4 for what odd blocks leave over (D42). */
 #define TSRT_HAVE_UKRH 1
+#define TSRT_UKRH_EVEN 1 /* every even height from 8 to MR */
 static inline int tsrt__is_tileh(int64_t h)
 {
     return h == 4 || h == 8 || h == 10 || h == 12;
@@ -788,16 +790,17 @@ static inline void tsrt__ukr_ua(int64_t k, const float *restrict a, ptrdiff_t ld
 }
 
 /* The rows of the row tile starting at ir of an mc-row block: MR, or
- * fewer at the end; a height with a kernel of its own where that fills
- * the block exactly (with MR = 14 and even mc, every multiple of 14 rows
- * goes into ceil(mc/14) tiles of 14, 12, 10 or 8; with the 4-row kernel
- * alone, a remainder divisible by 4 is 4-row tiles, and one of 4q + 2
- * makes the last full tile and it 4-row tiles, MR being 2 mod 4). */
+ * fewer at the end, or a height with a kernel of its own where that
+ * fills the block exactly. With every even height (AVX-512, MR = 14), an
+ * even mc that is not a multiple of 14 is ceil(mc/14) tiles of 14, 12,
+ * 10 or 8 rows. Otherwise, with the 4-row kernel, a remainder divisible
+ * by 4 is 4-row tiles, and one of 4q + 2 makes the last full tile and it
+ * 4-row tiles (MR is 2 mod 4). */
 static inline int64_t tsrt__tile_h(int64_t mc, int64_t ir)
 {
 #ifdef TSRT_HAVE_UKRH
     const int64_t t = mc % TSRT_MR;
-    if (tsrt__is_tileh(10) && t % 2 == 0 && t && mc > TSRT_MR) {
+    if (TSRT_UKRH_EVEN && t % 2 == 0 && t && mc > TSRT_MR) {
         /* n tiles, s rows short of n full ones, taken 2 at a time: the
          * first n - r tiles are h rows high, the last r h - 2 (s <= 6 and
          * n >= 2, so h - 2 >= 8 wherever r > 0) */
