@@ -464,6 +464,10 @@ static void lane_loop(em *e, const ts_ls *s, const ts_ls *u, ts_lx *value, ts_dt
     for (const ts_ls *st = s->body; st != u; st = st->next)
         if (st->k == TS_LS_PREFETCH) put_prefetch(e, s, st, width);
     indent(e);
+    if (nan) { /* scalar.h says why */
+        ts_buf_printf(e->out, "TSRT_LANE_LOOP\n");
+        indent(e);
+    }
     ts_buf_printf(e->out, "for (int l = 0; l < %d; l++) {\n", width);
     open_block(e);
     lane_body(e, s, u, value, dt, lane, nan);

@@ -29,6 +29,16 @@ static inline double tsrt_min(double a, double b)
     return (a > b || b != b || (a == b && signbit(b))) ? b : a;
 }
 /* tsrt_maxf, tsrt_minf: below, after the bit helpers. */
+/* Before a max/min lane loop of the generated kernels (emit_c.c): gcc
+ * unrolled the 16-lane loop before vectorizing it when the row loop around
+ * it had few trips (rows of 128, attention's softmax), and SLP then left
+ * the compare, select and NaN note scalar: 16 vmaxss per 16 floats
+ * instead of one vmaxps. Kept as a loop, the vectorizer takes it whole. */
+#if defined(__GNUC__) && (__GNUC__ >= 8 || defined(__clang__))
+#define TSRT_LANE_LOOP _Pragma("GCC unroll 1")
+#else
+#define TSRT_LANE_LOOP
+#endif
 /* sign(±0) = ±0, NaN stays NaN */
 static inline float tsrt_signf(float x) { return x > 0 ? 1.0f : x < 0 ? -1.0f : x; }
 static inline double tsrt_sign(double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : x; }
