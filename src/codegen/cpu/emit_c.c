@@ -429,10 +429,11 @@ static void put_prefetch(em *e, const ts_ls *loop, const ts_ls *st, int width)
  * With `nan` (max/min's fast lanes), the update is the plain compare and
  * select, one vmaxps/vminps, and `nan` notes a NaN it skipped. */
 static void lane_body(em *e, const ts_ls *s, const ts_ls *u, ts_lx *value, ts_dtype dt, const char *lane,
-                      const char *nan)
+                      const char *nan, int off)
 {
     indent(e);
-    ts_buf_printf(e->out, "const int64_t i%d = i%d_b + l;\n", s->var, s->var);
+    if (off) ts_buf_printf(e->out, "const int64_t i%d = i%d_b + %d + l;\n", s->var, s->var, off);
+    else ts_buf_printf(e->out, "const int64_t i%d = i%d_b + l;\n", s->var, s->var);
     for (const ts_ls *st = s->body; st != u; st = st->next)
         if (st->k == TS_LS_STORE) put_store(e, st);
     ts_buf r = {0}, c = {0};
@@ -453,7 +454,11 @@ static void lane_body(em *e, const ts_ls *s, const ts_ls *u, ts_lx *value, ts_dt
     ts_buf_free(&c);
 }
 
-/* for (; i_b + width <= end; i_b += width) for each lane l < width: body */
+/* for (; i_b + width <= end; i_b += width) for each lane l < width: body.
+ * A width of WIDE x LANES is WIDE loops of LANES lanes, each into its own
+ * arrays (`lane`_k, `nan`_k), which gcc keeps in registers: one loop of
+ * 64 lanes it ran as a loop over four vectors in memory, each a load, the
+ * update and a store (D55). */
 static void lane_loop(em *e, const ts_ls *s, const ts_ls *u, ts_lx *value, ts_dtype dt, const char *lane,
                       const char *nan, const char *end, int width)
 {
@@ -463,15 +468,68 @@ static void lane_loop(em *e, const ts_ls *s, const ts_ls *u, ts_lx *value, ts_dt
     open_block(e);
     for (const ts_ls *st = s->body; st != u; st = st->next)
         if (st->k == TS_LS_PREFETCH) put_prefetch(e, s, st, width);
-    indent(e);
-    if (nan) { /* scalar.h says why */
-        ts_buf_printf(e->out, "TSRT_LANE_LOOP\n");
+    for (int k = 0; k < width / LANES; k++) {
+        char lk[48], nk[48];
+        if (width > LANES) {
+            snprintf(lk, sizeof lk, "lane%d_%d[l]", v, k);
+            snprintf(nk, sizeof nk, "nan%d_%d[l]", v, k);
+        }
         indent(e);
+        if (nan) { /* scalar.h says why */
+            ts_buf_printf(e->out, "TSRT_LANE_LOOP\n");
+            indent(e);
+        }
+        ts_buf_printf(e->out, "for (int l = 0; l < %d; l++) {\n", LANES);
+        open_block(e);
+        if (width > LANES) lane_body(e, s, u, value, dt, lk, nan ? nk : NULL, k * LANES);
+        else lane_body(e, s, u, value, dt, lane, nan, 0);
+        close_brace(e);
     }
-    ts_buf_printf(e->out, "for (int l = 0; l < %d; l++) {\n", width);
-    open_block(e);
-    lane_body(e, s, u, value, dt, lane, nan);
     close_brace(e);
+}
+
+/* max or min's loop of width = WIDE x LANES lanes (lane_reduction): its
+ * WIDE sets of lanes and NaN notes, then each folded into `lane`, `nan`
+ * by the same plain select. */
+static void wide_lanes(em *e, const ts_ls *s, const ts_ls *u, const char *lane, const char *nan, const char *ext,
+                       int width)
+{
+    const ts_dtype dt = u->value->dt;
+    const bool f = dt == TS_DTYPE_F32;
+    const char *T = ts_emit_ctype(dt), *NT = f ? "int32_t" : "int64_t", op = u->op == TS_OP_MAX ? '>' : '<';
+    const char *ident = u->op == TS_OP_MAX ? (f ? "-__builtin_inff()" : "-__builtin_inf()")
+                                           : (f ? "__builtin_inff()" : "__builtin_inf()");
+    int v = s->var, wide = width / LANES;
+    indent(e);
+    ts_buf_printf(e->out, "{\n");
+    open_block(e);
+    for (int k = 0; k < wide; k++) {
+        indent(e);
+        ts_buf_printf(e->out, "%s lane%d_%d[%d];\n", T, v, k, LANES);
+        indent(e);
+        ts_buf_printf(e->out, "%s nan%d_%d[%d];\n", NT, v, k, LANES);
+    }
+    indent(e);
+    ts_buf_printf(e->out, "for (int l = 0; l < %d; l++) {\n", LANES);
+    for (int k = 0; k < wide; k++) {
+        indent(e);
+        ts_buf_printf(e->out, "    lane%d_%d[l] = %s;\n", v, k, ident);
+        indent(e);
+        ts_buf_printf(e->out, "    nan%d_%d[l] = 0;\n", v, k);
+    }
+    indent(e);
+    ts_buf_printf(e->out, "}\n");
+    lane_loop(e, s, u, u->value, dt, lane, nan, ext, width);
+    indent(e);
+    ts_buf_printf(e->out, "for (int l = 0; l < %d; l++) {\n", LANES);
+    for (int k = 0; k < wide; k++) {
+        indent(e);
+        ts_buf_printf(e->out, "    %s = lane%d_%d[l] %c %s ? lane%d_%d[l] : %s;\n", lane, v, k, op, lane, v, k, lane);
+        indent(e);
+        ts_buf_printf(e->out, "    %s |= nan%d_%d[l];\n", nan, v, k);
+    }
+    indent(e);
+    ts_buf_printf(e->out, "}\n");
     close_brace(e);
 }
 
@@ -504,13 +562,13 @@ static void redo_in_order(em *e, const ts_ls *s, const ts_ls *u, const char *ext
  * is a zero or a NaN, is folded again in order with the exact rule: the
  * result is then the reference's, NaN payload included.
  *
- * max and min also run 4 x LANES lanes, then LANES, then the tail. One
- * vector of lanes is one dependency chain (~7 cycles per 16 elements on
- * Zen 4 with the exact rule): four chains overlap (softmax 8192 x 1024
- * 6.58 -> 5.95 ms, D47). Only for rows of 256 and more (or not known):
- * on BERT's rows of 128 the chains are short and the wider fold cost
- * more than it saved. Sums keep LANES: their f32 blocks' error bound is
- * per lane (D27). */
+ * max and min also run 4 x LANES lanes (four sets, wide_lanes), then
+ * LANES, then the tail. One vector of lanes is one dependency chain
+ * (~7 cycles per 16 elements on Zen 4 with the exact rule): four chains
+ * overlap (softmax 8192 x 1024 6.58 -> 5.95 ms, D47). Only for rows of
+ * 256 and more (or not known): on BERT's rows of 128 the chains are
+ * short and the wider fold cost more than it saved. Sums keep LANES:
+ * their f32 blocks' error bound is per lane (D27). */
 static bool lane_reduction(em *e, const ts_ls *s, const char *ext)
 {
     const ts_ls *u = s->body;
@@ -537,9 +595,9 @@ static bool lane_reduction(em *e, const ts_ls *s, const char *ext)
     if (blocked) {
         ts_buf_printf(e->out, "tsrt_f64x16 lanev%d = {0};\n", v);
     } else {
-        ts_buf_printf(e->out, "%s lane%d[%d];\n", T, v, width);
+        ts_buf_printf(e->out, "%s lane%d[%d];\n", T, v, LANES);
         indent(e);
-        ts_buf_printf(e->out, "for (int l = 0; l < %d; l++) lane%d[l] = %s;\n", width, v, ident);
+        ts_buf_printf(e->out, "for (int l = 0; l < %d; l++) lane%d[l] = %s;\n", LANES, v, ident);
     }
     indent(e);
     ts_buf_printf(e->out, "int64_t i%d_b = 0;\n", v);
@@ -576,11 +634,11 @@ static bool lane_reduction(em *e, const ts_ls *s, const char *ext)
     } else {
         if (!sum) {
             indent(e);
-            ts_buf_printf(e->out, "%s nan%d[%d];\n", NT, v, width);
+            ts_buf_printf(e->out, "%s nan%d[%d];\n", NT, v, LANES);
             indent(e);
-            ts_buf_printf(e->out, "for (int l = 0; l < %d; l++) nan%d[l] = 0;\n", width, v);
+            ts_buf_printf(e->out, "for (int l = 0; l < %d; l++) nan%d[l] = 0;\n", LANES, v);
         }
-        if (width > LANES) lane_loop(e, s, u, u->value, dt, lane, sum ? NULL : nan, ext, width);
+        if (width > LANES) wide_lanes(e, s, u, lane, nan, ext, width);
         lane_loop(e, s, u, u->value, dt, lane, sum ? NULL : nan, ext, LANES);
     }
     char accn[32], cond[128];
@@ -612,9 +670,9 @@ static bool lane_reduction(em *e, const ts_ls *s, const char *ext)
         open_block(e);
         indent(e);
         ts_buf_printf(e->out, "const int l = 0;\n");
-        lane_body(e, s, u, u->value, dt, lane, nan);
+        lane_body(e, s, u, u->value, dt, lane, nan, 0);
         close_brace(e);
-        for (int g = width / 2; g >= 1; g /= 2) {
+        for (int g = LANES / 2; g >= 1; g /= 2) {
             indent(e);
             ts_buf_printf(e->out, "for (int l = 0; l < %d; l++) lane%d[l] = lane%d[l + %d] %c lane%d[l] ? lane%d[l + %d] : lane%d[l];\n",
                           g, v, v, g, op, v, v, g, v);
@@ -624,7 +682,7 @@ static bool lane_reduction(em *e, const ts_ls *s, const char *ext)
         indent(e);
         ts_buf_printf(e->out, "%s nany%d = 0;\n", NT, v);
         indent(e);
-        ts_buf_printf(e->out, "for (int l = 0; l < %d; l++) nany%d |= nan%d[l];\n", width, v, v);
+        ts_buf_printf(e->out, "for (int l = 0; l < %d; l++) nany%d |= nan%d[l];\n", LANES, v, v);
         snprintf(cond, sizeof cond, "nany%d || acc%d != acc%d || acc%d == 0", v, u->var, u->var, u->var);
     }
     redo_in_order(e, s, u, ext, cond);
@@ -670,6 +728,52 @@ static void parallel_for(em *e, const ts_ls *s)
     close_brace(e);
 }
 
+/* A row kernel's last pass, `for i: rowtmp[i] = v` over the whole row,
+ * and the stream of that row that follows it: when the row's length is a
+ * constant multiple of 16, the pass computes 16 values at a time into a
+ * vector-sized chunk, which goes straight out with tsrt_stream16; the
+ * row scratch is neither written nor read again. Softmax's scale pass
+ * and layer norm's affine pass were a store and a load per vector more
+ * (softmax 8192 x 1024, 1 thread: -8% in a harness, D55). */
+static bool streamed_pass(const ts_ls *s)
+{
+    const ts_ls *st = s->body, *sr = s->next;
+    if (!sr || sr->k != TS_LS_STREAM || (s->flags & TS_LOOP_PARALLEL) || !st || st->next ||
+        st->k != TS_LS_STORE || st->buf != TS_LBUF_ROWTMP)
+        return false;
+    if (st->index->k != TS_LX_VAR || st->index->var != s->var) return false;
+    if (s->extent->k != TS_LX_CONST || sr->extent->k != TS_LX_CONST || s->extent->ci != sr->extent->ci) return false;
+    return s->extent->ci > 0 && s->extent->ci % LANES == 0;
+}
+
+static void put_streamed_pass(em *e, const ts_ls *s)
+{
+    const ts_ls *st = s->body, *sr = s->next;
+    int v = s->var;
+    ts_buf d = {0}, x = {0};
+    ts_em_ref(e, &d, sr->index, false);   /* the row's start, declared out here */
+    indent(e);
+    ts_buf_printf(e->out, "for (int64_t i%d_b = 0; i%d_b < INT64_C(%lld); i%d_b += %d) {\n", v, v,
+                  (long long)s->extent->ci, v, LANES);
+    open_block(e);
+    indent(e);
+    ts_buf_printf(e->out, "float chunk[%d] __attribute__((aligned(64)));\n", LANES);
+    indent(e);
+    ts_buf_printf(e->out, "for (int l = 0; l < %d; l++) {\n", LANES);
+    open_block(e);
+    indent(e);
+    ts_buf_printf(e->out, "const int64_t i%d = i%d_b + l;\n", v, v);
+    ts_em_ref(e, &x, st->value, false);
+    indent(e);
+    ts_buf_printf(e->out, "chunk[l] = %s;\n", x.data ? x.data : "0");
+    close_brace(e);
+    indent(e);
+    ts_buf_printf(e->out, "tsrt_stream16(b%d + %s + i%d_b, chunk);\n", sr->buf, d.data ? d.data : "0", v);
+    close_brace(e);
+    ts_buf_free(&d);
+    ts_buf_free(&x);
+}
+
 static void for_loop(em *e, const ts_ls *s)
 {
     hoist_stmt(e, s, s->depth);   /* what the loop (and its extent) needs but does not vary in it */
@@ -709,7 +813,15 @@ void ts_em_stmts(em *e, const ts_ls *s)
     for (; s && e->status == TS_OK; s = s->next) {
         ts_buf a = {0}, b = {0}, c = {0};
         switch (s->k) {
-        case TS_LS_FOR: for_loop(e, s); break;
+        case TS_LS_FOR:
+            if (streamed_pass(s)) {
+                hoist_stmt(e, s, s->depth);
+                put_streamed_pass(e, s);
+                s = s->next;   /* the stream it did */
+            } else {
+                for_loop(e, s);
+            }
+            break;
         case TS_LS_STORE: put_store(e, s); break;
         case TS_LS_PREFETCH: break;   /* only lane loops prefetch, once per block of lanes */
         case TS_LS_STREAM:

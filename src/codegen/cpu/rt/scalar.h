@@ -139,6 +139,23 @@ static inline void tsrt_stream_row(float *restrict dst, const float *restrict sr
 #endif
     memcpy(dst, src, sizeof(float) * (size_t)n);
 }
+/* 16 finished floats of such a row, from a chunk in registers or L1
+ * (emit_c.c's streamed last pass): the same choice per row as
+ * tsrt_stream_row, since a row's chunks share its alignment. */
+static inline void tsrt_stream16(float *restrict dst, const float *restrict src)
+{
+#if defined(__AVX512F__) || defined(__AVX__)
+    if (((uintptr_t)dst & (sizeof(tsrt_ntv_) - 1)) == 0) {
+        for (int i = 0; i < 16; i += (int)(sizeof(tsrt_ntv_) / sizeof(float))) {
+            tsrt_ntv_ v;
+            memcpy(&v, src + i, sizeof v);
+            TSRT_NT_STORE_(dst + i, v);
+        }
+        return;
+    }
+#endif
+    memcpy(dst, src, sizeof(float) * 16);
+}
 /* Non-temporal stores are weakly ordered: a thread fences its own before
  * the pool's barrier hands the output to the next kernel. */
 static inline void tsrt_stream_fence(void)
