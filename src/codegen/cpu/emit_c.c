@@ -404,8 +404,10 @@ static bool f32_into_f64(const ts_ls *u)
 /* The cache lines of the `width` elements of a prefetch from i_b on, once
  * per block of lanes. The address may lie past the buffer (the next row
  * after the last one): a prefetch never faults, and nothing reads it.
- * Into L2 (prefetcht1): into L1 it cost Zen 4's softmax 8% over no
- * prefetch at all, while L2 measured as good as none there (D48). */
+ * Into L1 (prefetcht0): with the row streamed out at its end (D50, D55)
+ * the next row's max pass, read from L2, waited behind the stream's
+ * stores; read from L1 it does not (softmax 8192 x 1024 -5%, D56). Before
+ * the stream, L1 had cost 8% and L2 measured as good as none (D48). */
 static void put_prefetch(em *e, const ts_ls *loop, const ts_ls *st, int width)
 {
     int size = ts_dtype_bits(e->k->bufs[st->buf].dt) / 8, v = loop->var;
@@ -419,7 +421,7 @@ static void put_prefetch(em *e, const ts_ls *loop, const ts_ls *st, int width)
     ts_em_ref(e, &a, st->index, false);
     for (int off = 0; off < width * size; off += 64) {
         indent(e);
-        ts_buf_printf(e->out, "__builtin_prefetch(b%d + %s + %d, 0, 2);\n", st->buf, a.data ? a.data : "0", off / size);
+        ts_buf_printf(e->out, "__builtin_prefetch(b%d + %s + %d, 0, 3);\n", st->buf, a.data ? a.data : "0", off / size);
     }
     ts_buf_free(&a);
     close_brace(e);
