@@ -12,9 +12,7 @@
  *
  * The parallel loop (sched.c) becomes one flat range over its collapsed
  * loops, split in contiguous chunks by (ith, nth). A float reduction in a
- * vector loop accumulates in 16 lanes (reassociating the sum, which the
- * tests' tolerance allows and the C compiler will not do on its own),
- * so it vectorizes.
+ * vector loop is written in lanes by emit_lanes.c.
  */
 #include "codegen/cpu/emit_int.h"
 
@@ -23,7 +21,7 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { LANES = 16 };
+enum { LANES = TS_EM_LANES };
 
 const char *ts_emit_ctype(ts_dtype dt)
 {
@@ -80,7 +78,7 @@ static bool push_decl(em *e, uint32_t id)
     return true;
 }
 
-static void open_block(em *e) { e->level++; }
+void ts_em_open(em *e) { e->level++; }
 
 static void close_block(em *e)
 {
@@ -88,13 +86,13 @@ static void close_block(em *e)
     e->level--;
 }
 
-static void indent(em *e) { ts_buf_printf(e->out, "%*s", 4 * (e->level + 1), ""); }
+void ts_em_indent(em *e) { ts_buf_printf(e->out, "%*s", 4 * (e->level + 1), ""); }
 
 /* Leaves a block and writes its closing brace. */
-static void close_brace(em *e)
+void ts_em_close(em *e)
 {
     close_block(e);
-    indent(e);
+    ts_em_indent(e);
     ts_buf_printf(e->out, "}\n");
 }
 
@@ -322,7 +320,7 @@ static void declare(em *e, ts_lx *x)
 {
     ts_buf r = {0};
     rhs(e, &r, x, false);   /* operands first: their declarations come before this line */
-    indent(e);
+    ts_em_indent(e);
     ts_buf_printf(e->out, "const %s t%u = %s;\n", ts_emit_ctype(x->dt), x->id, r.data ? r.data : "0");
     ts_buf_free(&r);
     push_decl(e, x->id);
@@ -372,324 +370,17 @@ static void hoist(em *e, const ts_ls *s, int depth)
 
 /* A loop's body one level in, then its closing brace (the header line is
  * the caller's). */
-static void body_then_brace(em *e, const ts_ls *body)
+void ts_em_body(em *e, const ts_ls *body)
 {
-    open_block(e);
+    ts_em_open(e);
     ts_em_stmts(e, body);
-    close_brace(e);
+    ts_em_close(e);
 }
 
-static void put_combine(em *e, ts_buf *b, ts_op op, ts_dtype dt, const char *acc, const char *v)
+void ts_em_combine(em *e, ts_buf *b, ts_op op, ts_dtype dt, const char *acc, const char *v)
 {
     (void)e;
     put_op(b, op, dt, dt, acc, v, NULL);
-}
-
-static void put_store(em *e, const ts_ls *s);
-
-/* An f32 value summed into an f64 accumulator (the reference's rule for
- * f32 sums) is summed in f32 lanes over blocks of BLOCK elements (BLOCK
- * / LANES terms per lane), each block's lanes then added to f64 lanes:
- * the conversions and f64 adds, half the work of softmax's sum pass, run
- * once per block. Error: at most (BLOCK / LANES - 1) u of the sum of
- * magnitudes, whatever the length (docs/decisions.md D27). */
-enum { BLOCK = 256 };
-
-static bool f32_into_f64(const ts_ls *u)
-{
-    return u->op == TS_OP_ADD && u->value->dt == TS_DTYPE_F64 && u->value->k == TS_LX_CAST &&
-           u->value->a[0]->dt == TS_DTYPE_F32;
-}
-
-/* The cache lines of the `width` elements of a prefetch from i_b on, once
- * per block of lanes. The address may lie past the buffer (the next row
- * after the last one): a prefetch never faults, and nothing reads it.
- * Into L1 (prefetcht0): with the row streamed out at its end (D50, D55)
- * the next row's max pass, read from L2, waited behind the stream's
- * stores; read from L1 it does not (softmax 8192 x 1024 -5%, D56). Before
- * the stream, L1 had cost 8% and L2 measured as good as none (D48). */
-static void put_prefetch(em *e, const ts_ls *loop, const ts_ls *st, int width)
-{
-    int size = ts_dtype_bits(e->k->bufs[st->buf].dt) / 8, v = loop->var;
-    if (size < 1) size = 1;
-    indent(e);
-    ts_buf_printf(e->out, "{\n");
-    open_block(e);
-    indent(e);
-    ts_buf_printf(e->out, "const int64_t i%d = i%d_b;\n", v, v);
-    ts_buf a = {0};
-    ts_em_ref(e, &a, st->index, false);
-    for (int off = 0; off < width * size; off += 64) {
-        indent(e);
-        ts_buf_printf(e->out, "__builtin_prefetch(b%d + %s + %d, 0, 3);\n", st->buf, a.data ? a.data : "0", off / size);
-    }
-    ts_buf_free(&a);
-    close_brace(e);
-}
-
-/* The body of the 16-lane loop: the stores, then the update into `lane`.
- * With `nan` (max/min's fast lanes), the update is the plain compare and
- * select, one vmaxps/vminps, and `nan` notes a NaN it skipped. */
-static void lane_body(em *e, const ts_ls *s, const ts_ls *u, ts_lx *value, ts_dtype dt, const char *lane,
-                      const char *nan, int off)
-{
-    indent(e);
-    if (off) ts_buf_printf(e->out, "const int64_t i%d = i%d_b + %d + l;\n", s->var, s->var, off);
-    else ts_buf_printf(e->out, "const int64_t i%d = i%d_b + l;\n", s->var, s->var);
-    for (const ts_ls *st = s->body; st != u; st = st->next)
-        if (st->k == TS_LS_STORE) put_store(e, st);
-    ts_buf r = {0}, c = {0};
-    ts_em_ref(e, &r, value, false);
-    const char *rv = r.data ? r.data : "0";
-    indent(e);
-    if (nan) {
-        ts_buf_printf(e->out, "const %s xv = %s;\n", ts_emit_ctype(dt), rv);
-        indent(e);
-        ts_buf_printf(e->out, "%s = xv %c %s ? xv : %s;\n", lane, u->op == TS_OP_MAX ? '>' : '<', lane, lane);
-        indent(e);
-        ts_buf_printf(e->out, "%s |= xv != xv;\n", nan);
-    } else {
-        put_combine(e, &c, u->op, dt, lane, rv);
-        ts_buf_printf(e->out, "%s = %s;\n", lane, c.data ? c.data : "0");
-    }
-    ts_buf_free(&r);
-    ts_buf_free(&c);
-}
-
-/* for (; i_b + width <= end; i_b += width) for each lane l < width: body.
- * A width of WIDE x LANES is WIDE loops of LANES lanes, each into its own
- * arrays (`lane`_k, `nan`_k), which gcc keeps in registers: one loop of
- * 64 lanes it ran as a loop over four vectors in memory, each a load, the
- * update and a store (D55). */
-static void lane_loop(em *e, const ts_ls *s, const ts_ls *u, ts_lx *value, ts_dtype dt, const char *lane,
-                      const char *nan, const char *end, int width)
-{
-    int v = s->var;
-    indent(e);
-    ts_buf_printf(e->out, "for (; i%d_b + %d <= %s; i%d_b += %d) {\n", v, width, end, v, width);
-    open_block(e);
-    for (const ts_ls *st = s->body; st != u; st = st->next)
-        if (st->k == TS_LS_PREFETCH) put_prefetch(e, s, st, width);
-    for (int k = 0; k < width / LANES; k++) {
-        char lk[48], nk[48];
-        if (width > LANES) {
-            snprintf(lk, sizeof lk, "lane%d_%d[l]", v, k);
-            snprintf(nk, sizeof nk, "nan%d_%d[l]", v, k);
-        }
-        indent(e);
-        if (nan) { /* scalar.h says why */
-            ts_buf_printf(e->out, "TSRT_LANE_LOOP\n");
-            indent(e);
-        }
-        ts_buf_printf(e->out, "for (int l = 0; l < %d; l++) {\n", LANES);
-        open_block(e);
-        if (width > LANES) lane_body(e, s, u, value, dt, lk, nan ? nk : NULL, k * LANES);
-        else lane_body(e, s, u, value, dt, lane, nan, 0);
-        close_brace(e);
-    }
-    close_brace(e);
-}
-
-/* max or min's loop of width = WIDE x LANES lanes (lane_reduction): its
- * WIDE sets of lanes and NaN notes, then each folded into `lane`, `nan`
- * by the same plain select. */
-static void wide_lanes(em *e, const ts_ls *s, const ts_ls *u, const char *lane, const char *nan, const char *ext,
-                       int width)
-{
-    const ts_dtype dt = u->value->dt;
-    const bool f = dt == TS_DTYPE_F32;
-    const char *T = ts_emit_ctype(dt), *NT = f ? "int32_t" : "int64_t", op = u->op == TS_OP_MAX ? '>' : '<';
-    const char *ident = u->op == TS_OP_MAX ? (f ? "-__builtin_inff()" : "-__builtin_inf()")
-                                           : (f ? "__builtin_inff()" : "__builtin_inf()");
-    int v = s->var, wide = width / LANES;
-    indent(e);
-    ts_buf_printf(e->out, "{\n");
-    open_block(e);
-    for (int k = 0; k < wide; k++) {
-        indent(e);
-        ts_buf_printf(e->out, "%s lane%d_%d[%d];\n", T, v, k, LANES);
-        indent(e);
-        ts_buf_printf(e->out, "%s nan%d_%d[%d];\n", NT, v, k, LANES);
-    }
-    indent(e);
-    ts_buf_printf(e->out, "for (int l = 0; l < %d; l++) {\n", LANES);
-    for (int k = 0; k < wide; k++) {
-        indent(e);
-        ts_buf_printf(e->out, "    lane%d_%d[l] = %s;\n", v, k, ident);
-        indent(e);
-        ts_buf_printf(e->out, "    nan%d_%d[l] = 0;\n", v, k);
-    }
-    indent(e);
-    ts_buf_printf(e->out, "}\n");
-    lane_loop(e, s, u, u->value, dt, lane, nan, ext, width);
-    indent(e);
-    ts_buf_printf(e->out, "for (int l = 0; l < %d; l++) {\n", LANES);
-    for (int k = 0; k < wide; k++) {
-        indent(e);
-        ts_buf_printf(e->out, "    %s = lane%d_%d[l] %c %s ? lane%d_%d[l] : %s;\n", lane, v, k, op, lane, v, k, lane);
-        indent(e);
-        ts_buf_printf(e->out, "    %s |= nan%d_%d[l];\n", nan, v, k);
-    }
-    indent(e);
-    ts_buf_printf(e->out, "}\n");
-    close_brace(e);
-}
-
-/* if (cond) the accumulator is reset and the loop runs again in order,
- * element by element: the reference's own fold. Its stores store what
- * they stored before. */
-static void redo_in_order(em *e, const ts_ls *s, const ts_ls *u, const char *ext, const char *cond)
-{
-    int v = s->var;
-    indent(e);
-    ts_buf_printf(e->out, "if (%s) {\n", cond);
-    open_block(e);
-    indent(e);
-    ts_buf_printf(e->out, "acc%d = acc%d_0;\n", u->var, u->var);
-    indent(e);
-    ts_buf_printf(e->out, "for (int64_t i%d = 0; i%d < %s; i%d++) {\n", v, v, ext, v);
-    body_then_brace(e, s->body);
-    close_brace(e);
-}
-
-/* A vector loop whose body is one float update, after stores (a row
- * kernel keeping the summed values, lower.c stage_pick): 16 lanes, then
- * the tail.
- *
- * max and min run fast lanes: a plain compare and select (one vmaxps
- * where tsrt_maxf is a chain of three compares and a blend; softmax's
- * max pass 2.1 -> 0.8 ns per 16 floats in L1, D48) and a note of any
- * NaN skipped. The plain select differs from the primitive's max only on
- * NaN and on the sign of a zero, so a row that met a NaN, or whose result
- * is a zero or a NaN, is folded again in order with the exact rule: the
- * result is then the reference's, NaN payload included.
- *
- * max and min also run 4 x LANES lanes (four sets, wide_lanes), then
- * LANES, then the tail. One vector of lanes is one dependency chain
- * (~7 cycles per 16 elements on Zen 4 with the exact rule): four chains
- * overlap (softmax 8192 x 1024 6.58 -> 5.95 ms, D47). Only for rows of
- * 256 and more (or not known): on BERT's rows of 128 the chains are
- * short and the wider fold cost more than it saved. Sums keep LANES:
- * their f32 blocks' error bound is per lane (D27). */
-static bool lane_reduction(em *e, const ts_ls *s, const char *ext)
-{
-    const ts_ls *u = s->body;
-    while (u && (u->k == TS_LS_STORE || u->k == TS_LS_PREFETCH)) u = u->next;
-    if (!u || u->next || u->k != TS_LS_UPDATE || !is_float(u->value->dt)) return false;
-    if (u->op != TS_OP_ADD && u->op != TS_OP_MAX && u->op != TS_OP_MIN) return false;
-    if (s->extent->k == TS_LX_CONST && s->extent->ci < 4 * LANES) return false;   /* a short loop: lanes cost more */
-    ts_dtype dt = u->value->dt;
-    const char *T = ts_emit_ctype(dt);
-    bool f = dt == TS_DTYPE_F32;
-    const bool long_row = s->extent->k != TS_LX_CONST || s->extent->ci >= 16 * LANES;
-    const bool sum = u->op == TS_OP_ADD;
-    const int width = sum || !long_row ? LANES : 4 * LANES;
-    const char *ident = sum ? "0" : u->op == TS_OP_MAX ? (f ? "-__builtin_inff()" : "-__builtin_inf()")
-                                                       : (f ? "__builtin_inff()" : "__builtin_inf()");
-    int v = s->var;
-    indent(e);
-    ts_buf_printf(e->out, "{\n");
-    open_block(e);
-    indent(e);
-    ts_buf_printf(e->out, "const %s acc%d_0 = acc%d;\n", T, u->var, u->var);
-    const bool blocked = f32_into_f64(u);
-    indent(e);
-    if (blocked) {
-        ts_buf_printf(e->out, "tsrt_f64x16 lanev%d = {0};\n", v);
-    } else {
-        ts_buf_printf(e->out, "%s lane%d[%d];\n", T, v, LANES);
-        indent(e);
-        ts_buf_printf(e->out, "for (int l = 0; l < %d; l++) lane%d[l] = %s;\n", LANES, v, ident);
-    }
-    indent(e);
-    ts_buf_printf(e->out, "int64_t i%d_b = 0;\n", v);
-    char lane[32], nan[32];
-    snprintf(lane, sizeof lane, "lane%d[l]", v);
-    snprintf(nan, sizeof nan, "nan%d[l]", v);
-    /* the flags as wide as the values, so both vectorize lane for lane */
-    const char *NT = f ? "int32_t" : "int64_t";
-    if (blocked) {
-        char flane[32], end[32];
-        snprintf(flane, sizeof flane, "flane%d[l]", v);
-        snprintf(end, sizeof end, "i%d_e", v);
-        indent(e);
-        ts_buf_printf(e->out, "while (i%d_b + %d <= %s) {\n", v, LANES, ext);
-        open_block(e);
-        indent(e);
-        ts_buf_printf(e->out, "float flane%d[%d];\n", v, LANES);
-        indent(e);
-        ts_buf_printf(e->out, "for (int l = 0; l < %d; l++) flane%d[l] = 0;\n", LANES, v);
-        indent(e);
-        ts_buf_printf(e->out, "const int64_t i%d_e = i%d_b + %d < %s ? i%d_b + %d : %s;\n", v, v, BLOCK, ext, v,
-                      BLOCK, ext);
-        lane_loop(e, s, u, u->value->a[0], TS_DTYPE_F32, flane, NULL, end, LANES);
-        /* the block's partials into the f64 lanes as vectors (D49) */
-        indent(e);
-        ts_buf_printf(e->out,
-                      "{ tsrt_f32x16 fv; memcpy(&fv, flane%d, sizeof fv); lanev%d += __builtin_convertvector(fv, tsrt_f64x16); }\n",
-                      v, v);
-        close_brace(e);
-        indent(e);
-        ts_buf_printf(e->out, "double lane%d[%d];\n", v, LANES);
-        indent(e);
-        ts_buf_printf(e->out, "memcpy(lane%d, &lanev%d, sizeof lane%d);\n", v, v, v);
-    } else {
-        if (!sum) {
-            indent(e);
-            ts_buf_printf(e->out, "%s nan%d[%d];\n", NT, v, LANES);
-            indent(e);
-            ts_buf_printf(e->out, "for (int l = 0; l < %d; l++) nan%d[l] = 0;\n", LANES, v);
-        }
-        if (width > LANES) wide_lanes(e, s, u, lane, nan, ext, width);
-        lane_loop(e, s, u, u->value, dt, lane, sum ? NULL : nan, ext, LANES);
-    }
-    char accn[32], cond[128];
-    snprintf(accn, sizeof accn, "acc%d", u->var);
-    if (sum) {
-        indent(e);
-        ts_buf_printf(e->out, "for (int64_t i%d = i%d_b; i%d < %s; i%d++) {\n", v, v, v, ext, v);
-        body_then_brace(e, s->body);
-        ts_buf m = {0};
-        put_combine(e, &m, u->op, dt, accn, lane);
-        indent(e);
-        ts_buf_printf(e->out, "for (int l = 0; l < %d; l++) acc%d = %s;\n", LANES, u->var, m.data ? m.data : "0");
-        ts_buf_free(&m);
-        /* A partial that overflowed or met an inf or NaN leaves the f64
-         * sum not finite; the reference's f64 sum may not overflow where
-         * an f32 partial did, so such a row is summed again in order
-         * (a finite f64 total means every partial was finite: then this
-         * is the blocked sum, D27). Plain f64 sums check it as well. */
-        snprintf(cond, sizeof cond, "!isfinite(acc%d)", u->var);
-    } else {
-        /* The tail into lane 0, then the lanes halved down to one and into
-         * the accumulator, all by the plain select: no NaN reaches a lane,
-         * and a zero result is redone. (tsrt_maxf on scalars compiles to
-         * branches, which random rows mispredict: the exact fold of 64
-         * lanes cost softmax 1.5 ms of 6, D48.) */
-        const char op = u->op == TS_OP_MAX ? '>' : '<';
-        indent(e);
-        ts_buf_printf(e->out, "for (; i%d_b < %s; i%d_b++) {\n", v, ext, v);
-        open_block(e);
-        indent(e);
-        ts_buf_printf(e->out, "const int l = 0;\n");
-        lane_body(e, s, u, u->value, dt, lane, nan, 0);
-        close_brace(e);
-        for (int g = LANES / 2; g >= 1; g /= 2) {
-            indent(e);
-            ts_buf_printf(e->out, "for (int l = 0; l < %d; l++) lane%d[l] = lane%d[l + %d] %c lane%d[l] ? lane%d[l + %d] : lane%d[l];\n",
-                          g, v, v, g, op, v, v, g, v);
-        }
-        indent(e);
-        ts_buf_printf(e->out, "acc%d = lane%d[0] %c acc%d ? lane%d[0] : acc%d;\n", u->var, v, op, u->var, v, u->var);
-        indent(e);
-        ts_buf_printf(e->out, "%s nany%d = 0;\n", NT, v);
-        indent(e);
-        ts_buf_printf(e->out, "for (int l = 0; l < %d; l++) nany%d |= nan%d[l];\n", LANES, v, v);
-        snprintf(cond, sizeof cond, "nany%d || acc%d != acc%d || acc%d == 0", v, u->var, u->var, u->var);
-    }
-    redo_in_order(e, s, u, ext, cond);
-    close_brace(e);
-    return true;
 }
 
 static void parallel_for(em *e, const ts_ls *s)
@@ -701,24 +392,24 @@ static void parallel_for(em *e, const ts_ls *s)
     ts_buf ext[TS_MAX_RANK + 8];
     memset(ext, 0, sizeof ext);
     for (int i = 0; i < m; i++) ts_em_ref(e, &ext[i], loops[i]->extent, false);
-    indent(e);
+    ts_em_indent(e);
     ts_buf_printf(e->out, "{\n");
-    open_block(e);
-    indent(e);
+    ts_em_open(e);
+    ts_em_indent(e);
     ts_buf_printf(e->out, "const int64_t n_ = 1");
     for (int i = 0; i < m; i++) ts_buf_printf(e->out, " * %s", ext[i].data);
     ts_buf_printf(e->out, ";\n");
-    indent(e);
+    ts_em_indent(e);
     ts_buf_printf(e->out, "const int64_t lo_ = n_ / nth * ith + (ith < n_ %% nth ? ith : n_ %% nth);\n");
-    indent(e);
+    ts_em_indent(e);
     ts_buf_printf(e->out, "const int64_t hi_ = lo_ + n_ / nth + (ith < n_ %% nth);\n");
-    indent(e);
+    ts_em_indent(e);
     ts_buf_printf(e->out, "for (int64_t f_ = lo_; f_ < hi_; f_++) {\n");
-    open_block(e);
-    indent(e);
+    ts_em_open(e);
+    ts_em_indent(e);
     ts_buf_printf(e->out, "int64_t r_ = f_;\n");
     for (int i = m - 1; i >= 0; i--) {
-        indent(e);
+        ts_em_indent(e);
         if (i) ts_buf_printf(e->out, "const int64_t i%d = r_ %% %s; r_ /= %s;\n", loops[i]->var, ext[i].data, ext[i].data);
         else ts_buf_printf(e->out, "const int64_t i%d = r_;\n", loops[i]->var);
     }
@@ -726,8 +417,8 @@ static void parallel_for(em *e, const ts_ls *s)
     const ts_ls *inner = loops[m - 1];
     hoist(e, inner->body, inner->depth + 1);
     ts_em_stmts(e, inner->body);
-    close_brace(e);
-    close_brace(e);
+    ts_em_close(e);
+    ts_em_close(e);
 }
 
 /* A row kernel's last pass, `for i: rowtmp[i] = v` over the whole row,
@@ -754,24 +445,24 @@ static void put_streamed_pass(em *e, const ts_ls *s)
     int v = s->var;
     ts_buf d = {0}, x = {0};
     ts_em_ref(e, &d, sr->index, false);   /* the row's start, declared out here */
-    indent(e);
+    ts_em_indent(e);
     ts_buf_printf(e->out, "for (int64_t i%d_b = 0; i%d_b < INT64_C(%lld); i%d_b += %d) {\n", v, v,
                   (long long)s->extent->ci, v, LANES);
-    open_block(e);
-    indent(e);
+    ts_em_open(e);
+    ts_em_indent(e);
     ts_buf_printf(e->out, "float chunk[%d] __attribute__((aligned(64)));\n", LANES);
-    indent(e);
+    ts_em_indent(e);
     ts_buf_printf(e->out, "for (int l = 0; l < %d; l++) {\n", LANES);
-    open_block(e);
-    indent(e);
+    ts_em_open(e);
+    ts_em_indent(e);
     ts_buf_printf(e->out, "const int64_t i%d = i%d_b + l;\n", v, v);
     ts_em_ref(e, &x, st->value, false);
-    indent(e);
+    ts_em_indent(e);
     ts_buf_printf(e->out, "chunk[l] = %s;\n", x.data ? x.data : "0");
-    close_brace(e);
-    indent(e);
+    ts_em_close(e);
+    ts_em_indent(e);
     ts_buf_printf(e->out, "tsrt_stream16(b%d + %s + i%d_b, chunk);\n", sr->buf, d.data ? d.data : "0", v);
-    close_brace(e);
+    ts_em_close(e);
     ts_buf_free(&d);
     ts_buf_free(&x);
 }
@@ -785,22 +476,22 @@ static void for_loop(em *e, const ts_ls *s)
     }
     ts_buf ext = {0};
     ts_em_ref(e, &ext, s->extent, false);
-    if ((s->flags & TS_LOOP_VECTOR) && lane_reduction(e, s, ext.data)) {
+    if ((s->flags & TS_LOOP_VECTOR) && ts_em_lane_reduction(e, s, ext.data)) {
         ts_buf_free(&ext);
         return;
     }
-    indent(e);
+    ts_em_indent(e);
     ts_buf_printf(e->out, "for (int64_t i%d = 0; i%d < %s; i%d++) {\n", s->var, s->var, ext.data, s->var);
     ts_buf_free(&ext);
-    body_then_brace(e, s->body);
+    ts_em_body(e, s->body);
 }
 
-static void put_store(em *e, const ts_ls *s)
+void ts_em_store(em *e, const ts_ls *s)
 {
     ts_buf a = {0}, b = {0};
     ts_em_ref(e, &a, s->index, false);
     ts_em_ref(e, &b, s->value, false);
-    indent(e);
+    ts_em_indent(e);
     if (s->buf == TS_LBUF_BLOCK) ts_buf_printf(e->out, "block[%s] = %s;\n", a.data, b.data);
     else if (s->buf == TS_LBUF_ROWTMP) ts_buf_printf(e->out, "rowtmp[%s] = %s;\n", a.data, b.data);
     else if (s->buf == TS_LBUF_TEROW || s->buf == TS_LBUF_TECOL)
@@ -824,25 +515,25 @@ void ts_em_stmts(em *e, const ts_ls *s)
                 for_loop(e, s);
             }
             break;
-        case TS_LS_STORE: put_store(e, s); break;
+        case TS_LS_STORE: ts_em_store(e, s); break;
         case TS_LS_PREFETCH: break;   /* only lane loops prefetch, once per block of lanes */
         case TS_LS_STREAM:
             ts_em_ref(e, &a, s->index, false);
             ts_em_ref(e, &b, s->extent, false);
-            indent(e);
+            ts_em_indent(e);
             ts_buf_printf(e->out, "tsrt_stream_row(b%d + %s, rowtmp, %s);\n", s->buf, a.data, b.data);
             break;
         case TS_LS_ACC:
             ts_em_ref(e, &a, s->value, false);
-            indent(e);
+            ts_em_indent(e);
             ts_buf_printf(e->out, "%s acc%d = %s;\n", ts_emit_ctype(s->dt), s->var, a.data);
             break;
         case TS_LS_UPDATE: {
             char accn[32];
             snprintf(accn, sizeof accn, "acc%d", s->var);
             ts_em_ref(e, &a, s->value, false);
-            put_combine(e, &c, s->op, s->value->dt, accn, a.data);
-            indent(e);
+            ts_em_combine(e, &c, s->op, s->value->dt, accn, a.data);
+            ts_em_indent(e);
             ts_buf_printf(e->out, "%s = %s;\n", accn, c.data);
             break;
         }

@@ -1,6 +1,6 @@
-/* emit_int.h — what emit_c.c (loop IR to C) and emit_tmpl.c (template
- * calls) share: the emitter's state and its statement and expression
- * writers (internal to src/codegen/cpu/). */
+/* emit_int.h — what emit_c.c (loop IR to C), emit_lanes.c (lane
+ * reductions) and emit_tmpl.c (template calls) share: the emitter's state
+ * and its statement and expression writers (internal to src/codegen/cpu/). */
 #ifndef TS_CODEGEN_CPU_EMIT_INT_H
 #define TS_CODEGEN_CPU_EMIT_INT_H
 
@@ -26,6 +26,23 @@ void ts_em_reset(em *e);
 void ts_em_prologue(em *e, const ts_lkernel *k);
 /* The statements s (and what follows them) at the current level. */
 void ts_em_stmts(em *e, const ts_ls *s);
+/* Lanes of a vector float reduction: one vector of f32 (AVX-512). */
+#define TS_EM_LANES 16
+
+/* Indentation for the current level; enter a block; leave it and close
+ * its brace. */
+void ts_em_indent(em *e);
+void ts_em_open(em *e);
+void ts_em_close(em *e);
+/* A loop's body one level in, then its closing brace. */
+void ts_em_body(em *e, const ts_ls *body);
+/* One store statement. */
+void ts_em_store(em *e, const ts_ls *s);
+/* The C text of acc `op` v in b (an UPDATE's combine). */
+void ts_em_combine(em *e, ts_buf *b, ts_op op, ts_dtype dt, const char *acc, const char *v);
+/* The vector loop s (a float reduction after stores) in lanes; false when
+ * it is not one, and nothing was written (emit_lanes.c). */
+bool ts_em_lane_reduction(em *e, const ts_ls *s, const char *ext);
 /* A contraction kernel (k->tmpl): its functions (emit_tmpl.c). */
 void ts_em_template_kernel(em *e, const ts_lkernel *k);
 

@@ -29,7 +29,7 @@ static inline double tsrt_min(double a, double b)
     return (a > b || b != b || (a == b && signbit(b))) ? b : a;
 }
 /* tsrt_maxf, tsrt_minf: below, after the bit helpers. */
-/* Before a max/min lane loop of the generated kernels (emit_c.c): gcc
+/* Before a max/min lane loop of the generated kernels (emit_lanes.c): gcc
  * unrolled the 16-lane loop before vectorizing it when the row loop around
  * it had few trips (rows of 128, attention's softmax), and SLP then left
  * the compare, select and NaN note scalar: 16 vmaxss per 16 floats
@@ -99,7 +99,7 @@ static inline uint64_t tsrt_f2u(double v, uint64_t hi)
 }
 
 /* The f32 block partials of a generated sum, added to its f64 lanes
- * (emit_c.c lane_reduction): as vectors the conversion and adds are a few
+ * (emit_lanes.c): as vectors the conversion and adds are a few
  * instructions; as arrays gcc splits the f64 lanes into 16 scalars and the
  * flush took ~50 per block (D49). GCC/Clang vector extensions; the C
  * compiler splits them to the machine's width. */
@@ -124,24 +124,9 @@ typedef float tsrt_ntv_ __attribute__((vector_size(32)));
 #define TSRT_NT_STORE_(p, v) __builtin_nontemporal_store((v), (tsrt_ntv_ *)(p))
 #endif
 #endif
-static inline void tsrt_stream_row(float *restrict dst, const float *restrict src, int64_t n)
-{
-#if defined(__AVX512F__) || defined(__AVX__)
-    const int64_t w = (int64_t)(sizeof(tsrt_ntv_) / sizeof(float));
-    if (((uintptr_t)dst & (sizeof(tsrt_ntv_) - 1)) == 0 && n % w == 0) {
-        for (int64_t i = 0; i < n; i += w) {
-            tsrt_ntv_ v;
-            memcpy(&v, src + i, sizeof v);
-            TSRT_NT_STORE_(dst + i, v);
-        }
-        return;
-    }
-#endif
-    memcpy(dst, src, sizeof(float) * (size_t)n);
-}
-/* 16 finished floats of such a row, from a chunk in registers or L1
- * (emit_c.c's streamed last pass): the same choice per row as
- * tsrt_stream_row, since a row's chunks share its alignment. */
+/* 16 floats of such a row: non-temporal when dst is aligned to the
+ * vector stores (a row's chunks share its alignment, so the choice is the
+ * row's), a plain copy otherwise. */
 static inline void tsrt_stream16(float *restrict dst, const float *restrict src)
 {
 #if defined(__AVX512F__) || defined(__AVX__)
@@ -155,6 +140,17 @@ static inline void tsrt_stream16(float *restrict dst, const float *restrict src)
     }
 #endif
     memcpy(dst, src, sizeof(float) * 16);
+}
+/* A whole row of n floats from a scratch row: by chunks of 16 when n is
+ * a multiple of 16. The emitter streams a row's last pass chunk by chunk
+ * (emit_c.c, D55); this is the stream statement's general form. */
+static inline void tsrt_stream_row(float *restrict dst, const float *restrict src, int64_t n)
+{
+    if (n % 16 == 0) {
+        for (int64_t i = 0; i < n; i += 16) tsrt_stream16(dst + i, src + i);
+        return;
+    }
+    memcpy(dst, src, sizeof(float) * (size_t)n);
 }
 /* Non-temporal stores are weakly ordered: a thread fences its own before
  * the pool's barrier hands the output to the next kernel. */

@@ -1,0 +1,318 @@
+/* emit_lanes.c — float reductions in vector lanes (loop IR to C): a sum,
+ * max or min over a vector loop accumulates in LANES lanes (reassociating
+ * it, which the tests' tolerance allows and the C compiler will not do on
+ * its own), so the loop vectorizes; the prefetches of a row kernel's next
+ * row go with them, once per block of lanes. Split from emit_c.c, whose
+ * for_loop calls ts_em_lane_reduction. */
+#include "codegen/cpu/emit_int.h"
+
+#include <stdio.h>
+
+enum { LANES = TS_EM_LANES };
+
+static bool is_float(ts_dtype dt) { return dt == TS_DTYPE_F32 || dt == TS_DTYPE_F64; }
+
+/* An f32 value summed into an f64 accumulator (the reference's rule for
+ * f32 sums) is summed in f32 lanes over blocks of BLOCK elements (BLOCK
+ * / LANES terms per lane), each block's lanes then added to f64 lanes:
+ * the conversions and f64 adds, half the work of softmax's sum pass, run
+ * once per block. Error: at most (BLOCK / LANES - 1) u of the sum of
+ * magnitudes, whatever the length (docs/decisions.md D27). */
+enum { BLOCK = 256 };
+
+static bool f32_into_f64(const ts_ls *u)
+{
+    return u->op == TS_OP_ADD && u->value->dt == TS_DTYPE_F64 && u->value->k == TS_LX_CAST &&
+           u->value->a[0]->dt == TS_DTYPE_F32;
+}
+
+/* The cache lines of the `width` elements of a prefetch from i_b on, once
+ * per block of lanes. The address may lie past the buffer (the next row
+ * after the last one): a prefetch never faults, and nothing reads it.
+ * Into L1 (prefetcht0): with the row streamed out at its end (D50, D55)
+ * the next row's max pass, read from L2, waited behind the stream's
+ * stores; read from L1 it does not (softmax 8192 x 1024 -5%, D56). Before
+ * the stream, L1 had cost 8% and L2 measured as good as none (D48). */
+static void put_prefetch(em *e, const ts_ls *loop, const ts_ls *st, int width)
+{
+    int size = ts_dtype_bits(e->k->bufs[st->buf].dt) / 8, v = loop->var;
+    if (size < 1) size = 1;
+    ts_em_indent(e);
+    ts_buf_printf(e->out, "{\n");
+    ts_em_open(e);
+    ts_em_indent(e);
+    ts_buf_printf(e->out, "const int64_t i%d = i%d_b;\n", v, v);
+    ts_buf a = {0};
+    ts_em_ref(e, &a, st->index, false);
+    for (int off = 0; off < width * size; off += 64) {
+        ts_em_indent(e);
+        ts_buf_printf(e->out, "__builtin_prefetch(b%d + %s + %d, 0, 3);\n", st->buf, a.data ? a.data : "0", off / size);
+    }
+    ts_buf_free(&a);
+    ts_em_close(e);
+}
+
+/* The body of the 16-lane loop: the stores, then the update into `lane`.
+ * With `nan` (max/min's fast lanes), the update is the plain compare and
+ * select, one vmaxps/vminps, and `nan` notes a NaN it skipped. */
+static void lane_body(em *e, const ts_ls *s, const ts_ls *u, ts_lx *value, ts_dtype dt, const char *lane,
+                      const char *nan, int off)
+{
+    ts_em_indent(e);
+    if (off) ts_buf_printf(e->out, "const int64_t i%d = i%d_b + %d + l;\n", s->var, s->var, off);
+    else ts_buf_printf(e->out, "const int64_t i%d = i%d_b + l;\n", s->var, s->var);
+    for (const ts_ls *st = s->body; st != u; st = st->next)
+        if (st->k == TS_LS_STORE) ts_em_store(e, st);
+    ts_buf r = {0}, c = {0};
+    ts_em_ref(e, &r, value, false);
+    const char *rv = r.data ? r.data : "0";
+    ts_em_indent(e);
+    if (nan) {
+        ts_buf_printf(e->out, "const %s xv = %s;\n", ts_emit_ctype(dt), rv);
+        ts_em_indent(e);
+        ts_buf_printf(e->out, "%s = xv %c %s ? xv : %s;\n", lane, u->op == TS_OP_MAX ? '>' : '<', lane, lane);
+        ts_em_indent(e);
+        ts_buf_printf(e->out, "%s |= xv != xv;\n", nan);
+    } else {
+        ts_em_combine(e, &c, u->op, dt, lane, rv);
+        ts_buf_printf(e->out, "%s = %s;\n", lane, c.data ? c.data : "0");
+    }
+    ts_buf_free(&r);
+    ts_buf_free(&c);
+}
+
+/* for (; i_b + width <= end; i_b += width) for each lane l < width: body.
+ * A width of WIDE x LANES is WIDE loops of LANES lanes, each into its own
+ * arrays (`lane`_k, `nan`_k), which gcc keeps in registers: one loop of
+ * 64 lanes it ran as a loop over four vectors in memory, each a load, the
+ * update and a store (D55). */
+static void lane_loop(em *e, const ts_ls *s, const ts_ls *u, ts_lx *value, ts_dtype dt, const char *lane,
+                      const char *nan, const char *end, int width)
+{
+    int v = s->var;
+    ts_em_indent(e);
+    ts_buf_printf(e->out, "for (; i%d_b + %d <= %s; i%d_b += %d) {\n", v, width, end, v, width);
+    ts_em_open(e);
+    for (const ts_ls *st = s->body; st != u; st = st->next)
+        if (st->k == TS_LS_PREFETCH) put_prefetch(e, s, st, width);
+    for (int k = 0; k < width / LANES; k++) {
+        char lk[48], nk[48];
+        if (width > LANES) {
+            snprintf(lk, sizeof lk, "lane%d_%d[l]", v, k);
+            snprintf(nk, sizeof nk, "nan%d_%d[l]", v, k);
+        }
+        ts_em_indent(e);
+        if (nan) { /* scalar.h says why */
+            ts_buf_printf(e->out, "TSRT_LANE_LOOP\n");
+            ts_em_indent(e);
+        }
+        ts_buf_printf(e->out, "for (int l = 0; l < %d; l++) {\n", LANES);
+        ts_em_open(e);
+        if (width > LANES) lane_body(e, s, u, value, dt, lk, nan ? nk : NULL, k * LANES);
+        else lane_body(e, s, u, value, dt, lane, nan, 0);
+        ts_em_close(e);
+    }
+    ts_em_close(e);
+}
+
+/* max or min's loop of width = WIDE x LANES lanes (lane_reduction): its
+ * WIDE sets of lanes and NaN notes, then each folded into `lane`, `nan`
+ * by the same plain select. */
+static void wide_lanes(em *e, const ts_ls *s, const ts_ls *u, const char *lane, const char *nan, const char *ext,
+                       int width)
+{
+    const ts_dtype dt = u->value->dt;
+    const bool f = dt == TS_DTYPE_F32;
+    const char *T = ts_emit_ctype(dt), *NT = f ? "int32_t" : "int64_t", op = u->op == TS_OP_MAX ? '>' : '<';
+    const char *ident = u->op == TS_OP_MAX ? (f ? "-__builtin_inff()" : "-__builtin_inf()")
+                                           : (f ? "__builtin_inff()" : "__builtin_inf()");
+    int v = s->var, wide = width / LANES;
+    ts_em_indent(e);
+    ts_buf_printf(e->out, "{\n");
+    ts_em_open(e);
+    for (int k = 0; k < wide; k++) {
+        ts_em_indent(e);
+        ts_buf_printf(e->out, "%s lane%d_%d[%d];\n", T, v, k, LANES);
+        ts_em_indent(e);
+        ts_buf_printf(e->out, "%s nan%d_%d[%d];\n", NT, v, k, LANES);
+    }
+    ts_em_indent(e);
+    ts_buf_printf(e->out, "for (int l = 0; l < %d; l++) {\n", LANES);
+    for (int k = 0; k < wide; k++) {
+        ts_em_indent(e);
+        ts_buf_printf(e->out, "    lane%d_%d[l] = %s;\n", v, k, ident);
+        ts_em_indent(e);
+        ts_buf_printf(e->out, "    nan%d_%d[l] = 0;\n", v, k);
+    }
+    ts_em_indent(e);
+    ts_buf_printf(e->out, "}\n");
+    lane_loop(e, s, u, u->value, dt, lane, nan, ext, width);
+    ts_em_indent(e);
+    ts_buf_printf(e->out, "for (int l = 0; l < %d; l++) {\n", LANES);
+    for (int k = 0; k < wide; k++) {
+        ts_em_indent(e);
+        ts_buf_printf(e->out, "    %s = lane%d_%d[l] %c %s ? lane%d_%d[l] : %s;\n", lane, v, k, op, lane, v, k, lane);
+        ts_em_indent(e);
+        ts_buf_printf(e->out, "    %s |= nan%d_%d[l];\n", nan, v, k);
+    }
+    ts_em_indent(e);
+    ts_buf_printf(e->out, "}\n");
+    ts_em_close(e);
+}
+
+/* if (cond) the accumulator is reset and the loop runs again in order,
+ * element by element: the reference's own fold. Its stores store what
+ * they stored before. */
+static void redo_in_order(em *e, const ts_ls *s, const ts_ls *u, const char *ext, const char *cond)
+{
+    int v = s->var;
+    ts_em_indent(e);
+    ts_buf_printf(e->out, "if (%s) {\n", cond);
+    ts_em_open(e);
+    ts_em_indent(e);
+    ts_buf_printf(e->out, "acc%d = acc%d_0;\n", u->var, u->var);
+    ts_em_indent(e);
+    ts_buf_printf(e->out, "for (int64_t i%d = 0; i%d < %s; i%d++) {\n", v, v, ext, v);
+    ts_em_body(e, s->body);
+    ts_em_close(e);
+}
+
+/* A vector loop whose body is one float update, after stores (a row
+ * kernel keeping the summed values, lower.c stage_pick): 16 lanes, then
+ * the tail.
+ *
+ * max and min run fast lanes: a plain compare and select (one vmaxps
+ * where tsrt_maxf is a chain of three compares and a blend; softmax's
+ * max pass 2.1 -> 0.8 ns per 16 floats in L1, D48) and a note of any
+ * NaN skipped. The plain select differs from the primitive's max only on
+ * NaN and on the sign of a zero, so a row that met a NaN, or whose result
+ * is a zero or a NaN, is folded again in order with the exact rule: the
+ * result is then the reference's, NaN payload included.
+ *
+ * max and min also run 4 x LANES lanes (four sets, wide_lanes), then
+ * LANES, then the tail. One vector of lanes is one dependency chain
+ * (~7 cycles per 16 elements on Zen 4 with the exact rule): four chains
+ * overlap (softmax 8192 x 1024 6.58 -> 5.95 ms, D47). Only for rows of
+ * 256 and more (or not known): on BERT's rows of 128 the chains are
+ * short and the wider fold cost more than it saved. Sums keep LANES:
+ * their f32 blocks' error bound is per lane (D27). */
+bool ts_em_lane_reduction(em *e, const ts_ls *s, const char *ext)
+{
+    const ts_ls *u = s->body;
+    while (u && (u->k == TS_LS_STORE || u->k == TS_LS_PREFETCH)) u = u->next;
+    if (!u || u->next || u->k != TS_LS_UPDATE || !is_float(u->value->dt)) return false;
+    if (u->op != TS_OP_ADD && u->op != TS_OP_MAX && u->op != TS_OP_MIN) return false;
+    if (s->extent->k == TS_LX_CONST && s->extent->ci < 4 * LANES) return false;   /* a short loop: lanes cost more */
+    ts_dtype dt = u->value->dt;
+    const char *T = ts_emit_ctype(dt);
+    bool f = dt == TS_DTYPE_F32;
+    const bool long_row = s->extent->k != TS_LX_CONST || s->extent->ci >= 16 * LANES;
+    const bool sum = u->op == TS_OP_ADD;
+    const int width = sum || !long_row ? LANES : 4 * LANES;
+    const char *ident = sum ? "0" : u->op == TS_OP_MAX ? (f ? "-__builtin_inff()" : "-__builtin_inf()")
+                                                       : (f ? "__builtin_inff()" : "__builtin_inf()");
+    int v = s->var;
+    ts_em_indent(e);
+    ts_buf_printf(e->out, "{\n");
+    ts_em_open(e);
+    ts_em_indent(e);
+    ts_buf_printf(e->out, "const %s acc%d_0 = acc%d;\n", T, u->var, u->var);
+    const bool blocked = f32_into_f64(u);
+    ts_em_indent(e);
+    if (blocked) {
+        ts_buf_printf(e->out, "tsrt_f64x16 lanev%d = {0};\n", v);
+    } else {
+        ts_buf_printf(e->out, "%s lane%d[%d];\n", T, v, LANES);
+        ts_em_indent(e);
+        ts_buf_printf(e->out, "for (int l = 0; l < %d; l++) lane%d[l] = %s;\n", LANES, v, ident);
+    }
+    ts_em_indent(e);
+    ts_buf_printf(e->out, "int64_t i%d_b = 0;\n", v);
+    char lane[32], nan[32];
+    snprintf(lane, sizeof lane, "lane%d[l]", v);
+    snprintf(nan, sizeof nan, "nan%d[l]", v);
+    /* the flags as wide as the values, so both vectorize lane for lane */
+    const char *NT = f ? "int32_t" : "int64_t";
+    if (blocked) {
+        char flane[32], end[32];
+        snprintf(flane, sizeof flane, "flane%d[l]", v);
+        snprintf(end, sizeof end, "i%d_e", v);
+        ts_em_indent(e);
+        ts_buf_printf(e->out, "while (i%d_b + %d <= %s) {\n", v, LANES, ext);
+        ts_em_open(e);
+        ts_em_indent(e);
+        ts_buf_printf(e->out, "float flane%d[%d];\n", v, LANES);
+        ts_em_indent(e);
+        ts_buf_printf(e->out, "for (int l = 0; l < %d; l++) flane%d[l] = 0;\n", LANES, v);
+        ts_em_indent(e);
+        ts_buf_printf(e->out, "const int64_t i%d_e = i%d_b + %d < %s ? i%d_b + %d : %s;\n", v, v, BLOCK, ext, v,
+                      BLOCK, ext);
+        lane_loop(e, s, u, u->value->a[0], TS_DTYPE_F32, flane, NULL, end, LANES);
+        /* the block's partials into the f64 lanes as vectors (D49) */
+        ts_em_indent(e);
+        ts_buf_printf(e->out,
+                      "{ tsrt_f32x16 fv; memcpy(&fv, flane%d, sizeof fv); lanev%d += __builtin_convertvector(fv, tsrt_f64x16); }\n",
+                      v, v);
+        ts_em_close(e);
+        ts_em_indent(e);
+        ts_buf_printf(e->out, "double lane%d[%d];\n", v, LANES);
+        ts_em_indent(e);
+        ts_buf_printf(e->out, "memcpy(lane%d, &lanev%d, sizeof lane%d);\n", v, v, v);
+    } else {
+        if (!sum) {
+            ts_em_indent(e);
+            ts_buf_printf(e->out, "%s nan%d[%d];\n", NT, v, LANES);
+            ts_em_indent(e);
+            ts_buf_printf(e->out, "for (int l = 0; l < %d; l++) nan%d[l] = 0;\n", LANES, v);
+        }
+        if (width > LANES) wide_lanes(e, s, u, lane, nan, ext, width);
+        lane_loop(e, s, u, u->value, dt, lane, sum ? NULL : nan, ext, LANES);
+    }
+    char accn[32], cond[128];
+    snprintf(accn, sizeof accn, "acc%d", u->var);
+    if (sum) {
+        ts_em_indent(e);
+        ts_buf_printf(e->out, "for (int64_t i%d = i%d_b; i%d < %s; i%d++) {\n", v, v, v, ext, v);
+        ts_em_body(e, s->body);
+        ts_buf m = {0};
+        ts_em_combine(e, &m, u->op, dt, accn, lane);
+        ts_em_indent(e);
+        ts_buf_printf(e->out, "for (int l = 0; l < %d; l++) acc%d = %s;\n", LANES, u->var, m.data ? m.data : "0");
+        ts_buf_free(&m);
+        /* A partial that overflowed or met an inf or NaN leaves the f64
+         * sum not finite; the reference's f64 sum may not overflow where
+         * an f32 partial did, so such a row is summed again in order
+         * (a finite f64 total means every partial was finite: then this
+         * is the blocked sum, D27). Plain f64 sums check it as well. */
+        snprintf(cond, sizeof cond, "!isfinite(acc%d)", u->var);
+    } else {
+        /* The tail into lane 0, then the lanes halved down to one and into
+         * the accumulator, all by the plain select: no NaN reaches a lane,
+         * and a zero result is redone. (tsrt_maxf on scalars compiles to
+         * branches, which random rows mispredict: the exact fold of 64
+         * lanes cost softmax 1.5 ms of 6, D48.) */
+        const char op = u->op == TS_OP_MAX ? '>' : '<';
+        ts_em_indent(e);
+        ts_buf_printf(e->out, "for (; i%d_b < %s; i%d_b++) {\n", v, ext, v);
+        ts_em_open(e);
+        ts_em_indent(e);
+        ts_buf_printf(e->out, "const int l = 0;\n");
+        lane_body(e, s, u, u->value, dt, lane, nan, 0);
+        ts_em_close(e);
+        for (int g = LANES / 2; g >= 1; g /= 2) {
+            ts_em_indent(e);
+            ts_buf_printf(e->out, "for (int l = 0; l < %d; l++) lane%d[l] = lane%d[l + %d] %c lane%d[l] ? lane%d[l + %d] : lane%d[l];\n",
+                          g, v, v, g, op, v, v, g, v);
+        }
+        ts_em_indent(e);
+        ts_buf_printf(e->out, "acc%d = lane%d[0] %c acc%d ? lane%d[0] : acc%d;\n", u->var, v, op, u->var, v, u->var);
+        ts_em_indent(e);
+        ts_buf_printf(e->out, "%s nany%d = 0;\n", NT, v);
+        ts_em_indent(e);
+        ts_buf_printf(e->out, "for (int l = 0; l < %d; l++) nany%d |= nan%d[l];\n", LANES, v, v);
+        snprintf(cond, sizeof cond, "nany%d || acc%d != acc%d || acc%d == 0", v, u->var, u->var, u->var);
+    }
+    redo_in_order(e, s, u, ext, cond);
+    ts_em_close(e);
+    return true;
+}
