@@ -112,13 +112,8 @@ typedef double tsrt_f64x16 __attribute__((vector_size(128)));
  * what later kernels read (D50). Compiler builtins, not intrinsics headers:
  * this file includes standard headers only. Elsewhere a plain copy. */
 #if defined(__AVX512F__) || defined(__AVX__)
-#if defined(__AVX512F__)
-typedef float tsrt_ntv_ __attribute__((vector_size(64)));
-#define TSRT_NT_STORE_(p, v) __builtin_ia32_movntps512((p), (v))
-#else
 typedef float tsrt_ntv_ __attribute__((vector_size(32)));
 #define TSRT_NT_STORE_(p, v) __builtin_ia32_movntps256((p), (v))
-#endif
 #if defined(__clang__)
 #undef TSRT_NT_STORE_
 #define TSRT_NT_STORE_(p, v) __builtin_nontemporal_store((v), (tsrt_ntv_ *)(p))
