@@ -110,7 +110,10 @@ typedef double tsrt_f64x16 __attribute__((vector_size(128)));
  * bypassing the caches where the machine has non-temporal vector stores
  * and dst is aligned to them: no read of the lines first, no eviction of
  * what later kernels read (D50). Compiler builtins, not intrinsics headers:
- * this file includes standard headers only. Elsewhere a plain copy. */
+ * this file includes standard headers only. Elsewhere a plain copy.
+ * 32-byte stores also with AVX-512: a caller's chunk stored as two 32-byte
+ * vectors and loaded back as one 64-byte vector is not forwarded and waits
+ * for both stores (40% of softmax on an Intel core, D57). */
 #if defined(__AVX512F__) || defined(__AVX__)
 typedef float tsrt_ntv_ __attribute__((vector_size(32)));
 #define TSRT_NT_STORE_(p, v) __builtin_ia32_movntps256((p), (v))
