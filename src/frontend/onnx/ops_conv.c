@@ -144,9 +144,10 @@ static ts_status pool_kernel(onnx_node *n, const ts_value *x, int64_t *kernel)
     const int64_t *v;
     int cnt = onnx_attr_ints(n, "kernel_shape", &v);
     TS_TRY(onnx_status(n));
+    if (cnt < 0) return onnx_fail(n, TS_ERR_INVALID_MODEL, "kernel_shape is required");
     if (cnt != x->type.rank - 2)
         return onnx_fail(n, TS_ERR_INVALID_MODEL, "kernel_shape has %d entries for %d spatial axes", cnt, x->type.rank - 2);
-    memcpy(kernel, v, sizeof(int64_t) * (size_t)cnt);
+    if (cnt > 0) memcpy(kernel, v, sizeof(int64_t) * (size_t)cnt); /* no spatial axes: v may be NULL */
     return TS_OK;
 }
 
