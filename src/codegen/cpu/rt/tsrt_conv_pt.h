@@ -209,12 +209,15 @@ static void tsrt__pt_tile(int64_t K, const float *restrict x, const ptrdiff_t *r
  * workspace, then panels of 32 output channels outer, tiles of 14
  * positions inner (the panel stays in L2, the rows of one tile in L1).
  * Threads split the panels, each reading its share of the weights, except
- * where the phase copy is larger than the weights (or there are fewer
- * panels than threads) and there are enough tiles: then they split the
- * tiles, each copying only the rows its tiles read and reading all the
- * weights (every thread copying the whole image took the gain of the 3x3
- * stride-2 conv at 56x56 at 2 threads; splitting tiles where the weights
- * are the larger cost 7% on 1024 -> 2048 stride 2, D41); else the images.
+ * where the input (its phase copy, or the image a 1x1 conv reads in place)
+ * is larger than the weights (or there are fewer panels than threads) and
+ * there are enough tiles: then they split the tiles, each copying or
+ * reading only the rows its tiles read and reading all the weights (every
+ * thread copying the whole image took the gain of the 3x3 stride-2 conv
+ * at 56x56 at 2 threads; splitting tiles where the weights are the larger
+ * cost 7% on 1024 -> 2048 stride 2, D41; each thread reading all of a 1x1
+ * conv's input held 512 -> 128 at 28x28 to 1.3x at 2 threads, D60); else
+ * the images.
  * v->wu: the packed W^T; ws: tsrt__conv_gemm_ws's offsets and copy. */
 static void tsrt__conv_pt(const tsrt_conv_args *v, int ith, int nth, void *ws)
 {
@@ -224,8 +227,9 @@ static void tsrt__conv_pt(const tsrt_conv_args *v, int ith, int nth, void *ws)
     tsrt__phx_geom(v, &g);
     /* this thread's images x panels [q0, q1) x tiles [t0, t1) */
     int64_t n0 = 0, n1 = v->n, q0 = 0, q1 = np, t0 = 0, t1 = nt;
-    const int copy_big = g.copy && tsrt__phx_floats(&g) > K * O; /* more to copy than to read of W */
-    if ((copy_big || np < nth) && nt >= nth)
+    /* more of X to copy, or to read in place, than of W to read */
+    const int x_big = (g.copy ? tsrt__phx_floats(&g) : v->c * v->h * v->w) > K * O;
+    if ((x_big || np < nth) && nt >= nth)
         t0 = nt * ith / nth, t1 = nt * (ith + 1) / nth;
     else if (np >= nth)
         q0 = np * ith / nth, q1 = np * (ith + 1) / nth;
