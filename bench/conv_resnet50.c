@@ -11,6 +11,7 @@
  *   PRE=0 build/conv_resnet50     (no weights prepared once: Winograd's transformed per call, as before D38,
  *                                  no GEMM_T (D41); by default they are prepared once, as the compiled
  *                                  model does)
+ *   LAYER=i build/conv_resnet50  (only layer i, 0..52, of each pass: for perf record)
  *   cc -O3 -march=native -Isrc bench/conv_resnet50.c -o conv_resnet50 -lpthread -lm
  *
  * Each layer has its own weights (94 MB in all, more than the L3), so
@@ -188,10 +189,15 @@ int main(int argc, char **argv)
 
     double *tl = malloc(sizeof(double) * (size_t)(reps * NL)), *tot = malloc(sizeof(double) * (size_t)reps);
     double *ctot = malloc(sizeof(double) * (size_t)reps), *cl = malloc(sizeof(double) * (size_t)(reps * NL));
+    const int only = getenv("LAYER") ? atoi(getenv("LAYER")) : -1;
     for (int r = -1; r < reps; r++) {
         double sum = 0, csum = 0;
         for (int i = 0; i < NL; i++) {
             double t, c;
+            if (only >= 0 && i != only) {
+                if (r >= 0) tl[r * NL + i] = cl[r * NL + i] = 0;
+                continue;
+            }
             if (nsim) {
                 c = t = 0;
                 for (int k = 0; k < nsim; k++) {

@@ -231,6 +231,12 @@ static inline void tsrt__prefetch_b_op(const tsrt__gop *op, int64_t p0, int64_t 
 #ifndef TSRT_PF_BURST
 #define TSRT_PF_BURST 16
 #endif
+/* The same for a block of at least MR rows (D61): its tiles do MR x NR x
+ * kc multiply-adds each (~2700 cycles at kc = 384 on two FMA pipes), so
+ * 80 lines is one request per ~34 cycles. */
+#ifndef TSRT_PF_BURST_FULL
+#define TSRT_PF_BURST_FULL 80
+#endif
 
 /* The K block of the driver: equal blocks rather than full ones and a
  * remainder (see tsrt__gemm_range); a function of K alone, so that a B
@@ -370,10 +376,17 @@ TSRT__OUTLINE void tsrt__gemm_range(const tsrt__gop *op, int64_t i0, int64_t i1,
                      * than the misses a core keeps in flight), and the
                      * queue stalls the very loads the tile needs: 1 x 1000
                      * x 1280 with the weights in DRAM 0.31-0.38 -> 0.23-
-                     * 0.27 ms on Zen 4, 128 x 768 x 3072 unchanged (D43). */
+                     * 0.27 ms on Zen 4, 128 x 768 x 3072 unchanged (D43).
+                     * Blocks of MR rows or more may ask for more: at 16
+                     * lines per tile only 160 of a 768-line panel were
+                     * asked for over M = 128's ten tiles, and on a core
+                     * with two FMA pipes the weights then arrived late
+                     * (128 x 768 x 3072, 12 weight sets cycled: 4.63 ->
+                     * 4.39-4.43 ms, D61). */
                     const char *pfn = op->bp ? (const char *)(bj + kc * TSRT_NR) : NULL;
                     const int64_t pfn_lines = kc * TSRT_NR * (int64_t)sizeof(float) / 64;
-                    const int64_t pfn_step = tsrt__min(TSRT_PF_BURST, tsrt__cdiv(pfn_lines, tsrt__cdiv(mc, TSRT_MR)));
+                    const int64_t pfn_cap = mc >= TSRT_MR ? TSRT_PF_BURST_FULL : TSRT_PF_BURST;
+                    const int64_t pfn_step = tsrt__min(pfn_cap, tsrt__cdiv(pfn_lines, tsrt__cdiv(mc, TSRT_MR)));
                     int64_t pfl = 0;
                     for (int64_t ir = 0, mr; ir < mc; ir += mr) {
                         mr = tsrt__tile_h(mc, ir);
