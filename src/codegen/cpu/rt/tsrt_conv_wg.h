@@ -555,6 +555,16 @@ static void tsrt__conv_wg(const tsrt_conv_args *v, int m, int ith, int nth, void
                         if (nt <= 2) tsrt__b_cols(kc, vx, nt, bt);
                         for (int64_t ir = 0; ir < obp; ir += TSRT_MR) {
                             const float *ua = uk + xi * ups + ir * CG + c0;
+                            /* The next call's 14 rows of U, into L2 (D62): short
+                             * runs 1 KiB apart (CG = 256) that the hardware
+                             * prefetcher barely starts on, from L3 or memory
+                             * for the first panel (the prepared weights are
+                             * cold) and evicted to L2 for the next. */
+                            const float *un = ir + TSRT_MR < obp ? ua + TSRT_MR * CG
+                                              : xi + 1 < XI ? uk + (xi + 1) * ups + c0 : NULL;
+                            if (un)
+                                for (int64_t i = 0; i < TSRT_MR; i++)
+                                    for (int64_t q = 0; q < kc; q += 16) __builtin_prefetch(un + i * CG + q, 0, 2);
                             float *mo = mb + (xi * obp + ir) * TSRT_NR;
                             if (nt == TSRT_NR)
                                 tsrt__ukr_full_ua(kc, ua, CG, vx, mo, TSRT_NR, c0 > 0, NULL);
