@@ -66,8 +66,9 @@
  *    output column) would cost as much as the multiply; the direct kernel
  *    reads each input once per tap from L1 and is memory-bound instead;
  *  - a conv whose weights were packed for GEMM_T (tsrt_conv_pre == 1:
- *    AVX-512, one group, its tiles 10% fuller than the other paths', not a
- *    3x3 stride-1 conv that Winograd takes unaided) runs GEMM_T;
+ *    AVX-512, one group, its tiles 10% fuller than the other paths' (5%
+ *    against PHASED, D63), not a 3x3 stride-1 conv that Winograd takes
+ *    unaided) runs GEMM_T;
  *  - 1x1, stride 1, no padding, no input dilation: the image already is the
  *    GEMM's B matrix (C/G x H*W, row-major), so the plain GEMM packing (two
  *    vector moves per 16 floats) replaces the im2col index arithmetic;
