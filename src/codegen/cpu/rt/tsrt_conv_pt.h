@@ -58,8 +58,9 @@ static inline int64_t tsrt__pt_k(const tsrt_conv_args *v)
  * tiles that holds outputs, channels x positions against positions x
  * channels, must be at least 10% higher here (5% where the alternative
  * is PHASED, D63), with at least TSRT_PT_KMIN inputs per output
- * (channels x taps) to spread a tile's fixed cost over (the transposed store, ~0.25 cycle per output float,
- * against 28 FMA cycles per input of a tile). Measured on Zen 4 (D41,
+ * (channels x taps) to spread a tile's fixed cost over (the transposed
+ * store, ~0.25 cycle per output float, against 28 FMA cycles per input
+ * of a tile). Measured on Zen 4 (D41,
  * bench/conv_resnet50.c with TE=1, GEMM_T's time over the other path's):
  * 9.4% fuller: 256 -> 64 and 256 -> 128 at 56x56 1.05-1.06, the 7x7/2
  * stem 1.01; 3-6% fuller: 0.99-1.01; 12-19% fuller: 0.86-0.91 (3x3
