@@ -36,6 +36,7 @@ static inline const void *emu_aligned64(const void *p)
 #define _mm512_storeu_ps(p, v) (*(emu_m512u *)(void *)(p) = (v))
 #define _mm512_fmadd_ps(a, b, c) ((a) * (b) + (c))
 #define _mm512_add_ps(a, b) ((a) + (b))
+#define _mm512_mul_ps(a, b) ((a) * (b))
 #define _mm512_store_ps(p, v) (*(__m512 *)emu_aligned64(p) = (v))
 #define _mm_prefetch(p, hint) __builtin_prefetch(p)
 /* GEMM_T's transposed store (tsrt_conv_pt.h): the 16x16 transpose's
@@ -72,6 +73,15 @@ typedef int32_t emu_m512i __attribute__((vector_size(64)));
         for (int l_ = 0; l_ < 16; l_++)                                                             \
             if (((k) >> l_) & 1) ((float *)(p))[l_] = v_[l_];                                       \
     } while (0)
+/* a * b + c in the lanes of k, c elsewhere (the depthwise kernel's left
+ * and right taps) */
+#define _mm512_mask3_fmadd_ps(a, b, c, k)                                                           \
+    __extension__({                                                                                 \
+        __m512 r_ = (c), p_ = (a) * (b) + r_;                                                       \
+        for (int l_ = 0; l_ < 16; l_++)                                                             \
+            if (((k) >> l_) & 1) r_[l_] = p_[l_];                                                   \
+        r_;                                                                                         \
+    })
 #define _MM_HINT_T0 3
 
 #endif
