@@ -3,7 +3,7 @@
  * 64-byte vector extensions. Included (before the tsrt headers) by
  * test_rt_gemm.c and test_rt_conv.c when built with -DTSRT_TEST_AVX512_EMU
  * (the *_avx512emu ctest entries). It checks the kernel's indexing, edge
- * handling and blocking (MR 14, NR 32, KC 384, MC 168), not its speed or
+ * handling and blocking (MR 14, NR 32, KC 192, MC 168), not its speed or
  * its instruction selection; _mm512_load_ps also checks the 64-byte
  * alignment the real instruction requires. Macros, not functions: passing
  * 64-byte vectors by value warns (-Wpsabi) without AVX-512. */

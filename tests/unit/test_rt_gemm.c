@@ -215,7 +215,7 @@ static void test_layouts(void)
             }
 }
 
-/* Sizes that cross the cache blocks (KC = 256/384, MC = 144/168,
+/* Sizes that cross the cache blocks (KC = 256/192, MC = 144/168,
  * NC = 3072) and split unevenly over threads. */
 static void test_blocking(void)
 {

@@ -362,9 +362,19 @@ static void tsrt__phx_pack(const void *vctx, int64_t p0, int64_t kc, int64_t j0,
  * D29 (docs/decisions.md) with bench/conv_1x1_mobilenetv2.c. */
 
 /* Input channels up to which a 1x1 conv takes this path (larger K: the
- * BLIS loop nest, tsrt__gemm_range, whose blocking pays off there). */
+ * BLIS loop nest, tsrt__gemm_range, whose blocking pays off there): the
+ * GEMM's KC when the path was measured (D29, D59), 384 on AVX-512, where
+ * it stayed when KC went down to 192 (D66). The workspace holds it:
+ * TSRT_WS_KC. */
 #ifndef TSRT_PW_KMAX
+#if TSRT_ISA == TSRT_ISA_AVX512
+#define TSRT_PW_KMAX 384
+#else
 #define TSRT_PW_KMAX TSRT_KC
+#endif
+#endif
+#if TSRT_PW_KMAX > TSRT_WS_KC
+#error "tsrt: TSRT_PW_KMAX exceeds the workspace's TSRT_WS_KC"
 #endif
 /* Bytes of packed B per column block: NB = this / (4K), whole panels,
  * at most TSRT_PW_NBMAX. Half of a 1 MiB L2: a row tile then sweeps long

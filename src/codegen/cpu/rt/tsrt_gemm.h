@@ -529,7 +529,10 @@ TSRT_FN size_t tsrt_sgemm_workspace(int64_t m, int64_t n, int64_t k)
  * products of at most rows x cols x k (the layout tsrt__ws_bytes sized). */
 static void tsrt__ws_split(void *ws, int64_t rows, int64_t k, float **pa, float **pb)
 {
-    const int64_t kk = tsrt__max(1, tsrt__min(TSRT_KC, k));
+    /* tsrt__ws_bytes's layout with TSRT_WS_KC, not this ISA's KC: packed
+     * A then holds MR x K for any K <= TSRT_WS_KC (the pointwise path,
+     * tsrt__pw_range, packs a whole-K micro-panel). */
+    const int64_t kk = tsrt__max(1, tsrt__min(TSRT_WS_KC, k));
     const int64_t mc = tsrt__min(TSRT_MC, tsrt__rup(tsrt__max(rows, 1), TSRT_MR));
     *pa = tsrt__align(ws);
     *pb = tsrt__align(*pa + mc * kk);
