@@ -345,7 +345,8 @@ static void tsrt__phx_pack(const void *vctx, int64_t p0, int64_t kc, int64_t j0,
  * leave 4 or 2 rows) goes through a scalar copy, and the epilogue runs on
  * strips that are being evicted. Here, per column block of NB positions:
  *   - B = X[0..K)[block] is packed once (K x NB, contiguous panels, in
- *     L2), read by every row tile;
+ *     L2), read by every row tile; with few output channels read in place
+ *     instead (TSRT_PW_INPLACE_OMAX);
  *   - row tiles outer, panels inner: the weights' MR x K micro-panel is
  *     read in place (tsrt__ukr_ua, lda = K) and stays in L1, and each
  *     MR x NB tile of C is stored once, then handed to the epilogue while
@@ -387,6 +388,15 @@ static void tsrt__phx_pack(const void *vctx, int64_t p0, int64_t kc, int64_t j0,
 #endif
 #ifndef TSRT_PW_PREFETCH
 #define TSRT_PW_PREFETCH 1
+#endif
+/* Output channels up to which the path reads X in place instead of
+ * packing it (AVX-512: the kernels take B's row stride, D67): with few
+ * rows of W to reuse each packed panel, the packing cost as much as the
+ * multiply-adds (MobileNetV2's project layers, 16 to 32 outputs: 20-28%
+ * faster in place; 96 outputs and more alike or slower, the in-place rows
+ * straddling cache lines for every row tile). */
+#ifndef TSRT_PW_INPLACE_OMAX
+#define TSRT_PW_INPLACE_OMAX 64
 #endif
 /* Bytes of X up to which the small-K path splits rows between threads. */
 #ifndef TSRT_PW_SPLIT_BYTES
@@ -469,9 +479,20 @@ TSRT__OUTLINE void tsrt__pw_range(const tsrt__gop *op, int64_t i0, int64_t i1, i
     int64_t il = i0;
     while (il + tsrt__tile_h(mc, il - i0) < i1) il += tsrt__tile_h(mc, il - i0);
     if (!tsrt__pw_own_h(i1 - il)) tsrt__pack_a(op->a + il * op->a_rs, op->a_rs, 1, i1 - il, K, pa);
+    /* X read in place (see TSRT_PW_INPLACE_OMAX) when every row tile has
+     * a kernel of its own: no packed A, whose edge kernel wants packed B */
+#ifdef TSRT_HAVE_UKR_UAB
+    int inplace = op->m <= TSRT_PW_INPLACE_OMAX;
+    for (int64_t ir = i0; ir < i1 && inplace; ir += tsrt__tile_h(mc, ir - i0))
+        if (!tsrt__pw_own_h(tsrt__tile_h(mc, ir - i0))) inplace = 0;
+#else
+    const int inplace = 0;
+#endif
     for (int64_t jc = j0; jc < j1; jc += NB) {
         const int64_t nc = tsrt__min(NB, j1 - jc), nl = nc % TSRT_NR;
-        tsrt__pw_pack(op->b + jc, op->b_rs, K, nc, pb);
+        if (!inplace) tsrt__pw_pack(op->b + jc, op->b_rs, K, nc, pb);
+        else if (nl) /* only the last, partial panel: a read past it would leave the image */
+            tsrt__pack_b(op->b + jc + (nc - nl), op->b_rs, 1, K, nl, pb + (nc - nl) * K);
         if (nl && nl <= 2) tsrt__b_cols(K, pb + (nc - nl) * K, nl, bt);
         /* The next block's lines of X (K rows of 64-byte lines), a share
          * per micro-kernel call: K short runs of a few lines each are too
@@ -513,6 +534,14 @@ TSRT__OUTLINE void tsrt__pw_range(const tsrt__gop *op, int64_t i0, int64_t i1, i
                         __builtin_prefetch(te->res + i * te->res_rs + TSRT_NR, 0, 2);
                         __builtin_prefetch(te->res + i * te->res_rs + 2 * TSRT_NR - 1, 0, 2);
                     }
+#ifdef TSRT_HAVE_UKR_UAB
+                if (inplace && nr == TSRT_NR) {
+                    if (mr == TSRT_MR)
+                        tsrt__ukr_full_uab(K, a, op->a_rs, op->b + jc + jr, op->b_rs, c + jr, rs, op->beta, te);
+                    else
+                        tsrt__ukrh_uab(mr, K, a, op->a_rs, op->b + jc + jr, op->b_rs, c + jr, rs, op->beta, te);
+                } else
+#endif
                 if (mr == TSRT_MR)
                     tsrt__ukr_ua(K, a, op->a_rs, pb + jr * K, c + jr, rs, 1, op->beta, nr, bt, te);
 #ifdef TSRT_HAVE_UKRH

@@ -508,8 +508,8 @@ static inline void tsrt__t16(__m512 r[16])
 #define TSRT__Z_FMA_1(i) TSRT__Z_FMA(i, 1);
 #define TSRT__Z_STEP(u, ALL)                                                  \
     do {                                                                      \
-        __m512 b0_ = _mm512_load_ps(b + 32 * (u));                            \
-        __m512 b1_ = _mm512_load_ps(b + 32 * (u) + 16);                       \
+        __m512 b0_ = _mm512_loadu_ps(b + ldb_ * (u));                         \
+        __m512 b1_ = _mm512_loadu_ps(b + ldb_ * (u) + 16);                    \
         ALL(TSRT__Z_FMA_##u)                                                  \
     } while (0)
 /* The end of a tile, on the accumulators ci0/ci1 of rows i: the old C
@@ -583,8 +583,8 @@ static inline void tsrt__t16(__m512 r[16])
  * its lines come in meanwhile. */
 #define TSRT__Z_KERNEL(NAME, ALL)                                             \
     static inline void NAME(int64_t k, const float *restrict a, ptrdiff_t as_, ptrdiff_t ps_,      \
-                            const float *restrict b, float *restrict c, ptrdiff_t rs, int beta,   \
-                            const tsrt_tepi *te)                                                  \
+                            const float *restrict b, ptrdiff_t ldb_, float *restrict c, ptrdiff_t rs, \
+                            int beta, const tsrt_tepi *te)                                        \
     {                                                                         \
         ALL(TSRT__Z_DECL_)                                                    \
         ALL(TSRT__Z_PF_C)                                                     \
@@ -593,12 +593,12 @@ static inline void tsrt__t16(__m512 r[16])
             TSRT__Z_STEP(0, ALL);                                             \
             TSRT__Z_STEP(1, ALL);                                             \
             a += 2 * ps_;                                                     \
-            b += 64;                                                          \
+            b += 2 * ldb_;                                                    \
         }                                                                     \
         for (; p < k; p++) {                                                  \
             TSRT__Z_STEP(0, ALL);                                             \
             a += ps_;                                                         \
-            b += 32;                                                          \
+            b += ldb_;                                                        \
         }                                                                     \
         TSRT__Z_FINISH(ALL);                                                  \
     }
@@ -611,13 +611,22 @@ TSRT__Z_KERNEL(tsrt__ukr4_s, TSRT__Z_ALL4)
 TSRT__OUTLINE void tsrt__ukr_full(int64_t k, const float *restrict a, const float *restrict b,
                                   float *restrict c, ptrdiff_t rs, int beta, const tsrt_tepi *te)
 {
-    tsrt__ukr_full_s(k, a, 1, 14, b, c, rs, beta, te);
+    tsrt__ukr_full_s(k, a, 1, 14, b, 32, c, rs, beta, te);
 }
 
 TSRT__OUTLINE void tsrt__ukr_full_ua(int64_t k, const float *restrict a, ptrdiff_t lda, const float *restrict b,
                                      float *restrict c, ptrdiff_t rs, int beta, const tsrt_tepi *te)
 {
-    tsrt__ukr_full_s(k, a, lda, 1, b, c, rs, beta, te);
+    tsrt__ukr_full_s(k, a, lda, 1, b, 32, c, rs, beta, te);
+}
+
+/* A read in place (lda) and B too: row p of the 32 columns at b + p*ldb
+ * (the pointwise path's input read without packing, D67). */
+#define TSRT_HAVE_UKR_UAB 1
+TSRT__OUTLINE void tsrt__ukr_full_uab(int64_t k, const float *restrict a, ptrdiff_t lda, const float *restrict b,
+                                      ptrdiff_t ldb, float *restrict c, ptrdiff_t rs, int beta, const tsrt_tepi *te)
+{
+    tsrt__ukr_full_s(k, a, lda, 1, b, ldb, c, rs, beta, te);
 }
 
 /* Row heights with a kernel of their own besides MR (tsrt__tile_h): 12,
@@ -641,10 +650,24 @@ TSRT__OUTLINE void tsrt__ukrh(int64_t h, int64_t k, const float *restrict a, ptr
 {
     const ptrdiff_t as_ = lda ? lda : 1, ps_ = lda ? 1 : (ptrdiff_t)h;
     switch (h) {
-    case 12: tsrt__ukr12_s(k, a, as_, ps_, b, c, rs, beta, te); break;
-    case 10: tsrt__ukr10_s(k, a, as_, ps_, b, c, rs, beta, te); break;
-    case 8: tsrt__ukr8_s(k, a, as_, ps_, b, c, rs, beta, te); break;
-    default: tsrt__ukr4_s(k, a, as_, ps_, b, c, rs, beta, te); break;
+    case 12: tsrt__ukr12_s(k, a, as_, ps_, b, 32, c, rs, beta, te); break;
+    case 10: tsrt__ukr10_s(k, a, as_, ps_, b, 32, c, rs, beta, te); break;
+    case 8: tsrt__ukr8_s(k, a, as_, ps_, b, 32, c, rs, beta, te); break;
+    default: tsrt__ukr4_s(k, a, as_, ps_, b, 32, c, rs, beta, te); break;
+    }
+}
+
+/* The same with A h rows read in place (lda) and B read in place too (row
+ * p at b + p*ldb, D67). */
+TSRT__OUTLINE void tsrt__ukrh_uab(int64_t h, int64_t k, const float *restrict a, ptrdiff_t lda,
+                                  const float *restrict b, ptrdiff_t ldb, float *restrict c, ptrdiff_t rs, int beta,
+                                  const tsrt_tepi *te)
+{
+    switch (h) {
+    case 12: tsrt__ukr12_s(k, a, lda, 1, b, ldb, c, rs, beta, te); break;
+    case 10: tsrt__ukr10_s(k, a, lda, 1, b, ldb, c, rs, beta, te); break;
+    case 8: tsrt__ukr8_s(k, a, lda, 1, b, ldb, c, rs, beta, te); break;
+    default: tsrt__ukr4_s(k, a, lda, 1, b, ldb, c, rs, beta, te); break;
     }
 }
 
