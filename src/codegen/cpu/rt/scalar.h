@@ -111,16 +111,24 @@ typedef double tsrt_f64x16 __attribute__((vector_size(128)));
  * and dst is aligned to them: no read of the lines first, no eviction of
  * what later kernels read (D50). Compiler builtins, not intrinsics headers:
  * this file includes standard headers only. Elsewhere a plain copy.
- * 32-byte stores also with AVX-512: a caller's chunk stored as two 32-byte
- * vectors and loaded back as one 64-byte vector is not forwarded and waits
- * for both stores (40% of softmax on an Intel core, D57). */
-#if defined(__AVX512F__) || defined(__AVX__)
+ * The load of a chunk must be as wide as the vector that stored it, or
+ * store forwarding fails and the load waits for the stores to retire: a
+ * chunk stored as two 32-byte vectors and loaded as one 64-byte vector
+ * cost 40% of softmax on an Intel core (D57); with -mprefer-vector-width=512
+ * (the default flags, D58) the generated loops store a chunk as one
+ * 64-byte vector, and 32-byte loads of it cost 6-9% of softmax and layer
+ * norm on a Zen 5 core (D68). So 64-byte stores with AVX-512 (a build
+ * preferring 256-bit vectors on an AVX-512 machine would want 32). */
+#if defined(__AVX512F__)
+typedef float tsrt_ntv_ __attribute__((vector_size(64)));
+#define TSRT_NT_STORE_(p, v) __builtin_ia32_movntps512((p), (v))
+#elif defined(__AVX__)
 typedef float tsrt_ntv_ __attribute__((vector_size(32)));
 #define TSRT_NT_STORE_(p, v) __builtin_ia32_movntps256((p), (v))
-#if defined(__clang__)
+#endif
+#if defined(__clang__) && (defined(__AVX512F__) || defined(__AVX__))
 #undef TSRT_NT_STORE_
 #define TSRT_NT_STORE_(p, v) __builtin_nontemporal_store((v), (tsrt_ntv_ *)(p))
-#endif
 #endif
 /* 16 floats of such a row: non-temporal when dst is aligned to the
  * vector stores (a row's chunks share its alignment, so the choice is the
