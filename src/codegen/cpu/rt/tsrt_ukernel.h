@@ -577,7 +577,8 @@ static inline void tsrt__t16(__m512 r[16])
 
 /* An H x 32 tile (ALL lists its H rows), A element (i, p) at
  * a[i*as_ + p*ps_]: packed H wide (1, H) or a row-major matrix read in
- * place (lda, 1). Every height accumulates each element of C in the same
+ * place (lda, 1); B row p at b + p*ldb_: 32 for a packed micro-panel, an
+ * image's row stride when read in place (D67). Every height accumulates each element of C in the same
  * order (p ascending, one FMA chain), so a row's bits do not depend on
  * the height of the tile it falls in. C is touched only after the k loop:
  * its lines come in meanwhile. */
