@@ -369,8 +369,9 @@ static inline __attribute__((always_inline)) void tsrt__dwz_put(__m512 q, float 
 
 /* Software prefetch of the input, ahead of the masked loads, which the
  * hardware prefetcher did not follow on a Zen 5 core when the input had
- * just been written by the producing conv (the input of the harness
- * below, made dirty and evicted from L2 before each call; one thread):
+ * just been written by the producing conv (`COLD=1
+ * bench/conv_dw_mobilenetv2`: the input made dirty and evicted from L2
+ * before each call; one thread):
  * MobileNetV2's 96 channels 112 -> 56 0.56-1.25 -> 0.19-0.21 ms, 32
  * channels at 112 stride 1 0.20-0.24 -> 0.17-0.18, 144 at 56 0.22-0.31
  * -> 0.18-0.20 (D64). Stride 1: the line 128 floats past the lowest tap
