@@ -578,9 +578,9 @@ static inline void tsrt__t16(__m512 r[16])
 /* An H x 32 tile (ALL lists its H rows), A element (i, p) at
  * a[i*as_ + p*ps_]: packed H wide (1, H) or a row-major matrix read in
  * place (lda, 1); B row p at b + p*ldb_: 32 for a packed micro-panel, an
- * image's row stride when read in place (D67). Every height accumulates each element of C in the same
- * order (p ascending, one FMA chain), so a row's bits do not depend on
- * the height of the tile it falls in. C is touched only after the k loop:
+ * image's row stride when read in place (D67). Every height accumulates
+ * each element of C in the same order (p ascending, one FMA chain), so a
+ * row's bits do not depend on the height of the tile it falls in. C is touched only after the k loop:
  * its lines come in meanwhile. */
 #define TSRT__Z_KERNEL(NAME, ALL)                                             \
     static inline void NAME(int64_t k, const float *restrict a, ptrdiff_t as_, ptrdiff_t ps_,      \
@@ -643,19 +643,27 @@ static inline int tsrt__is_tileh(int64_t h)
     return h == 4 || h == 8 || h == 10 || h == 12;
 }
 
+/* The h-row kernel (tsrt__is_tileh) for A at a[i*as_ + p*ps_], B row p at
+ * b + p*ldb. */
+static inline void tsrt__ukrh_s(int64_t h, int64_t k, const float *restrict a, ptrdiff_t as_, ptrdiff_t ps_,
+                                const float *restrict b, ptrdiff_t ldb, float *restrict c, ptrdiff_t rs, int beta,
+                                const tsrt_tepi *te)
+{
+    switch (h) {
+    case 12: tsrt__ukr12_s(k, a, as_, ps_, b, ldb, c, rs, beta, te); break;
+    case 10: tsrt__ukr10_s(k, a, as_, ps_, b, ldb, c, rs, beta, te); break;
+    case 8: tsrt__ukr8_s(k, a, as_, ps_, b, ldb, c, rs, beta, te); break;
+    default: tsrt__ukr4_s(k, a, as_, ps_, b, ldb, c, rs, beta, te); break;
+    }
+}
+
 /* A full-width tile of h rows (tsrt__is_tileh): A packed h wide
  * (lda == 0, a[p*h + i], tsrt__pack_ah) or h rows read in place at row
- * stride lda. */
+ * stride lda; B a packed micro-panel. */
 TSRT__OUTLINE void tsrt__ukrh(int64_t h, int64_t k, const float *restrict a, ptrdiff_t lda, const float *restrict b,
                               float *restrict c, ptrdiff_t rs, int beta, const tsrt_tepi *te)
 {
-    const ptrdiff_t as_ = lda ? lda : 1, ps_ = lda ? 1 : (ptrdiff_t)h;
-    switch (h) {
-    case 12: tsrt__ukr12_s(k, a, as_, ps_, b, 32, c, rs, beta, te); break;
-    case 10: tsrt__ukr10_s(k, a, as_, ps_, b, 32, c, rs, beta, te); break;
-    case 8: tsrt__ukr8_s(k, a, as_, ps_, b, 32, c, rs, beta, te); break;
-    default: tsrt__ukr4_s(k, a, as_, ps_, b, 32, c, rs, beta, te); break;
-    }
+    tsrt__ukrh_s(h, k, a, lda ? lda : 1, lda ? 1 : (ptrdiff_t)h, b, 32, c, rs, beta, te);
 }
 
 /* The same with A h rows read in place (lda) and B read in place too (row
@@ -664,12 +672,7 @@ TSRT__OUTLINE void tsrt__ukrh_uab(int64_t h, int64_t k, const float *restrict a,
                                   const float *restrict b, ptrdiff_t ldb, float *restrict c, ptrdiff_t rs, int beta,
                                   const tsrt_tepi *te)
 {
-    switch (h) {
-    case 12: tsrt__ukr12_s(k, a, lda, 1, b, ldb, c, rs, beta, te); break;
-    case 10: tsrt__ukr10_s(k, a, lda, 1, b, ldb, c, rs, beta, te); break;
-    case 8: tsrt__ukr8_s(k, a, lda, 1, b, ldb, c, rs, beta, te); break;
-    default: tsrt__ukr4_s(k, a, lda, 1, b, ldb, c, rs, beta, te); break;
-    }
+    tsrt__ukrh_s(h, k, a, lda, 1, b, ldb, c, rs, beta, te);
 }
 
 /* ==== portable: 6 x 16 in vector extensions ================================= */
