@@ -604,6 +604,17 @@ def test_onnx_errors():
     rc, so, se = tessera("run", pm, "-i", x)
     check("pool over no spatial axes: no crash", rc in (0, 1) and "runtime error" not in se and
           (rc == 0 or se.startswith("tessera:")), "rc=%d %s" % (rc, se))
+    # Attention whose Q and K head sizes differ, with a mask: found by the fuzzer, the mask's bias read the
+    # dims of the failed Q.K product (a NULL value); it must be the product's clear error
+    anode = helper.make_node("Attention", ["Q", "K", "V", "attn_mask"], ["Y"], name="attn")
+    att = helper.make_graph([anode], "attn_bad_heads", [
+        helper.make_tensor_value_info("Q", TensorProto.FLOAT, [1, 2, 4, 14]),
+        helper.make_tensor_value_info("K", TensorProto.FLOAT, [1, 2, 6, 8]),
+        helper.make_tensor_value_info("V", TensorProto.FLOAT, [1, 2, 6, 8]),
+        helper.make_tensor_value_info("attn_mask", TensorProto.FLOAT16, [4, 6])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)])
+    expect_error("attention with mismatched head sizes", ["ir", onnx_save(helper.make_model(
+        att, opset_imports=[helper.make_opsetid("", 23)]), "attn_bad_heads.onnx")], r"dot: lhs dim")
     # and without kernel_shape at all: a clear error
     del pnode.attribute[:]
     expect_error("pool without kernel_shape", ["run", onnx_save(helper.make_model(pool, opset_imports=[

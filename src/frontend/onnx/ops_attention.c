@@ -172,6 +172,7 @@ static ts_value *mask_bias(onnx_node *n, const attn *a)
         return NULL;
     }
     m = m->type.dtype == TS_DTYPE_BOOL ? sel(n, m, scalar(n, a->dt, 0), scalar(n, a->dt, -INFINITY)) : cast_to(n, m, a->dt);
+    if (!m) return NULL; /* the builder's error (a mask of a dtype that does not cast) stands */
     ts_dim have = m->type.dims[m->type.rank - 1], want = a->k->type.dims[2];
     if (ts_dim_eq(have, want)) return m;
     if (!ts_dim_is_const(have) || !ts_dim_is_const(want) || have.c > want.c) {
@@ -261,6 +262,7 @@ static ts_status onnx_attention(onnx_node *n)
         ts_value *c = scalar(n, a.dt, cap);
         capped = bin(n, TS_OP_MUL, un(n, TS_OP_TANH, bin(n, TS_OP_DIV, qk, c)), c);
     }
+    TS_TRY(onnx_status(n)); /* the biases read Q's and K's dims: stop at a failed product first */
     ts_value *biased = add_opt(n, capped, attn_bias(n, &a));
     ts_value *p = onnx_util_softmax_last(n, cast_to(n, biased, sdt));
     ts_value *stage[4] = {qk, capped, biased, p};
