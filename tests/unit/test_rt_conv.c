@@ -665,8 +665,13 @@ static void test_positions_as_rows(void)
     static float dummy[1];
 #if TSRT_HAVE_PT
     static const struct { int64_t n, c, h, w, o, k, s, p; } cases[] = {
-        {1, 64, 7, 7, 64, 1, 1, 0},   /* tiles 14 14 14 7 */
-        {2, 70, 5, 3, 45, 1, 1, 0},   /* 2 images; tiles 14 1; panels 32 13 */
+        {1, 64, 7, 7, 64, 1, 1, 0},   /* tiles 12 12 12 13 rows (tsrt__pt_p0) */
+        {2, 70, 5, 3, 45, 1, 1, 0},   /* 2 images; tiles 7 8 (14-row kernel masked); panels 32 13 */
+        {1, 16, 1, 26, 40, 3, 1, 1},  /* tiles 13 13 within a phase row: consecutive */
+        {1, 16, 1, 24, 40, 3, 1, 1},  /* tiles 12 12 within a phase row */
+        {1, 20, 2, 26, 33, 1, 1, 0},  /* 1x1 in place, 4 x 13 consecutive */
+        {1, 16, 14, 14, 40, 3, 2, 1}, /* 7x7 output, stride 2: 12 and 13 across rows */
+        {1, 12, 3, 14, 40, 1, 1, 0},  /* 42 = 3 x 14: every tile full */
         {1, 400, 4, 4, 33, 1, 1, 0},  /* K past a GEMM block; a 1-channel panel */
         {3, 96, 1, 1, 40, 1, 1, 0},   /* one position per image */
         {1, 16, 7, 7, 40, 3, 1, 1},   /* 3x3: tiles across output rows of 7 */

@@ -128,14 +128,15 @@ static void tsrt__pt_scale(const tsrt_conv_args *v, int64_t o, float s, float *u
         c[i][1] = _mm512_fmadd_ps(x_, b1, c[i][1]);                           \
     } while (0)
 
-/* Y[j][i] (= y[j*P + i]) for the mr x nr corner of a 14 x 32 tile: X'
+/* Y[j][i] (= y[j*P + i]) for the mr x nr corner of an R x 32 tile (R a
+ * constant, 12 to 14, once inlined: the rows past R do no FMAs): X'
  * times the packed panel b over the whole K, where X'[k][i] =
  * x[off[k] + pos[i]] (the tile's 14 positions in the phase images,
  * tsrt__phx; rows past mr repeat row mr - 1, so nothing is read past the
  * image, and are not stored); beta adds Y's old values; then te (at the
  * tile's origin, tsrt__te_at), if given, on each channel's vector of
  * positions before it is stored, in tsrt__te_tile's order of operations. */
-static inline __attribute__((always_inline)) void tsrt__pt_tile_s(int64_t K, const float *restrict x,
+static inline __attribute__((always_inline)) void tsrt__pt_tile_s(int R, int64_t K, const float *restrict x,
                                                                    const ptrdiff_t *restrict off, const int *pos,
                                                                    int contig, const float *restrict b,
                                                                    float *restrict y, ptrdiff_t P, int mr, int nr,
@@ -166,7 +167,9 @@ static inline __attribute__((always_inline)) void tsrt__pt_tile_s(int64_t K, con
         _mm_prefetch((const char *)(b + 16 * TSRT__PT_NR + 16), _MM_HINT_T0);
         TSRT__PT_FMA(0); TSRT__PT_FMA(1); TSRT__PT_FMA(2); TSRT__PT_FMA(3); TSRT__PT_FMA(4);
         TSRT__PT_FMA(5); TSRT__PT_FMA(6); TSRT__PT_FMA(7); TSRT__PT_FMA(8); TSRT__PT_FMA(9);
-        TSRT__PT_FMA(10); TSRT__PT_FMA(11); TSRT__PT_FMA(12); TSRT__PT_FMA(13);
+        TSRT__PT_FMA(10); TSRT__PT_FMA(11);
+        if (R > 12) TSRT__PT_FMA(12);
+        if (R > 13) TSRT__PT_FMA(13);
         b += TSRT__PT_NR;
     }
     const __mmask16 mask = (__mmask16)((1u << mr) - 1);
@@ -195,19 +198,36 @@ static inline __attribute__((always_inline)) void tsrt__pt_tile_s(int64_t K, con
 }
 #undef TSRT__PT_FMA
 
-/* The tile with its 14 positions consecutive (a 1x1 stride-1 conv read in
- * place; a tile within one row of a phase image), and any. */
-static void tsrt__pt_tile_c(int64_t K, const float *restrict x, const ptrdiff_t *restrict off,
-                            const float *restrict b, float *restrict y, ptrdiff_t P, int mr, int nr, int beta,
-                            const tsrt_tepi *te)
+/* The tile with its positions consecutive (a 1x1 stride-1 conv read in
+ * place; a tile within one row of a phase image), and any; of R = 14, 13
+ * or 12 rows (tsrt__pt_rows). */
+#define TSRT__PT_TILE_FNS(R)                                                                                      \
+    static void tsrt__pt_tile_c##R(int64_t K, const float *restrict x, const ptrdiff_t *restrict off,             \
+                                   const float *restrict b, float *restrict y, ptrdiff_t P, int mr, int nr,       \
+                                   int beta, const tsrt_tepi *te)                                                 \
+    {                                                                                                             \
+        tsrt__pt_tile_s(R, K, x, off, NULL, 1, b, y, P, mr, nr, beta, te);                                        \
+    }                                                                                                             \
+    static void tsrt__pt_tile##R(int64_t K, const float *restrict x, const ptrdiff_t *restrict off,               \
+                                 const int *pos, const float *restrict b, float *restrict y, ptrdiff_t P, int mr, \
+                                 int nr, int beta, const tsrt_tepi *te)                                           \
+    {                                                                                                             \
+        tsrt__pt_tile_s(R, K, x, off, pos, 0, b, y, P, mr, nr, beta, te);                                         \
+    }
+TSRT__PT_TILE_FNS(14)
+TSRT__PT_TILE_FNS(13)
+TSRT__PT_TILE_FNS(12)
+#undef TSRT__PT_TILE_FNS
+
+/* Tile t's first position out of nt tiles over P: equal tiles rather
+ * than full ones and a remainder (the 7x7 maps' 49 positions as 13 + 12 +
+ * 12 + 12 rows of FMAs, not 4 x 14 = 56, a seventh of them wasted: D70).
+ * Heights stay within one of each other, at most 14; a tile of fewer
+ * than 12 rows (P not much above a multiple of 14, or P < 12) runs the
+ * 14-row kernel masked, as every last tile did before. */
+static inline int64_t tsrt__pt_p0(int64_t P, int64_t nt, int64_t t)
 {
-    tsrt__pt_tile_s(K, x, off, NULL, 1, b, y, P, mr, nr, beta, te);
-}
-static void tsrt__pt_tile(int64_t K, const float *restrict x, const ptrdiff_t *restrict off, const int *pos,
-                          const float *restrict b, float *restrict y, ptrdiff_t P, int mr, int nr, int beta,
-                          const tsrt_tepi *te)
-{
-    tsrt__pt_tile_s(K, x, off, pos, 0, b, y, P, mr, nr, beta, te);
+    return P * t / nt;
 }
 
 /* The conv: per image, its phase copy (tsrt__phx: none for a 1x1
@@ -250,17 +270,17 @@ static void tsrt__conv_pt(const tsrt_conv_args *v, int ith, int nth, void *ws)
     tsrt__phx_offsets(&g, off);
     g.buf = tsrt__align((char *)ws + off_bytes);
     /* the phase rows the tiles read: their output rows, and the taps below */
-    const int64_t r0 = t0 * TSRT__PT_MR / OW;
-    const int64_t r1 = tsrt__min((tsrt__min(t1 * TSRT__PT_MR, P) - 1) / OW + 1 + (v->kh - 1) * v->dil_h / v->stride_h,
-                                 g.Hq);
+    const int64_t r0 = tsrt__pt_p0(P, nt, t0) / OW;
+    const int64_t r1 =
+        tsrt__min((tsrt__pt_p0(P, nt, t1) - 1) / OW + 1 + (v->kh - 1) * v->dil_h / v->stride_h, g.Hq);
     for (int64_t img = n0; img < n1; img++) {
         const float *x = v->x + img * v->x_bs;
         if (g.copy) tsrt__phx_copy(&g, x, r0, r1);
         g.xq = g.copy ? g.buf : x;
         for (int64_t q = q0; q < q1; q++)
             for (int64_t t = t0; t < t1; t++) {
-                const int64_t p0 = t * TSRT__PT_MR, o0 = q * TSRT__PT_NR;
-                const int mr = (int)tsrt__min(TSRT__PT_MR, P - p0), nr = (int)tsrt__min(TSRT__PT_NR, O - o0);
+                const int64_t p0 = tsrt__pt_p0(P, nt, t), o0 = q * TSRT__PT_NR;
+                const int mr = (int)(tsrt__pt_p0(P, nt, t + 1) - p0), nr = (int)tsrt__min(TSRT__PT_NR, O - o0);
                 /* position p = (i, j) of the output at i*Wq + j of a phase
                  * image; the tile's positions relative to its first, stepping
                  * along the row and wrapping to the next (no divisions) */
@@ -280,15 +300,21 @@ static void tsrt__conv_pt(const tsrt_conv_args *v, int ith, int nth, void *ws)
                  * 1.25-1.26 ms, 1.19-1.25 without) */
                 if (v->te && te.res && t + 1 < t1)
                     for (int o = 0; o < nr; o++) {
-                        _mm_prefetch((const char *)(te.res + o * te.res_rs + TSRT__PT_MR), _MM_HINT_T1);
-                        _mm_prefetch((const char *)(te.res + o * te.res_rs + 2 * TSRT__PT_MR - 1), _MM_HINT_T1);
+                        _mm_prefetch((const char *)(te.res + o * te.res_rs + mr), _MM_HINT_T1);
+                        _mm_prefetch((const char *)(te.res + o * te.res_rs + 2 * mr - 1), _MM_HINT_T1);
                     }
-                if (pos[TSRT__PT_MR - 1] == TSRT__PT_MR - 1) /* pos rises by >= 1 per row */
-                    tsrt__pt_tile_c(K, g.xq + base, off, v->wu + q * K * TSRT__PT_NR, y, P, mr, nr, v->beta,
-                                    v->te ? &te : NULL);
-                else
-                    tsrt__pt_tile(K, g.xq + base, off, pos, v->wu + q * K * TSRT__PT_NR, y, P, mr, nr, v->beta,
-                                  v->te ? &te : NULL);
+                const float *b = v->wu + q * K * TSRT__PT_NR;
+                const tsrt_tepi *tp = v->te ? &te : NULL;
+                /* pos rises by >= 1 per row: consecutive iff the last is
+                 * mr - 1 (the 14-row kernel reads all 14 rows, so a masked
+                 * tile of it takes the repeated rows of pos) */
+                const int c = pos[mr - 1] == mr - 1;
+                if (mr == 13 && c) tsrt__pt_tile_c13(K, g.xq + base, off, b, y, P, mr, nr, v->beta, tp);
+                else if (mr == 13) tsrt__pt_tile13(K, g.xq + base, off, pos, b, y, P, mr, nr, v->beta, tp);
+                else if (mr == 12 && c) tsrt__pt_tile_c12(K, g.xq + base, off, b, y, P, mr, nr, v->beta, tp);
+                else if (mr == 12) tsrt__pt_tile12(K, g.xq + base, off, pos, b, y, P, mr, nr, v->beta, tp);
+                else if (c && mr == 14) tsrt__pt_tile_c14(K, g.xq + base, off, b, y, P, mr, nr, v->beta, tp);
+                else tsrt__pt_tile14(K, g.xq + base, off, pos, b, y, P, mr, nr, v->beta, tp);
                 if (!v->te && v->epi) v->epi(v->epi_ctx, y, P, 1, img * O + o0, p0, nr, mr);
             }
     }
