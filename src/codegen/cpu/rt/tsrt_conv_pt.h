@@ -66,6 +66,11 @@ static inline int64_t tsrt__pt_k(const tsrt_conv_args *v)
  * stem 1.01; 3-6% fuller: 0.99-1.01; 12-19% fuller: 0.86-0.91 (3x3
  * stride 2, 512 -> 128 at 28x28); 14x14 and 7x7 maps (16-31% fuller):
  * 0.51-0.91; same fill, 64 -> 256 at 56x56 (not taken): 1.12-1.29. */
+/* The largest K whose next panel a panel's last tiles prefetch into L2
+ * (tsrt__conv_pt, D71); 0 turns it off (for A/B runs). */
+#ifndef TSRT_PT_PFN_KMAX
+#define TSRT_PT_PFN_KMAX 1000000
+#endif
 #ifndef TSRT_PT_KMIN
 #define TSRT_PT_KMIN 96
 #endif
@@ -140,7 +145,8 @@ static inline __attribute__((always_inline)) void tsrt__pt_tile_s(int R, int64_t
                                                                    const ptrdiff_t *restrict off, const int *pos,
                                                                    int contig, const float *restrict b,
                                                                    float *restrict y, ptrdiff_t P, int mr, int nr,
-                                                                   int beta, const tsrt_tepi *te)
+                                                                   int beta, const tsrt_tepi *te, const char *pn,
+                                                                   ptrdiff_t pns)
 {
     __m512 c[16][2];
     for (int i = 0; i < 16; i++) c[i][0] = c[i][1] = _mm512_setzero_ps();
@@ -165,6 +171,10 @@ static inline __attribute__((always_inline)) void tsrt__pt_tile_s(int R, int64_t
          * prefetch never faults. */
         _mm_prefetch((const char *)(b + 16 * TSRT__PT_NR), _MM_HINT_T0);
         _mm_prefetch((const char *)(b + 16 * TSRT__PT_NR + 16), _MM_HINT_T0);
+        if (pns) {
+            _mm_prefetch(pn + k * pns, _MM_HINT_T1);
+            if (pns > 64) _mm_prefetch(pn + k * pns + 64, _MM_HINT_T1);
+        }
         TSRT__PT_FMA(0); TSRT__PT_FMA(1); TSRT__PT_FMA(2); TSRT__PT_FMA(3); TSRT__PT_FMA(4);
         TSRT__PT_FMA(5); TSRT__PT_FMA(6); TSRT__PT_FMA(7); TSRT__PT_FMA(8); TSRT__PT_FMA(9);
         TSRT__PT_FMA(10); TSRT__PT_FMA(11);
@@ -204,15 +214,15 @@ static inline __attribute__((always_inline)) void tsrt__pt_tile_s(int R, int64_t
 #define TSRT__PT_TILE_FNS(R)                                                                                      \
     static void tsrt__pt_tile_c##R(int64_t K, const float *restrict x, const ptrdiff_t *restrict off,             \
                                    const float *restrict b, float *restrict y, ptrdiff_t P, int mr, int nr,       \
-                                   int beta, const tsrt_tepi *te)                                                 \
+                                   int beta, const tsrt_tepi *te, const char *pn, ptrdiff_t pns)                  \
     {                                                                                                             \
-        tsrt__pt_tile_s(R, K, x, off, NULL, 1, b, y, P, mr, nr, beta, te);                                        \
+        tsrt__pt_tile_s(R, K, x, off, NULL, 1, b, y, P, mr, nr, beta, te, pn, pns);                               \
     }                                                                                                             \
     static void tsrt__pt_tile##R(int64_t K, const float *restrict x, const ptrdiff_t *restrict off,               \
                                  const int *pos, const float *restrict b, float *restrict y, ptrdiff_t P, int mr, \
-                                 int nr, int beta, const tsrt_tepi *te)                                           \
+                                 int nr, int beta, const tsrt_tepi *te, const char *pn, ptrdiff_t pns)            \
     {                                                                                                             \
-        tsrt__pt_tile_s(R, K, x, off, pos, 0, b, y, P, mr, nr, beta, te);                                         \
+        tsrt__pt_tile_s(R, K, x, off, pos, 0, b, y, P, mr, nr, beta, te, pn, pns);                                \
     }
 TSRT__PT_TILE_FNS(14)
 TSRT__PT_TILE_FNS(13)
@@ -305,16 +315,33 @@ static void tsrt__conv_pt(const tsrt_conv_args *v, int ith, int nth, void *ws)
                     }
                 const float *b = v->wu + q * K * TSRT__PT_NR;
                 const tsrt_tepi *tp = v->te ? &te : NULL;
+                /* The panel's last two tiles (one, if it has only two)
+                 * prefetch the next panel into L2, each its share of it,
+                 * pns bytes per k step: the next panel's first tile then
+                 * reads it from L2, not from memory, where the prefetch
+                 * 16 rows ahead left a 7x7 map's 1x1 convs waiting on the
+                 * weights (each weight serves 49 positions). Only the last
+                 * two: spread over 13 tiles (14x14), each line was asked
+                 * for ~6 times and the stride-2 3x3 convs at 2 threads
+                 * lost 4-6% (D71). */
+                const char *pn = NULL;
+                ptrdiff_t pns = 0;
+                const int64_t pft = tsrt__min(t1 - t0 - 1, 2);
+                if (t >= t1 - pft && q + 1 < q1 && K <= TSRT_PT_PFN_KMAX) {
+                    const int64_t bytes = K * TSRT__PT_NR * (int64_t)sizeof(float);
+                    pns = (ptrdiff_t)(TSRT__PT_NR * (int64_t)sizeof(float) / pft);
+                    pn = (const char *)(b + K * TSRT__PT_NR) + bytes * (t - (t1 - pft)) / pft;
+                }
                 /* pos rises by >= 1 per row: consecutive iff the last is
                  * mr - 1 (the 14-row kernel reads all 14 rows, so a masked
                  * tile of it takes the repeated rows of pos) */
                 const int c = pos[mr - 1] == mr - 1;
-                if (mr == 13 && c) tsrt__pt_tile_c13(K, g.xq + base, off, b, y, P, mr, nr, v->beta, tp);
-                else if (mr == 13) tsrt__pt_tile13(K, g.xq + base, off, pos, b, y, P, mr, nr, v->beta, tp);
-                else if (mr == 12 && c) tsrt__pt_tile_c12(K, g.xq + base, off, b, y, P, mr, nr, v->beta, tp);
-                else if (mr == 12) tsrt__pt_tile12(K, g.xq + base, off, pos, b, y, P, mr, nr, v->beta, tp);
-                else if (c && mr == 14) tsrt__pt_tile_c14(K, g.xq + base, off, b, y, P, mr, nr, v->beta, tp);
-                else tsrt__pt_tile14(K, g.xq + base, off, pos, b, y, P, mr, nr, v->beta, tp);
+                if (mr == 13 && c) tsrt__pt_tile_c13(K, g.xq + base, off, b, y, P, mr, nr, v->beta, tp, pn, pns);
+                else if (mr == 13) tsrt__pt_tile13(K, g.xq + base, off, pos, b, y, P, mr, nr, v->beta, tp, pn, pns);
+                else if (mr == 12 && c) tsrt__pt_tile_c12(K, g.xq + base, off, b, y, P, mr, nr, v->beta, tp, pn, pns);
+                else if (mr == 12) tsrt__pt_tile12(K, g.xq + base, off, pos, b, y, P, mr, nr, v->beta, tp, pn, pns);
+                else if (c && mr == 14) tsrt__pt_tile_c14(K, g.xq + base, off, b, y, P, mr, nr, v->beta, tp, pn, pns);
+                else tsrt__pt_tile14(K, g.xq + base, off, pos, b, y, P, mr, nr, v->beta, tp, pn, pns);
                 if (!v->te && v->epi) v->epi(v->epi_ctx, y, P, 1, img * O + o0, p0, nr, mr);
             }
     }
