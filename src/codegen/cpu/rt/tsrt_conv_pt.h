@@ -210,7 +210,7 @@ static inline __attribute__((always_inline)) void tsrt__pt_tile_s(int R, int64_t
 
 /* The tile with its positions consecutive (a 1x1 stride-1 conv read in
  * place; a tile within one row of a phase image), and any; of R = 14, 13
- * or 12 rows (tsrt__pt_rows). */
+ * or 12 rows (tsrt__pt_p0). */
 #define TSRT__PT_TILE_FNS(R)                                                                                      \
     static void tsrt__pt_tile_c##R(int64_t K, const float *restrict x, const ptrdiff_t *restrict off,             \
                                    const float *restrict b, float *restrict y, ptrdiff_t P, int mr, int nr,       \
@@ -308,11 +308,13 @@ static void tsrt__conv_pt(const tsrt_conv_args *v, int ith, int nth, void *ws)
                 /* the next tile's residual, into L2 (as tsrt__pw_range:
                  * 256 -> 1024 at 14x14 with its residual 1.39-1.41 ->
                  * 1.25-1.26 ms, 1.19-1.25 without) */
-                if (v->te && te.res && t + 1 < t1)
+                if (v->te && te.res && t + 1 < t1) {
+                    const int64_t end = tsrt__pt_p0(P, nt, t + 2) - p0 - 1; /* the next tile's last */
                     for (int o = 0; o < nr; o++) {
                         _mm_prefetch((const char *)(te.res + o * te.res_rs + mr), _MM_HINT_T1);
-                        _mm_prefetch((const char *)(te.res + o * te.res_rs + 2 * mr - 1), _MM_HINT_T1);
+                        _mm_prefetch((const char *)(te.res + o * te.res_rs + end), _MM_HINT_T1);
                     }
+                }
                 const float *b = v->wu + q * K * TSRT__PT_NR;
                 const tsrt_tepi *tp = v->te ? &te : NULL;
                 /* The panel's last two tiles (one, if it has only two)
