@@ -230,8 +230,8 @@ TSRT__PT_TILE_FNS(12)
 #undef TSRT__PT_TILE_FNS
 
 /* Tile t's first position out of nt tiles over P: equal tiles rather
- * than full ones and a remainder (the 7x7 maps' 49 positions as 13 + 12 +
- * 12 + 12 rows of FMAs, not 4 x 14 = 56, a seventh of them wasted: D70).
+ * than full ones and a remainder (the 7x7 maps' 49 positions as 12 + 12 +
+ * 12 + 13 rows of FMAs, not 4 x 14 = 56, a seventh of them wasted: D70).
  * Heights stay within one of each other, at most 14; a tile of fewer
  * than 12 rows (P not much above a multiple of 14, or P < 12) runs the
  * 14-row kernel masked, as every last tile did before. */
