@@ -494,7 +494,8 @@ TSRT__OUTLINE void tsrt__pw_range(const tsrt__gop *op, int64_t i0, int64_t i1, i
         if (!inplace) tsrt__pw_pack(op->b + jc, op->b_rs, K, nc, pb);
         else if (nl) /* only the last, partial panel: a read past it would leave the image */
             tsrt__pack_b(op->b + jc + (nc - nl), op->b_rs, 1, K, nl, pb + (nc - nl) * K);
-        if (nl && nl <= 2) tsrt__b_cols(K, pb + (nc - nl) * K, nl, bt);
+        const int64_t bc0 = nl ? tsrt__ua_col0(nl) : -1;
+        if (bc0 >= 0) tsrt__b_cols(K, pb + (nc - nl) * K + bc0, nl - bc0, bt);
         /* The next block's lines of X (K rows of 64-byte lines), a share
          * per micro-kernel call: K short runs of a few lines each are too
          * many streams for the hardware prefetcher. Line l of row p is

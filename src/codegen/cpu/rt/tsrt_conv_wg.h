@@ -546,13 +546,15 @@ static void tsrt__conv_wg(const tsrt_conv_args *v, int m, int ith, int nth, void
                 const float *vp = vb + (vall ? (p - p0) * CG * TSRT_NR : 0);
                 if (!vall) tsrt__wg_input(&g, p, vb, xs);
                 /* Tiles in this panel: a short last panel takes the 6x8
-                 * kernel or dot products (tsrt__ukr_ua's tails). */
+                 * kernel, the 16-column one or dot products (tsrt__ukr_ua's
+                 * tails). */
                 const int64_t nt = tsrt__min(TSRT_NR, g.T - p * TSRT_NR);
                 for (int xi = 0; xi < XI; xi++)
                     for (int64_t c0 = 0; c0 < CG; c0 += KB) {
                         const int64_t kc = tsrt__min(KB, CG - c0);
                         const float *vx = vp + xi * xs + c0 * TSRT_NR;
-                        if (nt <= 2) tsrt__b_cols(kc, vx, nt, bt);
+                        const int64_t bc0 = tsrt__ua_col0(nt);
+                        if (bc0 >= 0) tsrt__b_cols(kc, vx + bc0, nt - bc0, bt);
                         for (int64_t ir = 0; ir < obp; ir += TSRT_MR) {
                             const float *ua = uk + xi * ups + ir * CG + c0;
                             /* The next call's 14 rows of U, into L2 (D62): short

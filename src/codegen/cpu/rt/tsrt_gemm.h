@@ -361,8 +361,9 @@ TSRT__OUTLINE void tsrt__gemm_range(const tsrt__gop *op, int64_t i0, int64_t i1,
                     /* A last panel of 1 or 2 columns, with A read in
                      * place, is dot products (tsrt__ukr_col): its columns
                      * contiguous, once per row block. */
-                    const int cols = ua && nr <= 2;
-                    if (cols && ic == i0) tsrt__b_cols(kc, bj, nr, bt);
+                    const int64_t bc0 = tsrt__ua_col0(nr);
+                    const int cols = ua && bc0 >= 0;
+                    if (cols && ic == i0) tsrt__b_cols(kc, bj + bc0, nr - bc0, bt);
                     /* The next micro-panel's source rows of a strided B,
                      * spread over this panel's micro-kernel calls. */
                     const int pfb = ic == i0 && jr + TSRT_NR < nc && !op->pack_b && !op->bp;

@@ -609,10 +609,98 @@ TSRT__Z_KERNEL(tsrt__ukr10_s, TSRT__Z_ALL10)
 TSRT__Z_KERNEL(tsrt__ukr8_s, TSRT__Z_ALL8)
 TSRT__Z_KERNEL(tsrt__ukr4_s, TSRT__Z_ALL4)
 
+/* TSRT__ZA: the packed kernels' k loops in asm (below); off where the
+ * intrinsics are emulated (the tests' *_avx512emu builds) and with
+ * -DTSRT_NO_ZA (the intrinsics kernels, for A/B runs). */
+#if !defined(TSRT_AVX512_EMULATED) && !defined(TSRT_NO_ZA)
+#define TSRT__ZA 1
+#else
+#define TSRT__ZA 0
+#endif
+
+#if TSRT__ZA
+/* The k loop of an H x 32 tile with both panels packed (A H wide, B 32
+ * wide), in GNU asm. From the intrinsics above gcc 12 keeps the 28
+ * accumulators but rotates them through extra register moves and
+ * vfmadd132ps forms; the asm pins one schedule: two B vectors, then per
+ * row one broadcast (two registers alternating) and its two FMAs, two
+ * steps per branch. Panels in L1, K = 512, Intel AVX-512 with two FMA
+ * pipes: 185 -> 192 GFLOP/s of a 213 peak; broadcasting inside the FMAs
+ * instead ({1to16} operands, one load per FMA): 172. The accumulators are
+ * "=v" outputs zeroed in the asm, so the tile epilogue (TSRT__Z_FINISH)
+ * still runs on them in registers; a, b and the step counts come in
+ * through one struct pointer because gcc allows 30 operands and 14 rows
+ * take 28. zmm28-31 are the asm's own (B and the broadcasts), which
+ * leaves zmm0-27 to the accumulators. */
+#define TSRT__ZA_ROW(H, u, i, x)                                              \
+    "vbroadcastss (4*" #i "+4*" #H "*" #u ")(%%rax), %%" x "\n\t"             \
+    "vfmadd231ps %%zmm28, %%" x ", %[c" #i "0]\n\t"                           \
+    "vfmadd231ps %%zmm29, %%" x ", %[c" #i "1]\n\t"
+/* consecutive rows alternate between the two broadcast registers */
+#define TSRT__ZA_RR(H, u, i, j) TSRT__ZA_ROW(H, u, i, "zmm30") TSRT__ZA_ROW(H, u, j, "zmm31")
+#define TSRT__ZA_ROWS4(H, u) TSRT__ZA_RR(H, u, 0, 1) TSRT__ZA_RR(H, u, 2, 3)
+#define TSRT__ZA_ROWS8(H, u) TSRT__ZA_ROWS4(H, u) TSRT__ZA_RR(H, u, 4, 5) TSRT__ZA_RR(H, u, 6, 7)
+#define TSRT__ZA_ROWS10(H, u) TSRT__ZA_ROWS8(H, u) TSRT__ZA_RR(H, u, 8, 9)
+#define TSRT__ZA_ROWS12(H, u) TSRT__ZA_ROWS10(H, u) TSRT__ZA_RR(H, u, 10, 11)
+#define TSRT__ZA_ROWS14(H, u) TSRT__ZA_ROWS12(H, u) TSRT__ZA_RR(H, u, 12, 13)
+/* k step u of an unrolled pair: its B row (128 bytes), then the rows */
+#define TSRT__ZA_STEP(H, u)                                                   \
+    "vmovaps (128*" #u ")(%%rcx), %%zmm28\n\t"                                \
+    "vmovaps (128*" #u "+64)(%%rcx), %%zmm29\n\t"                             \
+    TSRT__ZA_ROWS##H(H, u)
+#define TSRT__ZA_ZERO(i)                                                      \
+    "vpxord %[c" #i "0], %[c" #i "0], %[c" #i "0]\n\t"                        \
+    "vpxord %[c" #i "1], %[c" #i "1], %[c" #i "1]\n\t"
+#define TSRT__ZA_DECL(i) __m512 c##i##0, c##i##1;
+#define TSRT__ZA_OUT(i) [c##i##0] "=&v"(c##i##0), [c##i##1] "=&v"(c##i##1),
+#define TSRT__ZA_KERNEL(NAME, H, ALL)                                         \
+    static inline void NAME(int64_t k, const float *restrict a, const float *restrict b, float *restrict c, \
+                            ptrdiff_t rs, int beta, const tsrt_tepi *te)      \
+    {                                                                         \
+        ALL(TSRT__ZA_DECL)                                                    \
+        ALL(TSRT__Z_PF_C)                                                     \
+        const struct { const float *a, *b; int64_t k2, k1; } s_ = {a, b, k / 2, k % 2}; \
+        int64_t n_;                                                           \
+        __asm__ volatile(                                                     \
+            "mov (%[s]), %%rax\n\t"                                           \
+            "mov 8(%[s]), %%rcx\n\t"                                          \
+            "mov 16(%[s]), %[n]\n\t"                                          \
+            ALL(TSRT__ZA_ZERO)                                                \
+            "test %[n], %[n]\n\t"                                             \
+            "je 2f\n\t"                                                       \
+            ".p2align 5\n"                                                    \
+            "1:\n\t"                                                          \
+            TSRT__ZA_STEP(H, 0)                                               \
+            TSRT__ZA_STEP(H, 1)                                               \
+            "add $(8*" #H "), %%rax\n\t"                                      \
+            "add $256, %%rcx\n\t"                                             \
+            "dec %[n]\n\t"                                                    \
+            "jne 1b\n"                                                        \
+            "2:\n\t"                                                          \
+            "cmpq $0, 24(%[s])\n\t"                                           \
+            "je 3f\n\t"                                                       \
+            TSRT__ZA_STEP(H, 0)                                               \
+            "3:\n\t"                                                          \
+            : ALL(TSRT__ZA_OUT)[n] "=&r"(n_)                                  \
+            : [s] "r"(&s_)                                                    \
+            : "rax", "rcx", "zmm28", "zmm29", "zmm30", "zmm31", "memory", "cc"); \
+        TSRT__Z_FINISH(ALL);                                                  \
+    }
+TSRT__ZA_KERNEL(tsrt__ukrp14, 14, TSRT__Z_ALL14)
+TSRT__ZA_KERNEL(tsrt__ukrp12, 12, TSRT__Z_ALL12)
+TSRT__ZA_KERNEL(tsrt__ukrp10, 10, TSRT__Z_ALL10)
+TSRT__ZA_KERNEL(tsrt__ukrp8, 8, TSRT__Z_ALL8)
+TSRT__ZA_KERNEL(tsrt__ukrp4, 4, TSRT__Z_ALL4)
+#endif
+
 TSRT__OUTLINE void tsrt__ukr_full(int64_t k, const float *restrict a, const float *restrict b,
                                   float *restrict c, ptrdiff_t rs, int beta, const tsrt_tepi *te)
 {
+#if TSRT__ZA
+    tsrt__ukrp14(k, a, b, c, rs, beta, te);
+#else
     tsrt__ukr_full_s(k, a, 1, 14, b, 32, c, rs, beta, te);
+#endif
 }
 
 TSRT__OUTLINE void tsrt__ukr_full_ua(int64_t k, const float *restrict a, ptrdiff_t lda, const float *restrict b,
@@ -628,6 +716,27 @@ TSRT__OUTLINE void tsrt__ukr_full_uab(int64_t k, const float *restrict a, ptrdif
                                       ptrdiff_t ldb, float *restrict c, ptrdiff_t rs, int beta, const tsrt_tepi *te)
 {
     tsrt__ukr_full_s(k, a, lda, 1, b, ldb, c, rs, beta, te);
+}
+
+/* 14 x 16 with A read in place (lda), B the first 16 columns of a packed
+ * 32-wide micro-panel, C not read when beta == 0: a last column panel of
+ * at most 16 columns (18 with tsrt__ukr_col's two) in half the FMAs of
+ * the 32-wide kernel. Winograd F(2x2) on a 14x14 map has 49 tiles, a
+ * panel of 32 and one of 17; pointwise convs at 28x28 leave 16 positions. */
+#define TSRT_HAVE_UKR16 1
+TSRT__OUTLINE void tsrt__ukr_full_ua16(int64_t k, const float *restrict a, ptrdiff_t lda, const float *restrict b,
+                                       float *restrict c, ptrdiff_t rs, int beta)
+{
+    __m512 acc[14];
+    for (int i = 0; i < 14; i++) acc[i] = _mm512_setzero_ps();
+    for (int64_t p = 0; p < k; p++) {
+        const __m512 bv = _mm512_loadu_ps(b + p * 32);
+        for (int i = 0; i < 14; i++) acc[i] = _mm512_fmadd_ps(_mm512_set1_ps(a[i * lda + p]), bv, acc[i]);
+    }
+    for (int i = 0; i < 14; i++) {
+        if (beta) acc[i] = _mm512_add_ps(acc[i], _mm512_loadu_ps(c + i * rs));
+        _mm512_storeu_ps(c + i * rs, acc[i]);
+    }
 }
 
 /* Row heights with a kernel of their own besides MR (tsrt__tile_h): 12,
@@ -663,6 +772,16 @@ static inline void tsrt__ukrh_s(int64_t h, int64_t k, const float *restrict a, p
 TSRT__OUTLINE void tsrt__ukrh(int64_t h, int64_t k, const float *restrict a, ptrdiff_t lda, const float *restrict b,
                               float *restrict c, ptrdiff_t rs, int beta, const tsrt_tepi *te)
 {
+#if TSRT__ZA
+    if (!lda) {
+        switch (h) {
+        case 12: tsrt__ukrp12(k, a, b, c, rs, beta, te); return;
+        case 10: tsrt__ukrp10(k, a, b, c, rs, beta, te); return;
+        case 8: tsrt__ukrp8(k, a, b, c, rs, beta, te); return;
+        default: tsrt__ukrp4(k, a, b, c, rs, beta, te); return;
+        }
+    }
+#endif
     tsrt__ukrh_s(h, k, a, lda ? lda : 1, lda ? 1 : (ptrdiff_t)h, b, 32, c, rs, beta, te);
 }
 
@@ -783,11 +902,24 @@ TSRT__OUTLINE void tsrt__ukr_col(int64_t k, const float *restrict a, ptrdiff_t l
     }
 }
 
+/* The first column of an nr-column B micro-panel that tsrt__ukr_ua takes
+ * as dot products (tsrt__ukr_col) when given the columns from it on
+ * (tsrt__b_cols), or -1: all of a panel of 1 or 2, the 1 or 2 past 16
+ * where a 16-column kernel takes the rest. */
+static inline int64_t tsrt__ua_col0(int64_t nr)
+{
+    if (nr <= 2) return 0;
+#ifdef TSRT_HAVE_UKR16
+    if (nr > 16 && nr <= 18) return 16;
+#endif
+    return -1;
+}
+
 /* tsrt__ukr with A read in place (row i at a + i*lda): a full MR-row
  * micro-panel (there are no zero rows to pad a short one with: the caller
- * packs those), any nr <= NR and column stride. bt: when not NULL and
- * nr <= 2, the nr columns of the B micro-panel, each contiguous (stride
- * k), for tsrt__ukr_col. */
+ * packs those), any nr <= NR and column stride. bt: NULL, or (where
+ * tsrt__ua_col0(nr) >= 0) the B micro-panel's columns from
+ * tsrt__ua_col0(nr) on, each contiguous (stride k), for tsrt__ukr_col. */
 static inline void tsrt__ukr_ua(int64_t k, const float *restrict a, ptrdiff_t lda, const float *restrict b,
                                 float *restrict c, ptrdiff_t rs, ptrdiff_t cs, int beta, int64_t nr,
                                 const float *restrict bt, const tsrt_tepi *te)
@@ -806,6 +938,12 @@ static inline void tsrt__ukr_ua(int64_t k, const float *restrict a, ptrdiff_t ld
     if (nr <= 8)
         tsrt__ukr_full_ua8(k, a, lda, b, t, TSRT_NR, 0);
     else
+#endif
+#ifdef TSRT_HAVE_UKR16
+    if (nr <= 16 || (bt && nr <= 18)) {
+        tsrt__ukr_full_ua16(k, a, lda, b, t, TSRT_NR, 0);
+        for (int64_t j = 16; j < nr; j++) tsrt__ukr_col(k, a, lda, bt + (j - 16) * k, t + j, TSRT_NR, 0);
+    } else
 #endif
         tsrt__ukr_full_ua(k, a, lda, b, t, TSRT_NR, 0, NULL);
     for (int64_t i = 0; i < TSRT_MR; i++)
