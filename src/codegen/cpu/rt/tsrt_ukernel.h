@@ -643,10 +643,11 @@ TSRT__Z_KERNEL(tsrt__ukr4_s, TSRT__Z_ALL4)
 #define TSRT__ZA_ROWS10(H, u) TSRT__ZA_ROWS8(H, u) TSRT__ZA_RR(H, u, 8, 9)
 #define TSRT__ZA_ROWS12(H, u) TSRT__ZA_ROWS10(H, u) TSRT__ZA_RR(H, u, 10, 11)
 #define TSRT__ZA_ROWS14(H, u) TSRT__ZA_ROWS12(H, u) TSRT__ZA_RR(H, u, 12, 13)
-/* k step u of an unrolled pair: its B row (128 bytes), then the rows */
+/* k step u of an unrolled pair: its B row (128 bytes; unaligned loads,
+ * as the intrinsics': no caller promises a 64-byte B), then the rows */
 #define TSRT__ZA_STEP(H, u)                                                   \
-    "vmovaps (128*" #u ")(%%rcx), %%zmm28\n\t"                                \
-    "vmovaps (128*" #u "+64)(%%rcx), %%zmm29\n\t"                             \
+    "vmovups (128*" #u ")(%%rcx), %%zmm28\n\t"                                \
+    "vmovups (128*" #u "+64)(%%rcx), %%zmm29\n\t"                             \
     TSRT__ZA_ROWS##H(H, u)
 #define TSRT__ZA_ZERO(i)                                                      \
     "vpxord %[c" #i "0], %[c" #i "0], %[c" #i "0]\n\t"                        \
