@@ -640,6 +640,7 @@ static ts_status paste_runtime(ts_buf *out, int needs, bool only_api, ts_err *er
     TS_TRY(paste(out, "tsrt_common.h", err));
     TS_TRY(paste(out, "tsrt_gemm_api.h", err));
     if (!only_api) {
+        TS_TRY(paste(out, "tsrt_ukernel_avx512.h", err)); /* empty but for AVX-512 */
         TS_TRY(paste(out, "tsrt_ukernel.h", err));
         TS_TRY(paste(out, "tsrt_gemm.h", err));
     }
