@@ -59,6 +59,14 @@ char *ts_mem_strdup(const char *s);
 void *ts_mem_alloc_aligned(size_t n);
 void *ts_mem_zalloc_aligned(size_t n);
 void ts_mem_free_aligned(void *p);
+/* The same for large buffers the kernels stream through (packed weights,
+ * a run's arena and workspace): from TS_MEM_HUGE_MIN bytes on, the block
+ * starts on a 2 MiB boundary and is advised for transparent huge pages
+ * where the system has them, so that one TLB entry covers 2 MiB, not 4
+ * KiB (D75); TESSERA_NO_HUGE_PAGES set in the environment turns it off.
+ * Also freed by ts_mem_free_aligned. */
+#define TS_MEM_HUGE_MIN ((size_t)2 << 20)
+void *ts_mem_alloc_huge(size_t n);
 
 /* Overflow-checked size arithmetic: false on overflow. */
 bool ts_size_mul(size_t a, size_t b, size_t *out);

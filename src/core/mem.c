@@ -1,10 +1,15 @@
 /* mem.c — the allocation hook, checked size arithmetic, arenas, buffers. */
+/* madvise's MADV_HUGEPAGE is outside POSIX */
+#define _DEFAULT_SOURCE
 #include "core.h"
 
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 /* ---- the hook --------------------------------------------------------- */
 
@@ -42,6 +47,25 @@ void *ts_mem_alloc_aligned(size_t n)
     if (!raw) return NULL;
     char *p = (char *)(((uintptr_t)raw + 64) & ~(uintptr_t)63);
     memcpy(p - sizeof raw, &raw, sizeof raw);
+    return p;
+}
+
+void *ts_mem_alloc_huge(size_t n)
+{
+    const size_t page = (size_t)2 << 20;
+    size_t total;
+    if (n < TS_MEM_HUGE_MIN || getenv("TESSERA_NO_HUGE_PAGES")) return ts_mem_alloc_aligned(n);
+    /* up to a page of address space is skipped; pages never touched are
+     * never backed, so it costs no memory */
+    if (!ts_size_add(n, page + sizeof(char *), &total)) return NULL;
+    char *raw = ts_mem_alloc(total);
+    if (!raw) return NULL;
+    char *p = (char *)(((uintptr_t)raw + sizeof raw + page - 1) & ~(uintptr_t)(page - 1));
+    memcpy(p - sizeof raw, &raw, sizeof raw);
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    /* advice only: where it is refused (no THP) the pages stay 4 KiB */
+    (void)madvise(p, n / page * page, MADV_HUGEPAGE);
+#endif
     return p;
 }
 

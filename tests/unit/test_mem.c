@@ -3,7 +3,9 @@
  * under a hook whose blocks start 8 bytes past a multiple of 16; the whole
  * block is usable (ASan watches the edges) and freed (LeakSanitizer);
  * zeroed blocks are zero; an impossible size is NULL, not a wrapped
- * request; host tensors' data is aligned. */
+ * request; host tensors' data is aligned. ts_mem_alloc_huge (D75): from
+ * TS_MEM_HUGE_MIN bytes a 2 MiB boundary, below it a cache line, the
+ * whole block usable, freed by ts_mem_free_aligned. */
 #include "check.h"
 #include "core/core.h"
 #include "core/tensor.h"
@@ -56,6 +58,19 @@ static void check_sizes(const char *hook)
     }
     CHECK(ts_mem_alloc_aligned(SIZE_MAX - 8) == NULL);
     ts_mem_free_aligned(NULL);
+    static const size_t big[] = {1, 4096, TS_MEM_HUGE_MIN - 1, TS_MEM_HUGE_MIN, TS_MEM_HUGE_MIN + 1,
+                                 (size_t)5 << 20};
+    for (size_t i = 0; i < sizeof big / sizeof big[0]; i++) {
+        size_t n = big[i];
+        unsigned char *p = ts_mem_alloc_huge(n);
+        const uintptr_t align = n >= TS_MEM_HUGE_MIN ? (uintptr_t)2 << 20 : 64;
+        CHECK_MSG(p && (uintptr_t)p % align == 0, "%s hook, huge %zu bytes: %p", hook, n, (void *)p);
+        if (!p) continue;
+        memset(p, 0x5A, n);
+        CHECK(p[0] == 0x5A && p[n - 1] == 0x5A);
+        ts_mem_free_aligned(p);
+    }
+    CHECK(ts_mem_alloc_huge(SIZE_MAX - 8) == NULL);
 }
 
 static void test_default_hook(void) { check_sizes("default"); }

@@ -91,7 +91,7 @@ static ts_status make_plan(run *r)
     if (s == TS_OK && (size_t)total > sc->arena_cap) {
         ts_mem_free_aligned(sc->arena);
         sc->arena_cap = 0;
-        if (!(sc->arena = ts_mem_alloc_aligned((size_t)total)))
+        if (!(sc->arena = ts_mem_alloc_huge((size_t)total)))
             s = ts_err_set(r->err, TS_ERR_OOM, "out of memory for a %lld-byte arena", (long long)total);
         else sc->arena_cap = (size_t)total;
     }
@@ -165,7 +165,7 @@ static ts_status workspace(run *r, size_t each, int nth, uint8_t **out)
     if (need > sc->ws_cap) {
         ts_mem_free_aligned(sc->ws);
         sc->ws_cap = 0;
-        if (!(sc->ws = ts_mem_alloc_aligned(need)))
+        if (!(sc->ws = ts_mem_alloc_huge(need)))
             return ts_err_set(r->err, TS_ERR_OOM, "out of memory for a %zu-byte workspace", need);
         sc->ws_cap = need;
     }
@@ -200,7 +200,7 @@ static ts_status packed_b(run *r, const ts_cpu_step *st, void *const *bufs, cons
     float *d = atomic_load_explicit(&pk->data, memory_order_relaxed);
     if (!d) {
         size_t bytes = st->pbsize_fn(bufs, D);
-        d = ts_mem_alloc_aligned(bytes);
+        d = ts_mem_alloc_huge(bytes);
         if (!d) s = ts_err_set(r->err, TS_ERR_OOM, "out of memory packing a %zu-byte weight", bytes);
         if (d) {
             pack_job j = {st->pack_fn, bufs, D, d};
