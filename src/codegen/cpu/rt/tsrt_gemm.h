@@ -358,9 +358,10 @@ TSRT__OUTLINE void tsrt__gemm_range(const tsrt__gop *op, int64_t i0, int64_t i1,
                      * software prefetch of the next micro-panel's source:
                      * all within the noise of this machine.) */
                     if (ic == i0 && !op->bp) tsrt__pack_b_op(op, pc, kc, jc + jr, nr, bj);
-                    /* A last panel of 1 or 2 columns, with A read in
-                     * place, is dot products (tsrt__ukr_col): its columns
-                     * contiguous, once per row block. */
+                    /* With A read in place, a last panel's columns that
+                     * tsrt__ukr_ua takes as dot products (tsrt__ukr_col: a
+                     * panel of 1 or 2, the 1 or 2 past 16, tsrt__ua_col0)
+                     * made contiguous, once per row block. */
                     const int64_t bc0 = tsrt__ua_col0(nr);
                     const int cols = ua && bc0 >= 0;
                     if (cols && ic == i0) tsrt__b_cols(kc, bj + bc0, nr - bc0, bt);
