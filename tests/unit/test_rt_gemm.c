@@ -280,10 +280,66 @@ static void test_prepacked(void)
         {1, 37, 29, 1, STRIDED, COL, ROW, 1, 1, 3, 0},
         {1, 17, 11, 3, PADDED, ROW, ROW, 1, 0, 2, 0},
         {1, 5, 2, 1, ROW, ROW, ROW, 0, 1, 1, 0},
+        /* the AMX path where the machine has it (tsrt_gemm_amx.h): 32-row
+         * blocks and 32-column panels with edges, K over its 768 chunks
+         * with a tail, rows over its 128-row chunks, fewer panels than
+         * threads (rows split), a strided A, a shared B in a batch */
+        {45, 40, 800, 1, ROW, ROW, ROW, 1, 1, 2, 0},
+        {70, 20, 64, 1, ROW, ROW, ROW, 0, 0, 3, 0},
+        {300, 100, 1600, 1, STRIDED, ROW, ROW, 0, 1, 2, 0},
+        {40, 33, 70, 3, ROW, ROW, ROW, 0, 1, 2, 1},
+        {16, 16, 32, 1, PADDED, COL, PADDED, 1, 0, 1, 0},
     };
     prepack = 1;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_case(&cases[i]);
     prepack = 0;
+}
+
+/* A non-finite operand on the AMX path (tsrt_gemm_amx.h): its pieces
+ * cannot carry inf (inf - inf), so an A with one goes through the FMA
+ * kernels (K in one chunk: found by the split; in several: by the check
+ * ahead), and a B with one is packed for them. Either way the result is
+ * the unpacked product's: the same infinities and NaNs, the finite
+ * elements within tolerance. */
+static int nonfinite_case(int64_t M, int64_t N, int64_t K, int where)
+{
+    float *a = malloc(sizeof(float) * (size_t)(M * K)), *b = malloc(sizeof(float) * (size_t)(K * N));
+    float *c1 = malloc(sizeof(float) * (size_t)(M * N)), *c2 = malloc(sizeof(float) * (size_t)(M * N));
+    for (int64_t i = 0; i < M * K; i++) a[i] = frand();
+    for (int64_t i = 0; i < K * N; i++) b[i] = frand();
+    if (where == 0) a[5 * K + 7] = INFINITY, a[M * K - 1] = NAN;
+    else b[3 * N + 2] = -INFINITY;
+    tsrt_sgemm_args g = {.m = M, .n = N, .k = K, .a = a, .a_rs = K, .a_cs = 1, .b = b, .b_rs = N, .b_cs = 1,
+                         .c = c1, .c_rs = N, .c_cs = 1};
+    unsigned char *ws = malloc(tsrt_sgemm_workspace(M, N, K));
+    float *bp = aligned_alloc(64, (tsrt_sgemm_packed_b_size(&g) + 64) / 64 * 64);
+    for (int ith = 0; ith < 2; ith++) tsrt_sgemm_pack_b(&g, bp, ith, 2);
+    int layout;
+    memcpy(&layout, bp, sizeof layout);
+    int ok = where == 0 || layout == TSRT__BP_F32;
+    g.bp = bp;
+    for (int ith = 0; ith < 2; ith++) tsrt_sgemm(&g, ith, 2, ws);
+    g.bp = NULL, g.c = c2;
+    for (int ith = 0; ith < 2; ith++) tsrt_sgemm(&g, ith, 2, ws);
+    int nonfinite = 0;
+    for (int64_t i = 0; i < M * N; i++) {
+        if (isnan(c2[i]) || isinf(c2[i])) {
+            nonfinite++;
+            if (!(isnan(c2[i]) ? isnan(c1[i]) : c1[i] == c2[i])) ok = 0;
+        } else if (!(fabsf(c1[i] - c2[i]) <= 1e-4f * (float)K)) ok = 0;
+    }
+    if (!nonfinite) ok = 0; /* the case must reach the non-finite values */
+    free(a), free(b), free(c1), free(c2), free(ws), free(bp);
+    return ok;
+}
+
+static void test_nonfinite(void)
+{
+    const int64_t shapes[][3] = {{40, 40, 100}, {40, 70, 800}, {200, 40, 64}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        for (int where = 0; where < 2; where++)
+            CHECK_MSG(nonfinite_case(shapes[s][0], shapes[s][1], shapes[s][2], where), "%lldx%lldx%lld inf in %s",
+                      (long long)shapes[s][0], (long long)shapes[s][1], (long long)shapes[s][2], where ? "B" : "A");
 }
 
 /* The checker itself must fail on a wrong result. */
@@ -355,9 +411,10 @@ static int te_case(int64_t M, int64_t N, int64_t K, int64_t B, int lc_kind, int 
     if (packed) {
         bp = aligned_alloc(64, (tsrt_sgemm_packed_b_size(&g) + 64) / 64 * 64);
         tsrt_sgemm_pack_b(&g, bp, 0, 1);
+        g.bp = bp; /* both runs: the product's bits depend on the path (AMX) */
     }
     for (int ith = 0; ith < nth; ith++) tsrt_sgemm(&g, ith, nth, ws + 4);   /* the callback alone */
-    g.c = c2, g.epi_ctx = &e2, g.te = &te, g.bp = bp;
+    g.c = c2, g.epi_ctx = &e2, g.te = &te;
     for (int ith = 0; ith < nth; ith++) tsrt_sgemm(&g, ith, nth, ws + 4);   /* te */
     int ok = memcmp(c1, c2, sizeof(float) * (size_t)lc.size) == 0;
     const int swapped = lc.cs != 1 && lc.rs == 1;
@@ -397,6 +454,11 @@ static void test_tile_epilogue(void)
 int main(void)
 {
     printf("tsrt ISA %d (0 generic, 1 AVX2, 2 AVX-512), MR=%d NR=%d\n", TSRT_ISA, TSRT_MR, TSRT_NR);
+#if TSRT_AMX
+    printf("AMX: compiled in, %s\n", tsrt__amx_ready() ? "usable (the pre-packed cases run on it)" : "refused by the OS");
+#else
+    printf("AMX: not compiled in\n");
+#endif
     test_checker_fails();
     test_small_shapes();
     test_layouts();
@@ -404,6 +466,7 @@ int main(void)
     test_degenerate();
     test_batched();
     test_prepacked();
+    test_nonfinite();
     test_split();
     test_tile_epilogue();
     return check_report();

@@ -3,7 +3,7 @@
  * the blocking constants of each instruction set.
  *
  * The tsrt headers are pasted, in the order tsrt_common.h,
- * tsrt_gemm_api.h, tsrt_ukernel_avx512.h, tsrt_ukernel.h, tsrt_gemm.h,
+ * tsrt_gemm_api.h, tsrt_ukernel_avx512.h, tsrt_ukernel.h, tsrt_gemm_amx.h, tsrt_gemm.h,
  * then (for convolutions) tsrt_conv_args.h, tsrt_conv_gemm.h,
  * tsrt_conv_wg.h, tsrt_conv_dw.h, tsrt_conv_pt.h, tsrt_conv.h, into every C translation
  * unit the CPU emitter generates (docs/kernels.md; the design is D19 in
@@ -11,9 +11,11 @@
  * tsrt header keeps:
  *   - C11 plus GNU attributes/vector extensions (gcc and clang); only the
  *     standard headers <stdint.h> <stddef.h> <string.h> <math.h>, and the
- *     compiler's own <immintrin.h> under an x86 feature macro;
+ *     compiler's own <immintrin.h> under an x86 feature macro (one
+ *     exception: tsrt_gemm_amx.h's arch_prctl system call, D76);
  *   - every function `static` (unused ones must not warn), names `tsrt_`
- *     (API) or `tsrt__` (internal); no global state, no malloc: callers
+ *     (API) or `tsrt__` (internal); no global state (but the AMX
+ *     permission's cached answer, D76), no malloc: callers
  *     pass workspace;
  *   - include guards, and a dependency is #included only when its guard is
  *     not yet defined, so the pasted concatenation needs no include path. */

@@ -32,6 +32,9 @@
 #ifndef TSRT_UKERNEL_H
 #include "tsrt_ukernel.h"
 #endif
+#ifndef TSRT_GEMM_AMX_H
+#include "tsrt_gemm_amx.h"
+#endif
 
 /* Columns of C handed to one epilogue call: 4 micro-panels. The strip
  * (<= MC x 64 floats = 36 KiB) is still in L1/L2 when the callback runs,
@@ -245,24 +248,6 @@ static inline void tsrt__prefetch_b_op(const tsrt__gop *op, int64_t p0, int64_t 
 #ifndef TSRT_PF_BURST_FULL
 #define TSRT_PF_BURST_FULL 80
 #endif
-
-/* The K block of the driver: equal blocks rather than full ones and a
- * remainder (see tsrt__gemm_range); a function of K alone, so that a B
- * packed ahead of time (tsrt_sgemm_pack_b) is cut the same way. */
-static inline int64_t tsrt__kb(int64_t K)
-{
-    return tsrt__min(TSRT_KC, tsrt__rup(tsrt__cdiv(K, tsrt__cdiv(K, TSRT_KC)), 8));
-}
-
-/* The pre-packed micro-panel of B holding rows [pc, pc+kc) (a K block)
- * and columns [j, j+NR): K blocks one after another, each all of B's
- * panels in column order, so that a K block's sweep over the columns reads
- * one contiguous run (panels of all K rows, 196 KiB apart for K = 3072,
- * cost TLB misses: 128x768x3072 ran 3-10% slower that way). */
-static inline const float *tsrt__bp_at(const float *bp, int64_t n, int64_t pc, int64_t kc, int64_t j)
-{
-    return bp + pc * tsrt__rup(n, TSRT_NR) + j / TSRT_NR * kc * TSRT_NR;
-}
 
 /* Rows [0, rows) x NR columns at p (row stride rs) into L1 ahead of use:
  * the residual of the tile after the current one. The residual is an older
@@ -532,7 +517,9 @@ TSRT_FN size_t tsrt_sgemm_workspace(int64_t m, int64_t n, int64_t k)
     const int64_t d = tsrt__max(m, n);
     size_t s1 = tsrt__ws_bytes(d, d, k, TSRT_AVX2_MR, TSRT_AVX2_NR, TSRT_WS_KC, TSRT_WS_MC, TSRT_WS_NC);
     size_t s2 = tsrt__ws_bytes(d, d, k, TSRT_WS_MR, TSRT_WS_NR, TSRT_WS_KC, TSRT_WS_MC, TSRT_WS_NC);
-    return s1 > s2 ? s1 : s2;
+    const size_t s3 = tsrt__amx_ws_bytes(m, k);
+    s1 = s1 > s2 ? s1 : s2;
+    return s1 > s3 ? s1 : s3;
 }
 
 /* Splits the aligned workspace into the packed-A and packed-B buffers for
@@ -593,13 +580,66 @@ static void tsrt__sgemm_bind(const void *ctx, int64_t bi, tsrt__gop *op)
 }
 
 
-/* C = A·B (+ C) as described by g, the part of thread ith of nth
+/* The header of every pre-packed B (tsrt_sgemm_pack_b): which layout
+ * follows, TSRT__BP_HEAD bytes on (the fp32 micro-panels, or B's AMX
+ * copy, tsrt_gemm_amx.h). */
+enum { TSRT__BP_F32 = 1, TSRT__BP_AMX = 2 };
+#define TSRT__BP_HEAD 64
+
+#if TSRT_AMX
+/* Whether g's B gets an AMX copy when packed: products of at least 16
+ * rows (M as packed: AMX computes 32-row blocks, so fewer rows waste most
+ * of its work; a classifier's M = 1 stays on the FMA kernels), K of a
+ * whole k block. A later run with fewer rows still reads the copy. */
+static int tsrt__amx_want(const tsrt_sgemm_args *g)
+{
+    return g->m >= 16 && g->n >= 16 && g->k >= 32 && tsrt__amx_ready();
+}
+
+/* Thread ith's share of a product with B's AMX copy bp: panels of 32
+ * columns, or 32-row blocks when there are fewer panels than threads. A
+ * share whose rows of A are not all finite goes through the fp32 driver
+ * (op, B packed per call). */
+static void tsrt__amx_sgemm(const tsrt_sgemm_args *g, tsrt__gop *op, const uint16_t *bp, int ith, int nth,
+                            void *ws)
+{
+    const int64_t P = tsrt__cdiv(g->n, 32), U = tsrt__cdiv(g->m, 32), batch = tsrt__max(g->batch, 1);
+    int64_t r0 = 0, r1 = g->m, q0 = 0, q1 = P;
+    if (P >= nth)
+        q0 = P * ith / nth, q1 = P * (ith + 1) / nth;
+    else
+        r0 = tsrt__min(g->m, U * ith / nth * 32), r1 = tsrt__min(g->m, U * (ith + 1) / nth * 32);
+    if (r0 >= r1 || q0 >= q1) return;
+    tsrt__amx_config();
+    for (int64_t bi = 0; bi < batch; bi++) {
+        tsrt__sgemm_bind(g, bi, op);
+        if (tsrt__amx_range(g, bp, op->a, op->c, bi * g->m, r0, r1, q0, q1, ws)) {
+            float *pa, *pb;
+            tsrt__ws_split(ws, op->m, op->k, &pa, &pb);
+            op->bp = NULL;
+            tsrt__gemm_range(op, r0, r1, q0 * 32, tsrt__min(q1 * 32, g->n), pa, pb);
+        }
+    }
+    _tile_release();
+}
+#endif
+
+/* C = A·B (+ C) as described by g0, the part of thread ith of nth
  * (0 <= ith < nth). All nth calls together compute all of C and run the
  * epilogue exactly once on every element; they may run concurrently or one
  * after another. ws: tsrt_sgemm_workspace(m, n, k) bytes, private to the
  * call, any alignment. */
-TSRT_FN void tsrt_sgemm(const tsrt_sgemm_args *g, int ith, int nth, void *ws)
+TSRT_FN void tsrt_sgemm(const tsrt_sgemm_args *g0, int ith, int nth, void *ws)
 {
+    /* A pre-packed B: its header says which layout follows; the fp32
+     * driver reads only its own (without one it packs B per call). */
+    tsrt_sgemm_args gl = *g0;
+    const tsrt_sgemm_args *g = &gl;
+    int layout = 0;
+    if (gl.bp) {
+        memcpy(&layout, gl.bp, sizeof layout);
+        gl.bp = layout == TSRT__BP_F32 ? gl.bp + TSRT__BP_HEAD / sizeof(float) : NULL;
+    }
     /* Column-major C: compute C^T = B^T A^T instead, so the micro-kernel
      * always stores rows of unit stride. */
     const int swap = g->c_cs != 1 && g->c_rs == 1;
@@ -619,39 +659,69 @@ TSRT_FN void tsrt_sgemm(const tsrt_sgemm_args *g, int ith, int nth, void *ws)
         op.a_rs = g->b_cs, op.a_cs = g->b_rs, op.b_rs = g->a_cs, op.b_cs = g->a_rs;
         op.c_rs = g->c_cs, op.c_cs = g->c_rs;
     }
+#if TSRT_AMX
+    /* B's AMX copy serves a row-major C and one B for every product */
+    if (layout == TSRT__BP_AMX && g->k > 0 && g->c_cs == 1 && (g->batch <= 1 || g->b_bs == 0)) {
+        tsrt__amx_sgemm(g, &op, (const uint16_t *)((const char *)g0->bp + TSRT__BP_HEAD), ith, nth, ws);
+        return;
+    }
+#endif
     /* A pre-packed B is only read: its weight in the split is that of a
      * load, not of a copy. */
     const int64_t wb = tsrt__bp_usable(g, swap) ? 1 : 16;
     tsrt__gemm_batched(&op, g->batch > 1 ? g->batch : 1, tsrt__sgemm_bind, g, 16, wb, ith, nth, ws);
 }
 
-/* Bytes tsrt_sgemm_pack_b writes for g (its n and k): cdiv(n, NR) panels
- * of k x NR floats, the last one zero-filled past n. Depends on the
- * instruction set (NR), so it is computed by code compiled with the
- * kernels' flags, not by the host. */
+/* Bytes tsrt_sgemm_pack_b writes for g (its n and k): a header of
+ * TSRT__BP_HEAD bytes, then cdiv(n, NR) panels of k x NR floats, the last
+ * one zero-filled past n, or B's AMX copy (tsrt__amx_want), whichever is
+ * larger. Depends on the instruction set (NR, AMX), so it is computed by
+ * code compiled with the kernels' flags, not by the host. */
 TSRT_FN size_t tsrt_sgemm_packed_b_size(const tsrt_sgemm_args *g)
 {
     const int64_t n = tsrt__max(g->n, 0), k = tsrt__max(g->k, 0);
-    return (size_t)(tsrt__cdiv(n, TSRT_NR) * TSRT_NR * k) * sizeof(float);
+    size_t s = (size_t)(tsrt__cdiv(n, TSRT_NR) * TSRT_NR * k) * sizeof(float);
+#if TSRT_AMX
+    if (tsrt__amx_want(g) && tsrt__amx_bp_bytes(n, k) > s) s = tsrt__amx_bp_bytes(n, k);
+#endif
+    return TSRT__BP_HEAD + s;
 }
 
 /* Packs g's B (the first product's: a pre-packed B is one B for all) into
  * dst, tsrt_sgemm_packed_b_size(g) bytes aligned to 64 (what the
- * micro-kernel's aligned loads need), as the micro-panels tsrt_sgemm reads
- * through g->bp (tsrt__bp_at: per K block of tsrt__kb(k) rows, every
- * NR-column panel). The layout depends on k, n and NR only, so every
- * thread split reads it in place. Panels [P*ith/nth, P*(ith+1)/nth) of
- * each K block are the share of thread ith of nth (P panels). */
+ * micro-kernel's aligned loads need): the header (thread 0 writes it),
+ * then the micro-panels tsrt_sgemm reads through g->bp (tsrt__bp_at: per K
+ * block of tsrt__kb(k) rows, every NR-column panel), or B's AMX copy
+ * where tsrt__amx_want and every element is finite. The layout depends
+ * on k, n, NR and B's values only, so every thread split reads it in
+ * place. Panels [P*ith/nth, P*(ith+1)/nth) of each K block are the share
+ * of thread ith of nth (P panels). */
 TSRT_FN void tsrt_sgemm_pack_b(const tsrt_sgemm_args *g, float *dst, int ith, int nth)
 {
-    const int64_t n = g->n, K = g->k, P = tsrt__cdiv(tsrt__max(n, 0), TSRT_NR);
-    if (K <= 0 || nth <= 0) return;
+    const int64_t n = g->n, K = g->k;
+    if (nth <= 0) return;
+    int layout = TSRT__BP_F32;
+#if TSRT_AMX
+    /* every thread scans all of B, so that all decide alike */
+    if (tsrt__amx_want(g) && !tsrt__amx_b_bad(g)) layout = TSRT__BP_AMX;
+#endif
+    if (ith == 0) memcpy(dst, &layout, sizeof layout);
+    if (K <= 0) return;
+    float *bp = dst + TSRT__BP_HEAD / sizeof(float);
+#if TSRT_AMX
+    if (layout == TSRT__BP_AMX) {
+        const int64_t P = tsrt__cdiv(n, 32);
+        tsrt__amx_pack_b(g, (uint16_t *)bp, P * ith / nth, P * (ith + 1) / nth);
+        return;
+    }
+#endif
+    const int64_t P = tsrt__cdiv(tsrt__max(n, 0), TSRT_NR);
     const int64_t KB = tsrt__kb(K), p0 = P * ith / nth, p1 = P * (ith + 1) / nth;
     for (int64_t pc = 0; pc < K; pc += KB) {
         const int64_t kc = tsrt__min(KB, K - pc);
         for (int64_t j = p0; j < p1; j++)
             tsrt__pack_b(g->b + pc * g->b_rs + j * TSRT_NR * g->b_cs, g->b_rs, g->b_cs, kc,
-                         tsrt__min(TSRT_NR, n - j * TSRT_NR), (float *)tsrt__bp_at(dst, n, pc, kc, j * TSRT_NR));
+                         tsrt__min(TSRT_NR, n - j * TSRT_NR), (float *)tsrt__bp_at(bp, n, pc, kc, j * TSRT_NR));
     }
 }
 

@@ -1,0 +1,407 @@
+/* tsrt_gemm_amx.h — fp32 GEMM against a pre-packed B on Intel AMX (D76).
+ *
+ * AMX multiplies bf16 tiles into fp32 accumulators, 16 times the
+ * multiply-adds per cycle of AVX-512's two FMA pipes. An fp32 value splits
+ * exactly into three bf16 pieces, x = hi + mid + lo (8 significand bits
+ * each, every piece rounded to nearest, so |mid| <= 2^-8 |x| and |lo| <=
+ * 2^-16 |x|). A product a·b is then the sum of the six piece products
+ * whose order is at most 2^-16:
+ *   hi·hi + (hi·mid + mid·hi) + (hi·lo + lo·hi + mid·mid)
+ * the three dropped ones (mid·lo, lo·mid, lo·lo) are at most ~2^-23 |a·b|,
+ * the size of fp32's own rounding of the product. Each bf16 product is
+ * exact in fp32 and AMX adds it to the fp32 accumulator rounded to
+ * nearest, so the result carries fp32's error, not bf16's: six roundings
+ * per product instead of the FMA's one, about twice the FMA kernels'
+ * error (128 x 768 x 3072 against a double reference: max |err| 5.5e-5
+ * against 2.6e-5, on sums up to 72), within the (K + 2) eps sum|a b|
+ * bound test_rt_gemm holds every path to. Six tile products for one:
+ * 2.7 times the FMA peak, on paper; 530 GFLOP/s (fp32 products) measured
+ * from cache on one core, against the FMA peak's 250.
+ *
+ * What differs from the fp32 kernels: AMX flushes denormal inputs and
+ * results to zero (so do the pieces of values below 2^-110, whose lo is
+ * then lost); a product within 2^-7 of FLT_MAX may overflow where fp32
+ * does not. A non-finite value must not be split (inf - inf), so an A with
+ * one is computed by the fp32 path, and a B with one is packed for it.
+ *
+ * Used for a B packed ahead of time (tsrt_sgemm_pack_b: constant weights)
+ * whose product has 16 rows or more when packed: B's pieces are split
+ * once, into a copy 1.5 times the fp32 one; A's on every call, a chunk
+ * of rows at a time (M x K splits against M x N x K multiply-adds).
+ * Splitting B's panels on every call instead, from the fp32 copy, cost
+ * more than the smaller stream saved: about one vector operation per
+ * element, not overlapped with the tiles' work (128 x 3072 x 768, weights
+ * in DRAM: 200 against 237 GFLOP/s). A B that is not constant stays on
+ * the FMA kernels. */
+#ifndef TSRT_GEMM_AMX_H
+#define TSRT_GEMM_AMX_H
+
+#ifndef TSRT_GEMM_API_H
+#include "tsrt_gemm_api.h"
+#endif
+
+/* Rows and K of the A chunk split per step: its pieces (128 x 768 x 3
+ * bf16 = 576 KiB) stay in L2 while every panel of B passes them. */
+#define TSRT_AMX_MA 128
+#define TSRT_AMX_KA 768
+/* 0: no software prefetch of the next panel (tsrt__amx_range) */
+#ifndef TSRT_AMX_PF
+#define TSRT_AMX_PF 1
+#endif
+
+/* Rows and K of the A chunk for an m x k product. */
+static inline int64_t tsrt__amx_chunk(int64_t m, int64_t k, int64_t *kk)
+{
+    *kk = tsrt__min(tsrt__rup(tsrt__max(k, 1), 32), TSRT_AMX_KA);
+    return tsrt__min(tsrt__rup(tsrt__max(m, 1), 32), TSRT_AMX_MA);
+}
+
+/* Workspace of the AMX path (A's chunk split, the edge buffer): part of tsrt_sgemm_workspace's bound on every target, so
+ * that the host, which does not know whether the kernels use AMX, sizes
+ * it. */
+static inline size_t tsrt__amx_ws_bytes(int64_t m, int64_t k)
+{
+    int64_t kk;
+    const int64_t rows = tsrt__amx_chunk(m, k, &kk);
+    return (size_t)(rows * kk * 3) * 2 + 32 * 32 * sizeof(float) + 2 * TSRT_ALIGN;
+}
+
+#if TSRT_ISA == TSRT_ISA_AVX512 && defined(__AMX_TILE__) && defined(__AMX_BF16__) && defined(__AVX512BW__) && \
+    defined(__linux__) && defined(__x86_64__) && !defined(TSRT_AVX512_EMULATED) && !defined(TSRT_NO_AMX)
+#define TSRT_AMX 1
+#else
+#define TSRT_AMX 0
+#endif
+
+#if TSRT_AMX
+#include <immintrin.h>
+
+/* The process's permission to use the tile registers: Linux grants it on
+ * request (arch_prctl ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA), once per
+ * process; without it a tile instruction raises SIGILL. The one exception
+ * to the tsrt headers' standard-headers-only rule: the system call is
+ * declared here rather than through <unistd.h>, which needs a feature
+ * macro the generated units do not set. The answer is kept (1 granted, -1
+ * refused); requesting again is harmless, so racing threads are too. */
+long syscall(long number, ...);
+static int tsrt__amx_ready(void)
+{
+    static int state;
+    int s = __atomic_load_n(&state, __ATOMIC_RELAXED);
+    if (!s) {
+        s = syscall(158 /* SYS_arch_prctl */, 0x1023 /* ARCH_REQ_XCOMP_PERM */, 18 /* XTILEDATA */) == 0 ? 1 : -1;
+        __atomic_store_n(&state, s, __ATOMIC_RELAXED);
+    }
+    return s > 0;
+}
+
+/* Tile registers as this file uses them: all eight 16 rows x 64 bytes;
+ * 0-3 the 2 x 2 accumulators of a 32 x 32 block of C, 4-5 two A tiles
+ * (16 rows x 32 k), 6-7 two B tiles (16 k pairs x 16 columns, each
+ * column's pair adjacent: the layout TDPBF16PS reads). */
+static inline void tsrt__amx_config(void)
+{
+    struct {
+        uint8_t palette, start;
+        uint8_t reserved[14];
+        uint16_t colsb[16];
+        uint8_t rows[16];
+    } cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.palette = 1;
+    for (int i = 0; i < 8; i++) cfg.colsb[i] = 64, cfg.rows[i] = 16;
+    _tile_loadconfig(&cfg);
+}
+
+/* The bf16 bits of a rounded to nearest even, as the high half of an
+ * fp32 word (the low half zero). */
+static inline __m512i tsrt__bf16_rne(__m512i u)
+{
+    const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
+    u = _mm512_add_epi32(u, _mm512_add_epi32(lsb, _mm512_set1_epi32(0x7fff)));
+    return _mm512_and_si512(u, _mm512_set1_epi32((int)0xffff0000u));
+}
+
+/* x's three pieces (fp32 words whose low halves are zero) into p[0..3);
+ * returns the lanes whose hi is not finite (x not finite, or rounded up
+ * past FLT_MAX). */
+static inline __mmask16 tsrt__amx_split16(__m512 x, __m512i p[3])
+{
+    const __m512i hi = tsrt__bf16_rne(_mm512_castps_si512(x));
+    const __m512 r1 = _mm512_sub_ps(x, _mm512_castsi512_ps(hi));
+    const __m512i mid = tsrt__bf16_rne(_mm512_castps_si512(r1));
+    const __m512 r2 = _mm512_sub_ps(r1, _mm512_castsi512_ps(mid));
+    p[0] = hi, p[1] = mid, p[2] = tsrt__bf16_rne(_mm512_castps_si512(r2));
+    const __m512i e = _mm512_set1_epi32(0x7f800000);
+    return _mm512_cmpeq_epi32_mask(_mm512_and_si512(hi, e), e);
+}
+
+/* The high halves of 32 words (k 0-15 in lo, 16-31 in hi) as 32 bf16. */
+static inline __m512i tsrt__amx_bf16x32(__m512i lo, __m512i hi)
+{
+    const __m512i odd = _mm512_set_epi16(63, 61, 59, 57, 55, 53, 51, 49, 47, 45, 43, 41, 39, 37, 35, 33, 31, 29, 27,
+                                         25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
+    return _mm512_permutex2var_epi16(lo, odd, hi);
+}
+
+/* Rows [i0, i0+rows) of A, k blocks [kb0, kb0+nkb) of 32 (K past k is
+ * zero), split into dst: per 32-row block and k block six tiles of 512
+ * bf16 (hi of rows 0-15, hi of 16-31, mid, mid, lo, lo), rows past `rows`
+ * zero. Returns nonzero when an element is not finite (dst then partly
+ * written). */
+static int tsrt__amx_split_a(const tsrt_sgemm_args *g, int64_t i0, int64_t rows, int64_t kb0, int64_t nkb,
+                             uint16_t *restrict dst)
+{
+    __mmask16 bad = 0;
+    const int64_t mbs = tsrt__cdiv(rows, 32);
+    for (int64_t r = 0; r < mbs * 32; r++) {
+        const float *a = g->a + (i0 + r) * g->a_rs;
+        for (int64_t kb = 0; kb < nkb; kb++) {
+            const int64_t p0 = (kb0 + kb) * 32, np = tsrt__min(32, g->k - p0);
+            __m512 x0, x1;
+            if (r >= rows)
+                x0 = x1 = _mm512_setzero_ps();
+            else if (g->a_cs == 1) {
+                const __mmask16 m0 = np >= 16 ? 0xffff : (__mmask16)((1u << np) - 1);
+                const __mmask16 m1 = np >= 32 ? 0xffff : np > 16 ? (__mmask16)((1u << (np - 16)) - 1) : 0;
+                x0 = _mm512_maskz_loadu_ps(m0, a + p0);
+                x1 = _mm512_maskz_loadu_ps(m1, a + p0 + 16);
+            } else {
+                float t[32];
+                for (int64_t p = 0; p < 32; p++) t[p] = p < np ? a[(p0 + p) * g->a_cs] : 0.0f;
+                x0 = _mm512_loadu_ps(t), x1 = _mm512_loadu_ps(t + 16);
+            }
+            __m512i q0[3], q1[3];
+            bad |= tsrt__amx_split16(x0, q0) | tsrt__amx_split16(x1, q1);
+            uint16_t *t = dst + ((r / 32) * nkb + kb) * 3072 + (r % 32 / 16) * 512 + (r % 16) * 32;
+            for (int s = 0; s < 3; s++) _mm512_storeu_si512(t + s * 1024, tsrt__amx_bf16x32(q0[s], q1[s]));
+        }
+    }
+    return bad != 0;
+}
+
+/* C (32 x 32 at c, row stride rs floats) (+)= the split A block's by B's
+ * panel over nkb k blocks: a (6 tiles per k block, tsrt__amx_split_a),
+ * b (the same per k block: hi of columns 0-15, hi of 16-31, mid, mid, lo,
+ * lo). The small products first, each k block: lo·hi, mid·hi, hi·hi,
+ * hi·lo, hi·mid, mid·mid (B's piece second). */
+#define TSRT__AMX_DP4()                                                       \
+    do {                                                                      \
+        _tile_dpbf16ps(0, 4, 6);                                              \
+        _tile_dpbf16ps(1, 4, 7);                                              \
+        _tile_dpbf16ps(2, 5, 6);                                              \
+        _tile_dpbf16ps(3, 5, 7);                                              \
+    } while (0)
+static void tsrt__amx_block(const uint16_t *a, const uint16_t *b, int64_t nkb, float *c, ptrdiff_t rs, int load,
+                            const char *pf, int64_t pfl /* pfl lines at pf into L2 per k block */)
+{
+    const size_t st = (size_t)rs * sizeof(float);
+    if (load) {
+        _tile_loadd(0, c, st);
+        _tile_loadd(1, c + 16, st);
+        _tile_loadd(2, c + 16 * rs, st);
+        _tile_loadd(3, c + 16 * rs + 16, st);
+    } else {
+        _tile_zero(0);
+        _tile_zero(1);
+        _tile_zero(2);
+        _tile_zero(3);
+    }
+    for (int64_t kb = 0; kb < nkb; kb++, a += 3072, b += 3072) {
+        if (pf) {
+            for (int64_t l = 0; l < pfl; l++) _mm_prefetch(pf + l * 64, _MM_HINT_T1);
+            pf += pfl * 64;
+        }
+        _tile_loadd(6, b, 64);
+        _tile_loadd(7, b + 512, 64);
+        _tile_loadd(4, a + 2048, 64);
+        _tile_loadd(5, a + 2560, 64);
+        TSRT__AMX_DP4(); /* lo·hi */
+        _tile_loadd(4, a + 1024, 64);
+        _tile_loadd(5, a + 1536, 64);
+        TSRT__AMX_DP4(); /* mid·hi */
+        _tile_loadd(4, a, 64);
+        _tile_loadd(5, a + 512, 64);
+        TSRT__AMX_DP4(); /* hi·hi */
+        _tile_loadd(6, b + 2048, 64);
+        _tile_loadd(7, b + 2560, 64);
+        TSRT__AMX_DP4(); /* hi·lo */
+        _tile_loadd(6, b + 1024, 64);
+        _tile_loadd(7, b + 1536, 64);
+        TSRT__AMX_DP4(); /* hi·mid */
+        _tile_loadd(4, a + 1024, 64);
+        _tile_loadd(5, a + 1536, 64);
+        TSRT__AMX_DP4(); /* mid·mid */
+    }
+    _tile_stored(0, c, st);
+    _tile_stored(1, c + 16, st);
+    _tile_stored(2, c + 16 * rs, st);
+    _tile_stored(3, c + 16 * rs + 16, st);
+}
+#undef TSRT__AMX_DP4
+
+/* Row p of g's B, the 32 columns from j (nb of them real): in place, or
+ * gathered into t (zero past nb). */
+static inline const float *tsrt__amx_brow(const tsrt_sgemm_args *g, int64_t p, int64_t j, int64_t nb, float *t)
+{
+    if (g->b_cs == 1 && nb == 32) return g->b + p * g->b_rs + j;
+    for (int64_t q = 0; q < 32; q++) t[q] = q < nb ? g->b[p * g->b_rs + (j + q) * g->b_cs] : 0.0f;
+    return t;
+}
+
+/* k blocks [kb0, kb0+nkb) of g's B, the panel at column j (nb columns;
+ * rows past k zero), split into dst: per k block six tiles (hi of columns 0-15, hi
+ * of 16-31, mid, mid, lo, lo), row r of a tile holding k 2r and 2r+1 of
+ * each column side by side. Returns nonzero when an element is not
+ * finite (dst then partly written). */
+static int tsrt__amx_split_b(const tsrt_sgemm_args *s, int64_t j, int64_t nb, int64_t kb0, int64_t nkb,
+                             uint16_t *restrict dst)
+{
+    __mmask16 bad = 0;
+    float t[2][32];
+    for (int64_t kb = 0; kb < nkb; kb++)
+        for (int64_t r = 0; r < 16; r++) {
+            __m512i q[2][2][3]; /* [k 2r + e][column half][piece] */
+            for (int e = 0; e < 2; e++) {
+                const int64_t p = (kb0 + kb) * 32 + 2 * r + e;
+                if (p >= s->k) {
+                    for (int h = 0; h < 2; h++)
+                        for (int c = 0; c < 3; c++) q[e][h][c] = _mm512_setzero_si512();
+                    continue;
+                }
+                const float *x = tsrt__amx_brow(s, p, j, nb, t[e]);
+                bad |= tsrt__amx_split16(_mm512_loadu_ps(x), q[e][0]) | tsrt__amx_split16(_mm512_loadu_ps(x + 16), q[e][1]);
+            }
+            uint16_t *d = dst + kb * 3072 + r * 32;
+            for (int c = 0; c < 3; c++)
+                for (int h = 0; h < 2; h++)
+                    _mm512_storeu_si512(d + c * 1024 + h * 512,
+                                        _mm512_or_si512(q[1][h][c], _mm512_srli_epi32(q[0][h][c], 16)));
+        }
+    return bad != 0;
+}
+
+/* Whether rows [i0, i1) of A are all finite (a check ahead of a split
+ * in several chunks, vectorized: a scalar loop cost 4% of 128 x 768 x
+ * 3072). */
+static int tsrt__amx_a_ok(const tsrt_sgemm_args *g, int64_t i0, int64_t i1)
+{
+    const __m512i e = _mm512_set1_epi32(0x7f800000);
+    __mmask16 bad = 0;
+    for (int64_t i = i0; i < i1; i++) {
+        const float *a = g->a + i * g->a_rs;
+        if (g->a_cs != 1) {
+            for (int64_t p = 0; p < g->k; p++)
+                if (!isfinite(a[p * g->a_cs])) return 0;
+            continue;
+        }
+        for (int64_t p = 0; p < g->k; p += 16) {
+            const int64_t np = tsrt__min(16, g->k - p);
+            const __m512i x = _mm512_castps_si512(_mm512_maskz_loadu_ps((__mmask16)((1u << np) - 1), a + p));
+            bad |= _mm512_cmpeq_epi32_mask(_mm512_and_si512(x, e), e);
+        }
+    }
+    return !bad;
+}
+
+/* The finished block of C at (i, j), mb x nb (c its first element; m0
+ * the product's first row in the epilogue's coordinates): the tile
+ * epilogue or the callback. */
+static void tsrt__amx_epi(const tsrt_sgemm_args *g, float *c, int64_t m0, int64_t i, int64_t j, int64_t mb,
+                          int64_t nb)
+{
+    if (g->te) {
+        const tsrt_tepi te = tsrt__te_at(g->te, m0 + i, j);
+        tsrt__te_tile(&te, c, g->c_rs, mb, nb);
+    } else if (g->epi)
+        g->epi(g->epi_ctx, c, g->c_rs, 1, m0 + i, j, mb, nb);
+}
+
+/* Bytes of B's AMX copy: per 32 columns and 32 k, six 1 KiB tiles. */
+static inline size_t tsrt__amx_bp_bytes(int64_t n, int64_t k)
+{
+    return (size_t)(tsrt__cdiv(n, 32) * tsrt__cdiv(k, 32)) * 6144;
+}
+
+/* Panels [p0, p1) of g's B split into bp, B's AMX copy: panel after
+ * panel, each its k blocks in order (tsrt__amx_split_b). Returns nonzero
+ * when an element is not finite. */
+static int tsrt__amx_pack_b(const tsrt_sgemm_args *g, uint16_t *restrict bp, int64_t p0, int64_t p1)
+{
+    const int64_t nkb = tsrt__cdiv(g->k, 32);
+    int bad = 0;
+    for (int64_t jp = p0; jp < p1; jp++)
+        bad |= tsrt__amx_split_b(g, jp * 32, tsrt__min(32, g->n - jp * 32), 0, nkb, bp + jp * nkb * 3072);
+    return bad;
+}
+
+/* Whether any element of g's B is not finite (such a B is packed for the
+ * fp32 kernels: its pieces would meet inf - inf). */
+static int tsrt__amx_b_bad(const tsrt_sgemm_args *g)
+{
+    for (int64_t p = 0; p < g->k; p++)
+        for (int64_t j = 0; j < g->n; j++)
+            if (!isfinite(g->b[p * g->b_rs + j * g->b_cs])) return 1;
+    return 0;
+}
+
+/* Rows [r0, r1) x panels [q0, q1) of one product C = A·B (+ C) (a, c:
+ * the product's; m0: its first row in the epilogue's coordinates) with
+ * B's AMX copy bp: per chunk of TSRT_AMX_MA rows and TSRT_AMX_KA of K,
+ * A's pieces split into ws, then every panel over the chunk's 32-row
+ * blocks (the panel's k blocks, 144 KiB, stay in L2 across them). A block
+ * at C's edge goes through a 32 x 32 buffer. Returns nonzero, having
+ * written nothing, when A is not finite in these rows. */
+static int tsrt__amx_range(const tsrt_sgemm_args *g, const uint16_t *bp, const float *a, float *c, int64_t m0,
+                           int64_t r0, int64_t r1, int64_t q0, int64_t q1, void *ws)
+{
+    const int64_t nkb = tsrt__cdiv(g->k, 32), KAB = TSRT_AMX_KA / 32;
+    tsrt_sgemm_args ga = *g;
+    ga.a = a;
+    /* one chunk: its split is the check; else check first */
+    if ((r1 - r0 > TSRT_AMX_MA || nkb > KAB) && !tsrt__amx_a_ok(&ga, r0, r1)) return 1;
+    int64_t kk;
+    const int64_t crows = tsrt__amx_chunk(g->m, g->k, &kk);
+    uint16_t *as = (uint16_t *)tsrt__align(ws);
+    float *edge = tsrt__align(as + crows * kk * 3);
+    for (int64_t ic = r0; ic < r1; ic += TSRT_AMX_MA) {
+        const int64_t rows = tsrt__min(TSRT_AMX_MA, r1 - ic);
+        for (int64_t kc = 0; kc < nkb; kc += KAB) {
+            const int64_t nk = tsrt__min(KAB, nkb - kc);
+            const int load = kc > 0 || g->beta, last = kc + nk == nkb;
+            if (tsrt__amx_split_a(&ga, ic, rows, kc, nk, as)) return 1;
+            for (int64_t jp = q0; jp < q1; jp++) {
+                const int64_t j = jp * 32, nb = tsrt__min(32, g->n - j);
+                const uint16_t *b = bp + (jp * nkb + kc) * 3072;
+                /* The next panel's chunk into L2, 96 lines per k block
+                 * spread over this panel's row blocks and k steps: the
+                 * weights come from memory once, and the hardware
+                 * prefetcher, which sees each panel restart per row block,
+                 * ran behind (128 x 3072 x 768 from DRAM 249 -> 285
+                 * GFLOP/s; all at the start of a row block: no gain). */
+                const char *nx = (const char *)(TSRT_AMX_PF && jp + 1 < q1 ? bp + ((jp + 1) * nkb + kc) * 3072 : NULL);
+                const int64_t nblk = tsrt__cdiv(rows, 32), pfl = tsrt__cdiv(96, nblk);
+                for (int64_t ib = 0; ib < rows; ib += 32) {
+                    const int64_t mb = tsrt__min(32, rows - ib);
+                    const uint16_t *ab = as + ib / 32 * nk * 3072;
+                    float *cb = c + (ic + ib) * g->c_rs + j;
+                    const char *pf = nx ? nx + ib / 32 * pfl * nk * 64 : NULL;
+                    if (mb == 32 && nb == 32)
+                        tsrt__amx_block(ab, b, nk, cb, g->c_rs, load, pf, pfl);
+                    else {
+                        for (int64_t i = 0; i < 32; i++)
+                            for (int64_t q = 0; q < 32; q++)
+                                edge[i * 32 + q] = load && i < mb && q < nb ? cb[i * g->c_rs + q] : 0.0f;
+                        tsrt__amx_block(ab, b, nk, edge, 32, 1, pf, pfl);
+                        for (int64_t i = 0; i < mb; i++) memcpy(cb + i * g->c_rs, edge + i * 32, sizeof(float) * nb);
+                    }
+                    if (last) tsrt__amx_epi(g, cb, m0, ic + ib, j, mb, nb);
+                }
+            }
+        }
+    }
+    return 0;
+}
+#endif /* TSRT_AMX */
+
+#endif /* TSRT_GEMM_AMX_H */
