@@ -455,7 +455,7 @@ int main(void)
 {
     printf("tsrt ISA %d (0 generic, 1 AVX2, 2 AVX-512), MR=%d NR=%d\n", TSRT_ISA, TSRT_MR, TSRT_NR);
 #if TSRT_AMX
-    printf("AMX: compiled in, %s\n", tsrt__amx_ready() ? "usable (the pre-packed cases run on it)" : "refused by the OS");
+    printf("AMX: compiled in, %s\n", tsrt__amx_ready() ? "usable (the pre-packed cases run on it)" : "declined (TESSERA_NO_AMX, or the OS refused)");
 #else
     printf("AMX: not compiled in\n");
 #endif

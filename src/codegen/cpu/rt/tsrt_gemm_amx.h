@@ -78,18 +78,24 @@ static inline size_t tsrt__amx_ws_bytes(int64_t m, int64_t k)
 
 /* The process's permission to use the tile registers: Linux grants it on
  * request (arch_prctl ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA), once per
- * process; without it a tile instruction raises SIGILL. The one exception
- * to the tsrt headers' standard-headers-only rule: the system call is
- * declared here rather than through <unistd.h>, which needs a feature
- * macro the generated units do not set. The answer is kept (1 granted, -1
- * refused); requesting again is harmless, so racing threads are too. */
+ * process; without it a tile instruction raises SIGILL. TESSERA_NO_AMX in
+ * the environment declines it: valgrind, for one, passes the request on
+ * but cannot run tile instructions (scripts/test.sh sets it there). The
+ * one exception to the tsrt headers' standard-headers-only rule: the
+ * system call is declared here rather than through <unistd.h>, which
+ * needs a feature macro the generated units do not set. The answer is
+ * kept (1 granted, -1 refused); asking again is harmless, so racing
+ * threads are too. */
 long syscall(long number, ...);
+char *getenv(const char *name);
 static int tsrt__amx_ready(void)
 {
     static int state;
     int s = __atomic_load_n(&state, __ATOMIC_RELAXED);
     if (!s) {
-        s = syscall(158 /* SYS_arch_prctl */, 0x1023 /* ARCH_REQ_XCOMP_PERM */, 18 /* XTILEDATA */) == 0 ? 1 : -1;
+        const char *off = getenv("TESSERA_NO_AMX");
+        s = (!off || !*off) && syscall(158 /* SYS_arch_prctl */, 0x1023 /* ARCH_REQ_XCOMP_PERM */,
+                                       18 /* XTILEDATA */) == 0 ? 1 : -1;
         __atomic_store_n(&state, s, __ATOMIC_RELAXED);
     }
     return s > 0;
