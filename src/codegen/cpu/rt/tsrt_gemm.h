@@ -249,6 +249,24 @@ static inline void tsrt__prefetch_b_op(const tsrt__gop *op, int64_t p0, int64_t 
 #define TSRT_PF_BURST_FULL 80
 #endif
 
+/* The K block of the driver: equal blocks rather than full ones and a
+ * remainder (see tsrt__gemm_range); a function of K alone, so that a B
+ * packed ahead of time (tsrt_sgemm_pack_b) is cut the same way. */
+static inline int64_t tsrt__kb(int64_t K)
+{
+    return tsrt__min(TSRT_KC, tsrt__rup(tsrt__cdiv(K, tsrt__cdiv(K, TSRT_KC)), 8));
+}
+
+/* The pre-packed micro-panel of B holding rows [pc, pc+kc) (a K block)
+ * and columns [j, j+NR): K blocks one after another, each all of B's
+ * panels in column order, so that a K block's sweep over the columns reads
+ * one contiguous run (panels of all K rows, 196 KiB apart for K = 3072,
+ * cost TLB misses: 128x768x3072 ran 3-10% slower that way). */
+static inline const float *tsrt__bp_at(const float *bp, int64_t n, int64_t pc, int64_t kc, int64_t j)
+{
+    return bp + pc * tsrt__rup(n, TSRT_NR) + j / TSRT_NR * kc * TSRT_NR;
+}
+
 /* Rows [0, rows) x NR columns at p (row stride rs) into L1 ahead of use:
  * the residual of the tile after the current one. The residual is an older
  * activation (a ResNet block's input), out of L1 and L2, read NR floats

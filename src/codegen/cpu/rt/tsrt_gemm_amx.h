@@ -255,12 +255,12 @@ static inline const float *tsrt__amx_brow(const tsrt_sgemm_args *g, int64_t p, i
     return t;
 }
 
-/* k blocks [kb0, kb0+nkb) of g's B, the panel at column j (nb columns;
- * rows past k zero), split into dst: per k block six tiles (hi of columns 0-15, hi
- * of 16-31, mid, mid, lo, lo), row r of a tile holding k 2r and 2r+1 of
- * each column side by side. Returns nonzero when an element is not
- * finite (dst then partly written). */
-static int tsrt__amx_split_b(const tsrt_sgemm_args *s, int64_t j, int64_t nb, int64_t kb0, int64_t nkb,
+/* The first nkb k blocks of g's B, the panel at column j (nb columns;
+ * rows past k zero), split into dst: per k block six tiles (hi of columns
+ * 0-15, hi of 16-31, mid, mid, lo, lo), row r of a tile holding k 2r and
+ * 2r+1 of each column side by side. Returns nonzero when an element is
+ * not finite. */
+static int tsrt__amx_split_b(const tsrt_sgemm_args *s, int64_t j, int64_t nb, int64_t nkb,
                              uint16_t *restrict dst)
 {
     __mmask16 bad = 0;
@@ -269,7 +269,7 @@ static int tsrt__amx_split_b(const tsrt_sgemm_args *s, int64_t j, int64_t nb, in
         for (int64_t r = 0; r < 16; r++) {
             __m512i q[2][2][3]; /* [k 2r + e][column half][piece] */
             for (int e = 0; e < 2; e++) {
-                const int64_t p = (kb0 + kb) * 32 + 2 * r + e;
+                const int64_t p = kb * 32 + 2 * r + e;
                 if (p >= s->k) {
                     for (int h = 0; h < 2; h++)
                         for (int c = 0; c < 3; c++) q[e][h][c] = _mm512_setzero_si512();
@@ -330,15 +330,14 @@ static inline size_t tsrt__amx_bp_bytes(int64_t n, int64_t k)
 }
 
 /* Panels [p0, p1) of g's B split into bp, B's AMX copy: panel after
- * panel, each its k blocks in order (tsrt__amx_split_b). Returns nonzero
- * when an element is not finite. */
-static int tsrt__amx_pack_b(const tsrt_sgemm_args *g, uint16_t *restrict bp, int64_t p0, int64_t p1)
+ * panel, each its k blocks in order (tsrt__amx_split_b). B is all finite
+ * (tsrt__amx_b_bad, which every packing thread runs first, so that all
+ * choose the same layout). */
+static void tsrt__amx_pack_b(const tsrt_sgemm_args *g, uint16_t *restrict bp, int64_t p0, int64_t p1)
 {
     const int64_t nkb = tsrt__cdiv(g->k, 32);
-    int bad = 0;
     for (int64_t jp = p0; jp < p1; jp++)
-        bad |= tsrt__amx_split_b(g, jp * 32, tsrt__min(32, g->n - jp * 32), 0, nkb, bp + jp * nkb * 3072);
-    return bad;
+        (void)tsrt__amx_split_b(g, jp * 32, tsrt__min(32, g->n - jp * 32), nkb, bp + jp * nkb * 3072);
 }
 
 /* Whether any element of g's B is not finite (such a B is packed for the
