@@ -295,51 +295,89 @@ static void test_prepacked(void)
     prepack = 0;
 }
 
+/* A B not packed ahead on the AMX path (tsrt__amx_worth: large enough
+ * products), split on every call: edges of blocks and panels, K over its
+ * 768 chunks, rows over 128-row chunks, a gathered (column-major) and a
+ * strided B, separate B per product in a batch, several column chunks of
+ * B (70 x 1400 x 800: 44 panels, 42 per chunk), threads splitting
+ * columns and (a taller A) rows. */
+static void test_amx_per_call(void)
+{
+    const gcase cases[] = {
+        {128, 128, 128, 1, ROW, ROW, ROW, 0, 1, 1, 0},
+        {150, 200, 800, 1, ROW, ROW, ROW, 1, 1, 2, 0},
+        {130, 140, 300, 1, PADDED, COL, PADDED, 0, 1, 3, 0},
+        {140, 150, 140, 1, STRIDED, STRIDED, ROW, 1, 0, 2, 0},
+        {130, 130, 160, 3, ROW, ROW, ROW, 1, 1, 2, 0},
+        {70, 1400, 800, 1, ROW, ROW, ROW, 0, 1, 1, 0},
+        {300, 140, 300, 1, ROW, ROW, ROW, 0, 1, 2, 0}, /* more rows than columns: threads split rows */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+#if TSRT_AMX
+        const tsrt_sgemm_args g = {.m = cases[i].m, .n = cases[i].n, .k = cases[i].k};
+        if (tsrt__amx_ready()) CHECK_MSG(tsrt__amx_worth(&g), "case %zu does not reach the AMX path", i);
+#endif
+        check_case(&cases[i]);
+    }
+}
+
 /* A non-finite operand on the AMX path (tsrt_gemm_amx.h): its pieces
  * cannot carry inf (inf - inf), so an A with one goes through the FMA
  * kernels (K in one chunk: found by the split; in several: by the check
- * ahead), and a B with one is packed for them. Either way the result is
- * the unpacked product's: the same infinities and NaNs, the finite
- * elements within tolerance. */
-static int nonfinite_case(int64_t M, int64_t N, int64_t K, int where)
+ * ahead), a B packed ahead with one is packed for them, and a B split per
+ * call (packed = 0, shapes large enough for AMX) sends the share to them
+ * too. Either way the result is the plain product's, computed here in
+ * double: the same infinities and NaNs, the finite elements within
+ * tolerance. */
+static int nonfinite_case(int64_t M, int64_t N, int64_t K, int where, int packed)
 {
     float *a = malloc(sizeof(float) * (size_t)(M * K)), *b = malloc(sizeof(float) * (size_t)(K * N));
-    float *c1 = malloc(sizeof(float) * (size_t)(M * N)), *c2 = malloc(sizeof(float) * (size_t)(M * N));
+    float *c = malloc(sizeof(float) * (size_t)(M * N));
     for (int64_t i = 0; i < M * K; i++) a[i] = frand();
     for (int64_t i = 0; i < K * N; i++) b[i] = frand();
     if (where == 0) a[5 * K + 7] = INFINITY, a[M * K - 1] = NAN;
     else b[3 * N + 2] = -INFINITY;
     tsrt_sgemm_args g = {.m = M, .n = N, .k = K, .a = a, .a_rs = K, .a_cs = 1, .b = b, .b_rs = N, .b_cs = 1,
-                         .c = c1, .c_rs = N, .c_cs = 1};
+                         .c = c, .c_rs = N, .c_cs = 1};
     unsigned char *ws = malloc(tsrt_sgemm_workspace(M, N, K));
-    float *bp = aligned_alloc(64, (tsrt_sgemm_packed_b_size(&g) + 64) / 64 * 64);
-    for (int ith = 0; ith < 2; ith++) tsrt_sgemm_pack_b(&g, bp, ith, 2);
-    int layout;
-    memcpy(&layout, bp, sizeof layout);
-    int ok = where == 0 || layout == TSRT__BP_F32;
-    g.bp = bp;
-    for (int ith = 0; ith < 2; ith++) tsrt_sgemm(&g, ith, 2, ws);
-    g.bp = NULL, g.c = c2;
+    float *bp = NULL;
+    int ok = 1;
+    if (packed) {
+        bp = aligned_alloc(64, (tsrt_sgemm_packed_b_size(&g) + 64) / 64 * 64);
+        for (int ith = 0; ith < 2; ith++) tsrt_sgemm_pack_b(&g, bp, ith, 2);
+        int layout;
+        memcpy(&layout, bp, sizeof layout);
+        ok = where == 0 || layout == TSRT__BP_F32;
+        g.bp = bp;
+    }
     for (int ith = 0; ith < 2; ith++) tsrt_sgemm(&g, ith, 2, ws);
     int nonfinite = 0;
-    for (int64_t i = 0; i < M * N; i++) {
-        if (isnan(c2[i]) || isinf(c2[i])) {
-            nonfinite++;
-            if (!(isnan(c2[i]) ? isnan(c1[i]) : c1[i] == c2[i])) ok = 0;
-        } else if (!(fabsf(c1[i] - c2[i]) <= 1e-4f * (float)K)) ok = 0;
-    }
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t j = 0; j < N; j++) {
+            double r = 0;
+            for (int64_t p = 0; p < K; p++) r += (double)a[i * K + p] * (double)b[p * N + j];
+            const float x = c[i * N + j];
+            if (isnan(r) || isinf(r)) {
+                nonfinite++;
+                if (!(isnan(r) ? isnan(x) : (double)x == r)) ok = 0;
+            } else if (!(fabs((double)x - r) <= 1e-4 * (double)K)) ok = 0;
+        }
     if (!nonfinite) ok = 0; /* the case must reach the non-finite values */
-    free(a), free(b), free(c1), free(c2), free(ws), free(bp);
+    free(a), free(b), free(c), free(ws), free(bp);
     return ok;
 }
 
 static void test_nonfinite(void)
 {
-    const int64_t shapes[][3] = {{40, 40, 100}, {40, 70, 800}, {200, 40, 64}};
+    /* packed ahead; then not: the last two large enough for AMX (one
+     * chunk: the splits find the value; several: the checks ahead) */
+    const int64_t shapes[][4] = {{40, 40, 100, 1}, {40, 70, 800, 1}, {200, 40, 64, 1},
+                                 {130, 140, 200, 0}, {300, 140, 900, 0}};
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
         for (int where = 0; where < 2; where++)
-            CHECK_MSG(nonfinite_case(shapes[s][0], shapes[s][1], shapes[s][2], where), "%lldx%lldx%lld inf in %s",
-                      (long long)shapes[s][0], (long long)shapes[s][1], (long long)shapes[s][2], where ? "B" : "A");
+            CHECK_MSG(nonfinite_case(shapes[s][0], shapes[s][1], shapes[s][2], where, (int)shapes[s][3]),
+                      "%lldx%lldx%lld inf in %s, B %s", (long long)shapes[s][0], (long long)shapes[s][1],
+                      (long long)shapes[s][2], where ? "B" : "A", shapes[s][3] ? "packed" : "per call");
 }
 
 /* The checker itself must fail on a wrong result. */
@@ -438,7 +476,7 @@ static void test_tile_epilogue(void)
                                  {150, 70, 530, 1}, {5, 7, 0, 1},    {13, 17, 11, 3},  {128, 48, 64, 1},
                                  {16, 40, 20, 1},   {32, 17, 9, 2},  {10, 16, 300, 1}, {4, 33, 7, 1},
                                  {1, 45, 301, 1},   {24, 40, 30, 1}, {20, 33, 5, 2},   {36, 31, 400, 1},
-                                 {130, 64, 16, 1}};
+                                 {130, 64, 16, 1}, {130, 140, 200, 1}};
     int v = 0;
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
         for (int terms = 1; terms < 64; terms += 1 + (int)(s % 3), v++) {
@@ -455,7 +493,7 @@ int main(void)
 {
     printf("tsrt ISA %d (0 generic, 1 AVX2, 2 AVX-512), MR=%d NR=%d\n", TSRT_ISA, TSRT_MR, TSRT_NR);
 #if TSRT_AMX
-    printf("AMX: compiled in, %s\n", tsrt__amx_ready() ? "usable (the pre-packed cases run on it)" : "declined (TESSERA_NO_AMX, or the OS refused)");
+    printf("AMX: compiled in, %s\n", tsrt__amx_ready() ? "usable (pre-packed and large products run on it)" : "declined (TESSERA_NO_AMX, or the OS refused)");
 #else
     printf("AMX: not compiled in\n");
 #endif
@@ -466,6 +504,7 @@ int main(void)
     test_degenerate();
     test_batched();
     test_prepacked();
+    test_amx_per_call();
     test_nonfinite();
     test_split();
     test_tile_epilogue();

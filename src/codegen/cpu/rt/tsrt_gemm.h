@@ -535,7 +535,7 @@ TSRT_FN size_t tsrt_sgemm_workspace(int64_t m, int64_t n, int64_t k)
     const int64_t d = tsrt__max(m, n);
     size_t s1 = tsrt__ws_bytes(d, d, k, TSRT_AVX2_MR, TSRT_AVX2_NR, TSRT_WS_KC, TSRT_WS_MC, TSRT_WS_NC);
     size_t s2 = tsrt__ws_bytes(d, d, k, TSRT_WS_MR, TSRT_WS_NR, TSRT_WS_KC, TSRT_WS_MC, TSRT_WS_NC);
-    const size_t s3 = tsrt__amx_ws_bytes(m, k);
+    const size_t s3 = tsrt__amx_ws_bytes(m, n, k);
     s1 = s1 > s2 ? s1 : s2;
     return s1 > s3 ? s1 : s3;
 }
@@ -614,16 +614,32 @@ static int tsrt__amx_want(const tsrt_sgemm_args *g)
     return g->m >= 16 && g->n >= 16 && g->k >= 32 && tsrt__amx_ready();
 }
 
-/* Thread ith's share of a product with B's AMX copy bp: panels of 32
- * columns, or 32-row blocks when there are fewer panels than threads. A
- * share whose rows of A are not all finite goes through the fp32 driver
- * (op, B packed per call). */
+/* Whether a product whose B is not packed ahead runs on AMX, B split on
+ * every call (tsrt__amx_range): each element of A is split once per
+ * thread and B's once per thread, against tile work at about twice the
+ * FMA kernels' rate. One core, against them: 1024^3 163 -> 257 GFLOP/s,
+ * 128 x 128 x 768 173 -> 210, 192^3 185 -> 202; 64 x 512 x 512 165 ->
+ * 143 and 128 x 128 x 64 167 -> 150 lose (the splits, C's loads and
+ * stores per 32 x 32 block): AMX from 1/m + 1/n <= 1/64 and K >= 128. */
+static int tsrt__amx_worth(const tsrt_sgemm_args *g)
+{
+    return g->m >= 32 && g->n >= 32 && g->k >= 128 && g->m * g->n >= 64 * (g->m + g->n) && tsrt__amx_ready();
+}
+
+/* Thread ith's share of a product on AMX, with B's AMX copy bp or (NULL)
+ * B split per call: panels of 32 columns, or 32-row blocks when there are
+ * fewer panels than threads. Each thread splits the A of its rows and the
+ * B of its panels, so with B split per call the larger operand is the one
+ * divided: rows when A is (4096 x 4096 x 256 at 2 threads, split by
+ * panels: 29.2 ms, A split by both threads, against 26.4 on the FMA
+ * kernels). A share whose A or B is not all finite goes through the fp32
+ * driver (op, B packed per call). */
 static void tsrt__amx_sgemm(const tsrt_sgemm_args *g, tsrt__gop *op, const uint16_t *bp, int ith, int nth,
                             void *ws)
 {
     const int64_t P = tsrt__cdiv(g->n, 32), U = tsrt__cdiv(g->m, 32), batch = tsrt__max(g->batch, 1);
     int64_t r0 = 0, r1 = g->m, q0 = 0, q1 = P;
-    if (P >= nth)
+    if (P >= nth && (bp || g->m <= g->n || U < nth))
         q0 = P * ith / nth, q1 = P * (ith + 1) / nth;
     else
         r0 = tsrt__min(g->m, U * ith / nth * 32), r1 = tsrt__min(g->m, U * (ith + 1) / nth * 32);
@@ -631,7 +647,7 @@ static void tsrt__amx_sgemm(const tsrt_sgemm_args *g, tsrt__gop *op, const uint1
     tsrt__amx_config();
     for (int64_t bi = 0; bi < batch; bi++) {
         tsrt__sgemm_bind(g, bi, op);
-        if (tsrt__amx_range(g, bp, op->a, op->c, bi * g->m, r0, r1, q0, q1, ws)) {
+        if (tsrt__amx_range(g, bp, op->a, op->b, op->c, bi * g->m, r0, r1, q0, q1, ws)) {
             float *pa, *pb;
             tsrt__ws_split(ws, op->m, op->k, &pa, &pb);
             op->bp = NULL;
@@ -681,6 +697,11 @@ TSRT_FN void tsrt_sgemm(const tsrt_sgemm_args *g0, int ith, int nth, void *ws)
     /* B's AMX copy serves a row-major C and one B for every product */
     if (layout == TSRT__BP_AMX && g->k > 0 && g->c_cs == 1 && (g->batch <= 1 || g->b_bs == 0)) {
         tsrt__amx_sgemm(g, &op, (const uint16_t *)((const char *)g0->bp + TSRT__BP_HEAD), ith, nth, ws);
+        return;
+    }
+    /* and a B not packed ahead, split per call, where the product is large */
+    if (!layout && !swap && g->c_cs == 1 && tsrt__amx_worth(g)) {
+        tsrt__amx_sgemm(g, &op, NULL, ith, nth, ws);
         return;
     }
 #endif

@@ -1,4 +1,4 @@
-/* tsrt_gemm_amx.h — fp32 GEMM against a pre-packed B on Intel AMX (D76).
+/* tsrt_gemm_amx.h — fp32 GEMM on Intel AMX: against a pre-packed B (D76), or a B split per call (D77).
  *
  * AMX multiplies bf16 tiles into fp32 accumulators, 16 times the
  * multiply-adds per cycle of AVX-512's two FMA pipes. An fp32 value splits
@@ -31,8 +31,9 @@
  * Splitting B's panels on every call instead, from the fp32 copy, cost
  * more than the smaller stream saved: about one vector operation per
  * element, not overlapped with the tiles' work (128 x 3072 x 768, weights
- * in DRAM: 200 against 237 GFLOP/s). A B that is not constant stays on
- * the FMA kernels. */
+ * in DRAM: 200 against 237 GFLOP/s). A B that is not constant is split
+ * per call where the product is large enough to pay for it (D77,
+ * tsrt__amx_worth in tsrt_gemm.h); smaller ones stay on the FMA kernels. */
 #ifndef TSRT_GEMM_AMX_H
 #define TSRT_GEMM_AMX_H
 
@@ -56,17 +57,29 @@ static inline int64_t tsrt__amx_chunk(int64_t m, int64_t k, int64_t *kk)
     return tsrt__min(tsrt__rup(tsrt__max(m, 1), 32), TSRT_AMX_MA);
 }
 
-/* Workspace of the AMX path (A's chunk split, the edge buffer): part of tsrt_sgemm_workspace's bound on every target, so
- * that the host, which does not know whether the kernels use AMX, sizes
- * it. */
-static inline size_t tsrt__amx_ws_bytes(int64_t m, int64_t k)
+/* Panels of B split per call at a time (a B not packed ahead): its
+ * K chunk's pieces, at most TSRT_AMX_BBYTES, so that A's are split once
+ * for all columns of most products (1024^3: all 32 panels). */
+#define TSRT_AMX_BBYTES (6 << 20)
+static inline int64_t tsrt__amx_qc(int64_t k)
+{
+    const int64_t nk = tsrt__min(tsrt__cdiv(tsrt__max(k, 1), 32), TSRT_AMX_KA / 32);
+    return tsrt__max(1, TSRT_AMX_BBYTES / (nk * 6144));
+}
+
+/* Workspace of the AMX path (A's chunk split, the edge buffer, B's chunk
+ * split): part of tsrt_sgemm_workspace's bound on every target, so that
+ * the host, which does not know whether the kernels use AMX, sizes it. */
+static inline size_t tsrt__amx_ws_bytes(int64_t m, int64_t n, int64_t k)
 {
     int64_t kk;
     const int64_t rows = tsrt__amx_chunk(m, k, &kk);
-    return (size_t)(rows * kk * 3) * 2 + 32 * 32 * sizeof(float) + 2 * TSRT_ALIGN;
+    const int64_t panels = tsrt__min(tsrt__cdiv(tsrt__max(n, 1), 32), tsrt__amx_qc(k));
+    return (size_t)(rows * kk * 3) * 2 + 32 * 32 * sizeof(float) + (size_t)(panels * (kk / 32)) * 6144 +
+           3 * TSRT_ALIGN;
 }
 
-#if TSRT_ISA == TSRT_ISA_AVX512 && defined(__AMX_TILE__) && defined(__AMX_BF16__) && defined(__AVX512BW__) && \
+#if TSRT_ISA == TSRT_ISA_AVX512 && defined(__AMX_TILE__) && defined(__AMX_BF16__) && defined(__AVX512BW__) && defined(__AVX512BF16__) && \
     defined(__linux__) && defined(__x86_64__) && !defined(TSRT_AVX512_EMULATED) && !defined(TSRT_NO_AMX)
 #define TSRT_AMX 1
 #else
@@ -119,35 +132,27 @@ static inline void tsrt__amx_config(void)
     _tile_loadconfig(&cfg);
 }
 
-/* The bf16 bits of a rounded to nearest even, as the high half of an
- * fp32 word (the low half zero). */
-static inline __m512i tsrt__bf16_rne(__m512i u)
+/* x0 and x1 (16 fp32 each) as three vectors of 32 bf16 pieces, x0's 16
+ * first: p[0] hi, p[1] mid, p[2] lo, each rounded to nearest even
+ * (VCVTNE2PS2BF16, which also flushes denormals: the pieces of values
+ * below 2^-110 lose their lo, as AMX would flush it). Returns the lanes
+ * (of 32) whose hi is not finite (x not finite, or rounded up past
+ * FLT_MAX). */
+static inline __mmask32 tsrt__amx_split32(__m512 x0, __m512 x1, __m512i p[3])
 {
-    const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
-    u = _mm512_add_epi32(u, _mm512_add_epi32(lsb, _mm512_set1_epi32(0x7fff)));
-    return _mm512_and_si512(u, _mm512_set1_epi32((int)0xffff0000u));
-}
-
-/* x's three pieces (fp32 words whose low halves are zero) into p[0..3);
- * returns the lanes whose hi is not finite (x not finite, or rounded up
- * past FLT_MAX). */
-static inline __mmask16 tsrt__amx_split16(__m512 x, __m512i p[3])
-{
-    const __m512i hi = tsrt__bf16_rne(_mm512_castps_si512(x));
-    const __m512 r1 = _mm512_sub_ps(x, _mm512_castsi512_ps(hi));
-    const __m512i mid = tsrt__bf16_rne(_mm512_castps_si512(r1));
-    const __m512 r2 = _mm512_sub_ps(r1, _mm512_castsi512_ps(mid));
-    p[0] = hi, p[1] = mid, p[2] = tsrt__bf16_rne(_mm512_castps_si512(r2));
-    const __m512i e = _mm512_set1_epi32(0x7f800000);
-    return _mm512_cmpeq_epi32_mask(_mm512_and_si512(hi, e), e);
-}
-
-/* The high halves of 32 words (k 0-15 in lo, 16-31 in hi) as 32 bf16. */
-static inline __m512i tsrt__amx_bf16x32(__m512i lo, __m512i hi)
-{
-    const __m512i odd = _mm512_set_epi16(63, 61, 59, 57, 55, 53, 51, 49, 47, 45, 43, 41, 39, 37, 35, 33, 31, 29, 27,
-                                         25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
-    return _mm512_permutex2var_epi16(lo, odd, hi);
+    for (int s = 0; s < 3; s++) {
+        const __m512i h = (__m512i)_mm512_cvtne2ps_pbh(x1, x0);
+        p[s] = h;
+        if (s == 2) break;
+        /* the piece back in fp32 (bf16 is fp32's upper half), subtracted:
+         * exact, the residual has at most 16 significant bits */
+        const __m512i h0 = _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_castsi512_si256(h)), 16);
+        const __m512i h1 = _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(h, 1)), 16);
+        x0 = _mm512_sub_ps(x0, _mm512_castsi512_ps(h0));
+        x1 = _mm512_sub_ps(x1, _mm512_castsi512_ps(h1));
+    }
+    const __m512i e = _mm512_set1_epi16(0x7f80);
+    return _mm512_cmpeq_epi16_mask(_mm512_and_si512(p[0], e), e);
 }
 
 /* Rows [i0, i0+rows) of A, k blocks [kb0, kb0+nkb) of 32 (K past k is
@@ -158,7 +163,7 @@ static inline __m512i tsrt__amx_bf16x32(__m512i lo, __m512i hi)
 static int tsrt__amx_split_a(const tsrt_sgemm_args *g, int64_t i0, int64_t rows, int64_t kb0, int64_t nkb,
                              uint16_t *restrict dst)
 {
-    __mmask16 bad = 0;
+    __mmask32 bad = 0;
     const int64_t mbs = tsrt__cdiv(rows, 32);
     for (int64_t r = 0; r < mbs * 32; r++) {
         const float *a = g->a + (i0 + r) * g->a_rs;
@@ -177,10 +182,10 @@ static int tsrt__amx_split_a(const tsrt_sgemm_args *g, int64_t i0, int64_t rows,
                 for (int64_t p = 0; p < 32; p++) t[p] = p < np ? a[(p0 + p) * g->a_cs] : 0.0f;
                 x0 = _mm512_loadu_ps(t), x1 = _mm512_loadu_ps(t + 16);
             }
-            __m512i q0[3], q1[3];
-            bad |= tsrt__amx_split16(x0, q0) | tsrt__amx_split16(x1, q1);
+            __m512i q[3];
+            bad |= tsrt__amx_split32(x0, x1, q);
             uint16_t *t = dst + ((r / 32) * nkb + kb) * 3072 + (r % 32 / 16) * 512 + (r % 16) * 32;
-            for (int s = 0; s < 3; s++) _mm512_storeu_si512(t + s * 1024, tsrt__amx_bf16x32(q0[s], q1[s]));
+            for (int s = 0; s < 3; s++) _mm512_storeu_si512(t + s * 1024, q[s]);
         }
     }
     return bad != 0;
@@ -255,34 +260,33 @@ static inline const float *tsrt__amx_brow(const tsrt_sgemm_args *g, int64_t p, i
     return t;
 }
 
-/* The first nkb k blocks of g's B, the panel at column j (nb columns;
+/* K blocks [kb0, kb0+nkb) of g's B, the panel at column j (nb columns;
  * rows past k zero), split into dst: per k block six tiles (hi of columns
  * 0-15, hi of 16-31, mid, mid, lo, lo), row r of a tile holding k 2r and
  * 2r+1 of each column side by side. Returns nonzero when an element is
  * not finite. */
-static int tsrt__amx_split_b(const tsrt_sgemm_args *s, int64_t j, int64_t nb, int64_t nkb,
+static int tsrt__amx_split_b(const tsrt_sgemm_args *s, int64_t j, int64_t nb, int64_t kb0, int64_t nkb,
                              uint16_t *restrict dst)
 {
-    __mmask16 bad = 0;
+    /* [k 2r: columns 0-15 | k 2r+1: 0-15] -> the pairs interleaved */
+    const __m512i zip = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8, 23, 7, 22, 6,
+                                         21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+    __mmask32 bad = 0;
     float t[2][32];
     for (int64_t kb = 0; kb < nkb; kb++)
         for (int64_t r = 0; r < 16; r++) {
-            __m512i q[2][2][3]; /* [k 2r + e][column half][piece] */
+            const float *x[2];
             for (int e = 0; e < 2; e++) {
-                const int64_t p = kb * 32 + 2 * r + e;
-                if (p >= s->k) {
-                    for (int h = 0; h < 2; h++)
-                        for (int c = 0; c < 3; c++) q[e][h][c] = _mm512_setzero_si512();
-                    continue;
-                }
-                const float *x = tsrt__amx_brow(s, p, j, nb, t[e]);
-                bad |= tsrt__amx_split16(_mm512_loadu_ps(x), q[e][0]) | tsrt__amx_split16(_mm512_loadu_ps(x + 16), q[e][1]);
+                const int64_t p = (kb0 + kb) * 32 + 2 * r + e;
+                if (p < s->k) x[e] = tsrt__amx_brow(s, p, j, nb, t[e]);
+                else memset(t[e], 0, sizeof t[e]), x[e] = t[e];
             }
             uint16_t *d = dst + kb * 3072 + r * 32;
-            for (int c = 0; c < 3; c++)
-                for (int h = 0; h < 2; h++)
-                    _mm512_storeu_si512(d + c * 1024 + h * 512,
-                                        _mm512_or_si512(q[1][h][c], _mm512_srli_epi32(q[0][h][c], 16)));
+            for (int h = 0; h < 2; h++) {
+                __m512i q[3];
+                bad |= tsrt__amx_split32(_mm512_loadu_ps(x[0] + h * 16), _mm512_loadu_ps(x[1] + h * 16), q);
+                for (int c = 0; c < 3; c++) _mm512_storeu_si512(d + c * 1024 + h * 512, _mm512_permutexvar_epi16(zip, q[c]));
+            }
         }
     return bad != 0;
 }
@@ -337,7 +341,7 @@ static void tsrt__amx_pack_b(const tsrt_sgemm_args *g, uint16_t *restrict bp, in
 {
     const int64_t nkb = tsrt__cdiv(g->k, 32);
     for (int64_t jp = p0; jp < p1; jp++)
-        (void)tsrt__amx_split_b(g, jp * 32, tsrt__min(32, g->n - jp * 32), nkb, bp + jp * nkb * 3072);
+        (void)tsrt__amx_split_b(g, jp * 32, tsrt__min(32, g->n - jp * 32), 0, nkb, bp + jp * nkb * 3072);
 }
 
 /* Whether any element of g's B is not finite (such a B is packed for the
@@ -350,57 +354,98 @@ static int tsrt__amx_b_bad(const tsrt_sgemm_args *g)
     return 0;
 }
 
-/* Rows [r0, r1) x panels [q0, q1) of one product C = A·B (+ C) (a, c:
- * the product's; m0: its first row in the epilogue's coordinates) with
- * B's AMX copy bp: per chunk of TSRT_AMX_MA rows and TSRT_AMX_KA of K,
- * A's pieces split into ws, then every panel over the chunk's 32-row
- * blocks (the panel's k blocks, 144 KiB, stay in L2 across them). A block
- * at C's edge goes through a 32 x 32 buffer. Returns nonzero, having
- * written nothing, when A is not finite in these rows. */
-static int tsrt__amx_range(const tsrt_sgemm_args *g, const uint16_t *bp, const float *a, float *c, int64_t m0,
-                           int64_t r0, int64_t r1, int64_t q0, int64_t q1, void *ws)
+/* Whether columns [j0, j1) of g's B are all finite. */
+static int tsrt__amx_b_ok(const tsrt_sgemm_args *g, int64_t j0, int64_t j1)
+{
+    for (int64_t p = 0; p < g->k; p++) {
+        const float *b = g->b + p * g->b_rs;
+        if (g->b_cs != 1) {
+            for (int64_t j = j0; j < j1; j++)
+                if (!isfinite(b[j * g->b_cs])) return 0;
+            continue;
+        }
+        const __m512i e = _mm512_set1_epi32(0x7f800000);
+        __mmask16 bad = 0;
+        for (int64_t j = j0; j < j1; j += 16) {
+            const int64_t nj = tsrt__min(16, j1 - j);
+            const __m512i x = _mm512_castps_si512(_mm512_maskz_loadu_ps((__mmask16)((1u << nj) - 1), b + j));
+            bad |= _mm512_cmpeq_epi32_mask(_mm512_and_si512(x, e), e);
+        }
+        if (bad) return 0;
+    }
+    return 1;
+}
+
+/* Rows [r0, r1) x panels [q0, q1) of one product C = A·B (+ C) (a, b, c:
+ * the product's; m0: its first row in the epilogue's coordinates), with
+ * B's AMX copy bp, or (bp NULL) B split here, TSRT_AMX_BBYTES of panels
+ * at a time. Per K chunk of TSRT_AMX_KA: B's chunk split (unless bp),
+ * then per TSRT_AMX_MA rows A's pieces split into ws and every panel
+ * passed over the rows' 32-row blocks (a panel's chunk, 144 KiB, stays in
+ * L2 across them). A block at C's edge goes through a 32 x 32 buffer.
+ * Returns nonzero, having written nothing, when A or B is not finite in
+ * these rows and columns. */
+static int tsrt__amx_range(const tsrt_sgemm_args *g, const uint16_t *bp, const float *a, const float *b, float *c,
+                           int64_t m0, int64_t r0, int64_t r1, int64_t q0, int64_t q1, void *ws)
 {
     const int64_t nkb = tsrt__cdiv(g->k, 32), KAB = TSRT_AMX_KA / 32;
+    const int64_t QC = bp ? q1 - q0 : tsrt__amx_qc(g->k);
     tsrt_sgemm_args ga = *g;
-    ga.a = a;
-    /* one chunk: its split is the check; else check first */
-    if ((r1 - r0 > TSRT_AMX_MA || nkb > KAB) && !tsrt__amx_a_ok(&ga, r0, r1)) return 1;
+    ga.a = a, ga.b = b;
+    /* With one chunk of each the splits are the checks (they come before
+     * any write); else check first */
+    if (r1 - r0 > TSRT_AMX_MA || nkb > KAB || q1 - q0 > QC) {
+        if (!tsrt__amx_a_ok(&ga, r0, r1)) return 1;
+        if (!bp && !tsrt__amx_b_ok(&ga, q0 * 32, tsrt__min(q1 * 32, g->n))) return 1;
+    }
     int64_t kk;
     const int64_t crows = tsrt__amx_chunk(g->m, g->k, &kk);
     uint16_t *as = (uint16_t *)tsrt__align(ws);
     float *edge = tsrt__align(as + crows * kk * 3);
-    for (int64_t ic = r0; ic < r1; ic += TSRT_AMX_MA) {
-        const int64_t rows = tsrt__min(TSRT_AMX_MA, r1 - ic);
+    uint16_t *bs = (uint16_t *)tsrt__align(edge + 32 * 32);
+    for (int64_t qc = q0; qc < q1; qc += QC) {
+        const int64_t qe = tsrt__min(q1, qc + QC);
         for (int64_t kc = 0; kc < nkb; kc += KAB) {
             const int64_t nk = tsrt__min(KAB, nkb - kc);
             const int load = kc > 0 || g->beta, last = kc + nk == nkb;
-            if (tsrt__amx_split_a(&ga, ic, rows, kc, nk, as)) return 1;
-            for (int64_t jp = q0; jp < q1; jp++) {
-                const int64_t j = jp * 32, nb = tsrt__min(32, g->n - j);
-                const uint16_t *b = bp + (jp * nkb + kc) * 3072;
-                /* The next panel's chunk into L2, 96 lines per k block
-                 * spread over this panel's row blocks and k steps: the
-                 * weights come from memory once, and the hardware
-                 * prefetcher, which sees each panel restart per row block,
-                 * ran behind (128 x 3072 x 768 from DRAM 249 -> 285
-                 * GFLOP/s; all at the start of a row block: no gain). */
-                const char *nx = (const char *)(TSRT_AMX_PF && jp + 1 < q1 ? bp + ((jp + 1) * nkb + kc) * 3072 : NULL);
-                const int64_t nblk = tsrt__cdiv(rows, 32), pfl = tsrt__cdiv(96, nblk);
-                for (int64_t ib = 0; ib < rows; ib += 32) {
-                    const int64_t mb = tsrt__min(32, rows - ib);
-                    const uint16_t *ab = as + ib / 32 * nk * 3072;
-                    float *cb = c + (ic + ib) * g->c_rs + j;
-                    const char *pf = nx ? nx + ib / 32 * pfl * nk * 64 : NULL;
-                    if (mb == 32 && nb == 32)
-                        tsrt__amx_block(ab, b, nk, cb, g->c_rs, load, pf, pfl);
-                    else {
-                        for (int64_t i = 0; i < 32; i++)
-                            for (int64_t q = 0; q < 32; q++)
-                                edge[i * 32 + q] = load && i < mb && q < nb ? cb[i * g->c_rs + q] : 0.0f;
-                        tsrt__amx_block(ab, b, nk, edge, 32, 1, pf, pfl);
-                        for (int64_t i = 0; i < mb; i++) memcpy(cb + i * g->c_rs, edge + i * 32, sizeof(float) * nb);
+            /* the chunk's panels: in bp, nkb blocks apart, or split into bs */
+            const uint16_t *bc = bp ? bp + (qc * nkb + kc) * 3072 : bs;
+            const int64_t pst = (bp ? nkb : nk) * 3072;
+            if (!bp)
+                for (int64_t jp = qc; jp < qe; jp++)
+                    if (tsrt__amx_split_b(&ga, jp * 32, tsrt__min(32, g->n - jp * 32), kc, nk, bs + (jp - qc) * pst))
+                        return 1;
+            for (int64_t ic = r0; ic < r1; ic += TSRT_AMX_MA) {
+                const int64_t rows = tsrt__min(TSRT_AMX_MA, r1 - ic);
+                if (tsrt__amx_split_a(&ga, ic, rows, kc, nk, as)) return 1;
+                for (int64_t jp = qc; jp < qe; jp++) {
+                    const int64_t j = jp * 32, nb = tsrt__min(32, g->n - j);
+                    const uint16_t *bb = bc + (jp - qc) * pst;
+                    /* The next panel's chunk into L2, 96 lines per k block
+                     * spread over this panel's row blocks and k steps: the
+                     * weights come from memory once, and the hardware
+                     * prefetcher, which sees each panel restart per row
+                     * block, ran behind (128 x 3072 x 768 from DRAM 249 ->
+                     * 285 GFLOP/s; all at the start of a row block: no
+                     * gain). */
+                    const char *nx = (const char *)(TSRT_AMX_PF && jp + 1 < qe ? bb + pst : NULL);
+                    const int64_t nblk = tsrt__cdiv(rows, 32), pfl = tsrt__cdiv(96, nblk);
+                    for (int64_t ib = 0; ib < rows; ib += 32) {
+                        const int64_t mb = tsrt__min(32, rows - ib);
+                        const uint16_t *ab = as + ib / 32 * nk * 3072;
+                        float *cb = c + (ic + ib) * g->c_rs + j;
+                        const char *pf = nx ? nx + ib / 32 * pfl * nk * 64 : NULL;
+                        if (mb == 32 && nb == 32)
+                            tsrt__amx_block(ab, bb, nk, cb, g->c_rs, load, pf, pfl);
+                        else {
+                            for (int64_t i = 0; i < 32; i++)
+                                for (int64_t q = 0; q < 32; q++)
+                                    edge[i * 32 + q] = load && i < mb && q < nb ? cb[i * g->c_rs + q] : 0.0f;
+                            tsrt__amx_block(ab, bb, nk, edge, 32, 1, pf, pfl);
+                            for (int64_t i = 0; i < mb; i++) memcpy(cb + i * g->c_rs, edge + i * 32, sizeof(float) * nb);
+                        }
+                        if (last) tsrt__amx_epi(g, cb, m0, ic + ib, j, mb, nb);
                     }
-                    if (last) tsrt__amx_epi(g, cb, m0, ic + ib, j, mb, nb);
                 }
             }
         }
