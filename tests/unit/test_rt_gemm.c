@@ -380,6 +380,57 @@ static void test_nonfinite(void)
                       (long long)shapes[s][2], where ? "B" : "A", shapes[s][3] ? "packed" : "per call");
 }
 
+/* A finite value within half a bf16 unit of FLT_MAX has a hi piece of
+ * inf: the AMX path must treat it as one that does not split (found
+ * before anything is written: with beta = 1 a second pass over rows
+ * already accumulated would add C twice), in A split per call over
+ * several chunks and in a B packed ahead. The result: the plain
+ * product's, within tolerance (|b| < 1 keeps every sum finite). */
+static int near_max_case(int64_t M, int64_t N, int64_t K, int in_b, int packed)
+{
+    float *a = malloc(sizeof(float) * (size_t)(M * K)), *b = malloc(sizeof(float) * (size_t)(K * N));
+    float *c = malloc(sizeof(float) * (size_t)(M * N)), *c0 = malloc(sizeof(float) * (size_t)(M * N));
+    for (int64_t i = 0; i < M * K; i++) a[i] = frand();
+    for (int64_t i = 0; i < K * N; i++) b[i] = frand() * 0.5f;
+    for (int64_t i = 0; i < M * N; i++) c[i] = c0[i] = frand();
+    if (in_b) b[5 * N + 3] = 0.9999f * FLT_MAX, a[(M - 1) * K + 5] = 0.5f;
+    else a[(M - 1) * K + 3] = 0.9999f * FLT_MAX;
+    tsrt_sgemm_args g = {.m = M, .n = N, .k = K, .a = a, .a_rs = K, .a_cs = 1, .b = b, .b_rs = N, .b_cs = 1,
+                         .c = c, .c_rs = N, .c_cs = 1, .beta = 1};
+    unsigned char *ws = malloc(tsrt_sgemm_workspace(M, N, K));
+    float *bp = NULL;
+    if (packed) {
+        bp = aligned_alloc(64, (tsrt_sgemm_packed_b_size(&g) + 64) / 64 * 64);
+        for (int ith = 0; ith < 2; ith++) tsrt_sgemm_pack_b(&g, bp, ith, 2);
+        g.bp = bp;
+    }
+    for (int ith = 0; ith < 2; ith++) tsrt_sgemm(&g, ith, 2, ws);
+    int ok = 1;
+    for (int64_t i = 0; i < M && ok; i++)
+        for (int64_t j = 0; j < N; j++) {
+            double r = c0[i * N + j], abs_r = fabs(r);
+            for (int64_t p = 0; p < K; p++) {
+                const double x = (double)a[i * K + p] * (double)b[p * N + j];
+                r += x, abs_r += fabs(x);
+            }
+            if (!(fabs((double)c[i * N + j] - r) <= (double)(K + 2) * FLT_EPSILON * abs_r)) {
+                fprintf(stderr, "  (%lld, %lld): got %g want %g\n", (long long)i, (long long)j, c[i * N + j], r);
+                ok = 0;
+                break;
+            }
+        }
+    free(a), free(b), free(c), free(c0), free(ws), free(bp);
+    return ok;
+}
+
+static void test_near_max(void)
+{
+    CHECK_MSG(near_max_case(300, 140, 900, 0, 0), "FLT_MAX-ish in A, B per call");
+    CHECK_MSG(near_max_case(300, 140, 900, 1, 0), "FLT_MAX-ish in B, B per call");
+    CHECK_MSG(near_max_case(300, 140, 900, 0, 1), "FLT_MAX-ish in A, B packed");
+    CHECK_MSG(near_max_case(64, 70, 200, 1, 1), "FLT_MAX-ish in B, B packed");
+}
+
 /* The checker itself must fail on a wrong result. */
 static void test_checker_fails(void)
 {
@@ -506,6 +557,7 @@ int main(void)
     test_prepacked();
     test_amx_per_call();
     test_nonfinite();
+    test_near_max();
     test_split();
     test_tile_epilogue();
     return check_report();

@@ -120,15 +120,15 @@ static int tsrt__amx_ready(void)
  * column's pair adjacent: the layout TDPBF16PS reads). */
 static inline void tsrt__amx_config(void)
 {
-    struct {
+    /* constant data: gcc 12 does not treat LDTILECFG as reading its
+     * operand, and once sank the stores of a local configuration past it
+     * (SIGILL at the first tile instruction) */
+    static const struct {
         uint8_t palette, start;
         uint8_t reserved[14];
         uint16_t colsb[16];
         uint8_t rows[16];
-    } cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.palette = 1;
-    for (int i = 0; i < 8; i++) cfg.colsb[i] = 64, cfg.rows[i] = 16;
+    } cfg = {1, 0, {0}, {64, 64, 64, 64, 64, 64, 64, 64}, {16, 16, 16, 16, 16, 16, 16, 16}};
     _tile_loadconfig(&cfg);
 }
 
@@ -291,27 +291,46 @@ static int tsrt__amx_split_b(const tsrt_sgemm_args *s, int64_t j, int64_t nb, in
     return bad != 0;
 }
 
-/* Whether rows [i0, i1) of A are all finite (a check ahead of a split
- * in several chunks, vectorized: a scalar loop cost 4% of 128 x 768 x
+/* The lanes of x whose hi piece would not be finite: x not finite, or
+ * within half a bf16 unit of FLT_MAX (rounds up to inf): |x| >=
+ * 0x7f7f8000. The checks ahead of a split use the split's criterion. */
+static inline __mmask16 tsrt__amx_unsplittable(__m512 x)
+{
+    const __m512i u = _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(0x7fffffff));
+    return _mm512_cmpge_epu32_mask(u, _mm512_set1_epi32(0x7f7f8000));
+}
+
+/* Whether n floats at x, stride s, all split. */
+static int tsrt__amx_ok(const float *x, int64_t n, ptrdiff_t s)
+{
+    __mmask16 bad = 0;
+    if (s != 1) {
+        for (int64_t i = 0; i < n; i++) bad |= tsrt__amx_unsplittable(_mm512_set1_ps(x[i * s]));
+        return !bad;
+    }
+    for (int64_t i = 0; i < n; i += 16) {
+        const int64_t r = tsrt__min(16, n - i);
+        bad |= tsrt__amx_unsplittable(_mm512_maskz_loadu_ps((__mmask16)((1u << r) - 1), x + i));
+    }
+    return !bad;
+}
+
+/* Whether rows [i0, i1) of A all split (a check ahead of a split in
+ * several chunks, vectorized: a scalar loop cost 4% of 128 x 768 x
  * 3072). */
 static int tsrt__amx_a_ok(const tsrt_sgemm_args *g, int64_t i0, int64_t i1)
 {
-    const __m512i e = _mm512_set1_epi32(0x7f800000);
-    __mmask16 bad = 0;
-    for (int64_t i = i0; i < i1; i++) {
-        const float *a = g->a + i * g->a_rs;
-        if (g->a_cs != 1) {
-            for (int64_t p = 0; p < g->k; p++)
-                if (!isfinite(a[p * g->a_cs])) return 0;
-            continue;
-        }
-        for (int64_t p = 0; p < g->k; p += 16) {
-            const int64_t np = tsrt__min(16, g->k - p);
-            const __m512i x = _mm512_castps_si512(_mm512_maskz_loadu_ps((__mmask16)((1u << np) - 1), a + p));
-            bad |= _mm512_cmpeq_epi32_mask(_mm512_and_si512(x, e), e);
-        }
-    }
-    return !bad;
+    for (int64_t i = i0; i < i1; i++)
+        if (!tsrt__amx_ok(g->a + i * g->a_rs, g->k, g->a_cs)) return 0;
+    return 1;
+}
+
+/* Whether columns [j0, j1) of B all split. */
+static int tsrt__amx_b_ok(const tsrt_sgemm_args *g, int64_t j0, int64_t j1)
+{
+    for (int64_t p = 0; p < g->k; p++)
+        if (!tsrt__amx_ok(g->b + p * g->b_rs + j0 * g->b_cs, j1 - j0, g->b_cs)) return 0;
+    return 1;
 }
 
 /* The finished block of C at (i, j), mb x nb (c its first element; m0
@@ -344,36 +363,11 @@ static void tsrt__amx_pack_b(const tsrt_sgemm_args *g, uint16_t *restrict bp, in
         (void)tsrt__amx_split_b(g, jp * 32, tsrt__min(32, g->n - jp * 32), 0, nkb, bp + jp * nkb * 3072);
 }
 
-/* Whether any element of g's B is not finite (such a B is packed for the
- * fp32 kernels: its pieces would meet inf - inf). */
+/* Whether some element of g's B does not split (such a B is packed for
+ * the fp32 kernels: its pieces would meet inf - inf). */
 static int tsrt__amx_b_bad(const tsrt_sgemm_args *g)
 {
-    for (int64_t p = 0; p < g->k; p++)
-        for (int64_t j = 0; j < g->n; j++)
-            if (!isfinite(g->b[p * g->b_rs + j * g->b_cs])) return 1;
-    return 0;
-}
-
-/* Whether columns [j0, j1) of g's B are all finite. */
-static int tsrt__amx_b_ok(const tsrt_sgemm_args *g, int64_t j0, int64_t j1)
-{
-    for (int64_t p = 0; p < g->k; p++) {
-        const float *b = g->b + p * g->b_rs;
-        if (g->b_cs != 1) {
-            for (int64_t j = j0; j < j1; j++)
-                if (!isfinite(b[j * g->b_cs])) return 0;
-            continue;
-        }
-        const __m512i e = _mm512_set1_epi32(0x7f800000);
-        __mmask16 bad = 0;
-        for (int64_t j = j0; j < j1; j += 16) {
-            const int64_t nj = tsrt__min(16, j1 - j);
-            const __m512i x = _mm512_castps_si512(_mm512_maskz_loadu_ps((__mmask16)((1u << nj) - 1), b + j));
-            bad |= _mm512_cmpeq_epi32_mask(_mm512_and_si512(x, e), e);
-        }
-        if (bad) return 0;
-    }
-    return 1;
+    return !tsrt__amx_b_ok(g, 0, g->n);
 }
 
 /* Rows [r0, r1) x panels [q0, q1) of one product C = A·B (+ C) (a, b, c:
@@ -383,7 +377,7 @@ static int tsrt__amx_b_ok(const tsrt_sgemm_args *g, int64_t j0, int64_t j1)
  * then per TSRT_AMX_MA rows A's pieces split into ws and every panel
  * passed over the rows' 32-row blocks (a panel's chunk, 144 KiB, stays in
  * L2 across them). A block at C's edge goes through a 32 x 32 buffer.
- * Returns nonzero, having written nothing, when A or B is not finite in
+ * Returns nonzero, having written nothing, when A or B does not split in
  * these rows and columns. */
 static int tsrt__amx_range(const tsrt_sgemm_args *g, const uint16_t *bp, const float *a, const float *b, float *c,
                            int64_t m0, int64_t r0, int64_t r1, int64_t q0, int64_t q1, void *ws)
