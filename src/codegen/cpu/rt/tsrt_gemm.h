@@ -615,15 +615,11 @@ static int tsrt__amx_want(const tsrt_sgemm_args *g)
 }
 
 /* Whether a product whose B is not packed ahead runs on AMX, B split on
- * every call (tsrt__amx_range): each element of A is split once per
- * thread and B's once per thread, against tile work at about twice the
- * FMA kernels' rate. One core, against them: 1024^3 163 -> 257 GFLOP/s,
- * 128 x 128 x 768 173 -> 210, 192^3 185 -> 202; 64 x 512 x 512 165 ->
- * 143 and 128 x 128 x 64 167 -> 150 lose (the splits, C's loads and
- * stores per 32 x 32 block): AMX from 1/m + 1/n <= 1/64 and K >= 128. */
+ * every call (tsrt__amx_range): its shape pays for the splits
+ * (tsrt__amx_per_call_shape) and Linux grants the tiles. */
 static int tsrt__amx_worth(const tsrt_sgemm_args *g)
 {
-    return g->m >= 32 && g->n >= 32 && g->k >= 128 && g->m * g->n >= 64 * (g->m + g->n) && tsrt__amx_ready();
+    return tsrt__amx_per_call_shape(g->m, g->n, g->k) && tsrt__amx_ready();
 }
 
 /* Thread ith's share of a product on AMX, with B's AMX copy bp or (NULL)

@@ -67,14 +67,28 @@ static inline int64_t tsrt__amx_qc(int64_t k)
     return tsrt__max(1, TSRT_AMX_BBYTES / (nk * 6144));
 }
 
+/* Whether a product of this shape whose B is not packed ahead pays for
+ * splitting B on every call (tsrt__amx_worth, D77): each element of A is
+ * split once per thread and B's once per thread, against tile work at
+ * about twice the FMA kernels' rate. One core, against them: 1024^3 163
+ * -> 257 GFLOP/s, 128 x 128 x 768 173 -> 210, 192^3 185 -> 202; 64 x 512
+ * x 512 165 -> 143 and 128 x 128 x 64 167 -> 150 lose (the splits, C's
+ * loads and stores per 32 x 32 block): from 1/m + 1/n <= 1/64, K >= 128. */
+static inline int tsrt__amx_per_call_shape(int64_t m, int64_t n, int64_t k)
+{
+    return m >= 32 && n >= 32 && k >= 128 && m * n >= 64 * (m + n);
+}
+
 /* Workspace of the AMX path (A's chunk split, the edge buffer, B's chunk
- * split): part of tsrt_sgemm_workspace's bound on every target, so that
- * the host, which does not know whether the kernels use AMX, sizes it. */
+ * split where the shape may take it): part of tsrt_sgemm_workspace's
+ * bound on every target, so that the host, which does not know whether
+ * the kernels use AMX, sizes it. */
 static inline size_t tsrt__amx_ws_bytes(int64_t m, int64_t n, int64_t k)
 {
     int64_t kk;
     const int64_t rows = tsrt__amx_chunk(m, k, &kk);
-    const int64_t panels = tsrt__min(tsrt__cdiv(tsrt__max(n, 1), 32), tsrt__amx_qc(k));
+    const int64_t panels =
+        tsrt__amx_per_call_shape(m, n, k) ? tsrt__min(tsrt__cdiv(tsrt__max(n, 1), 32), tsrt__amx_qc(k)) : 0;
     return (size_t)(rows * kk * 3) * 2 + 32 * 32 * sizeof(float) + (size_t)(panels * (kk / 32)) * 6144 +
            3 * TSRT_ALIGN;
 }
