@@ -651,7 +651,10 @@ static ts_lx *row_recip(lctx *c, ts_lx *x, int rdepth, int depth)
  * so that the DRAM reads overlap the exps instead of stalling the next
  * row's first pass (softmax 8192x1024, one thread: -10%; layer norm's
  * cheap variance pass measured 10% slower with it, so it is left out).
- * Inserted at `inner`, before the update; xc the pass's coords. */
+ * A row with no such pass prefetches in its streamed last pass instead
+ * (layer norm's affine pass, D78), whose non-temporal stores leave the
+ * load ports free. Inserted at `inner`, before what is there; xc the
+ * pass's coords. */
 static void prefetch_next_row(lctx *c, const ts_group *g, ts_ls **inner, ts_lx **xc)
 {
     const ts_value *sp = g->row_space;
@@ -724,6 +727,7 @@ static void lower_row(lctx *c, const ts_group *g)
 {
     const ts_value *sp = g->row_space;
     int r = sp->type.rank, ni = g->row_inner, no = r - ni, stage_end = -1;
+    bool prefetched = false;
     nest ns = {.tail = &c->k->body};
     ts_lx *oc[TS_MAX_RANK], *xc[TS_MAX_RANK];
     for (int i = 0; i < no; i++) oc[i] = ts_lw_open_loop(c, &ns, ts_lw_dim(c, sp->type.dims[i]));
@@ -750,7 +754,10 @@ static void lower_row(lctx *c, const ts_group *g)
             memcpy(xc + no, rv, sizeof *xc * (size_t)ni);
             ts_lx *ux = ts_lw_value_at(c, n->in[0], xc, false);
             update(c, inner, acc, combine_op(n->op), ts_lx_cast(c->p, ux, adt));
-            if (p == 1 && costly(ux, depth, 0)) prefetch_next_row(c, g, inner, xc);
+            if (p == 1 && costly(ux, depth, 0)) {
+                prefetch_next_row(c, g, inner, xc);
+                prefetched = true;
+            }
             int q = stage_end < p ? stage_pick(c, g, p) : -1;
             if (q > p && costly(ux, depth, 0)) {   /* u's row goes into out[q]'s, before the update */
                 ts_ls *u = *inner;
@@ -777,8 +784,10 @@ static void lower_row(lctx *c, const ts_group *g)
         } else {
             memcpy(xc, oc, sizeof *xc * (size_t)no);
             for (int i = 0; i < ni; i++) xc[no + i] = ts_lw_open_loop(c, &ns, ts_lw_dim(c, sp->type.dims[no + i]));
+            ts_ls **pass = ns.tail;
             store(c, &ns, v, xc, row_recip(c, ts_lw_value_at(c, v, xc, true), depth, 0));
             if (v == c->rowtmp_v) {
+                if (!prefetched) prefetch_next_row(c, g, pass, xc);
                 ns.tail = row_body;
                 to_end(&ns);
                 ns.depth = depth;

@@ -128,7 +128,7 @@ def test_streamed_rows():
     """Row kernels whose output is 16 MiB or more build each row in a
     scratch row and stream it out past the caches (D50): softmax (its
     staged exps in the scratch too) and a row centering (no staging),
-    their loop IR (the softmax against a golden listing), and both compiled
+    their loop IR (both against golden listings), and both compiled
     against the interpreter. A row of 1000 (not a multiple of 16) or a
     smaller output keeps plain stores."""
     model = os.path.join(MODELS, "softmax_stream.ir")
@@ -136,6 +136,16 @@ def test_streamed_rows():
     with open(os.path.join(MODELS, "softmax_stream.loops")) as f:
         want = f.read()
     check("streamed rows: golden loops", rc == 0 and so == want, so + se)
+    # no costly second pass to prefetch in: the streamed last pass
+    # prefetches the next row instead, one line per chunk (D78)
+    rc, so, se = tessera("ir", os.path.join(MODELS, "center_stream.ir"), "--loops")
+    with open(os.path.join(MODELS, "center_stream.loops")) as f:
+        want = f.read()
+    check("streamed rows: prefetch in the last pass (golden loops)", rc == 0 and so == want, so + se)
+    rc, so, se = tessera("ir", os.path.join(MODELS, "center_stream.ir"), "--emit", "c")
+    tail = so[so.find("tsrt_stream16(b2"):]
+    check("streamed rows: the prefetch follows each chunk's stream", rc == 0 and
+          "__builtin_prefetch(b0 + " in tail[:400], tail[:400] + se)
     rc, so, se = tessera("ir", os.path.join(MODELS, "softmax_rows.ir"), "--loops")
     check("streamed rows: not for a symbolic row count", rc == 0 and "rowtmp" not in so and "stream" not in so,
           so + se)

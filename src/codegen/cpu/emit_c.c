@@ -431,6 +431,7 @@ static void parallel_for(em *e, const ts_ls *s)
 static bool streamed_pass(const ts_ls *s)
 {
     const ts_ls *st = s->body, *sr = s->next;
+    while (st && st->k == TS_LS_PREFETCH) st = st->next;
     if (!sr || sr->k != TS_LS_STREAM || (s->flags & TS_LOOP_PARALLEL) || !st || st->next ||
         st->k != TS_LS_STORE || st->buf != TS_LBUF_ROWTMP)
         return false;
@@ -442,6 +443,7 @@ static bool streamed_pass(const ts_ls *s)
 static void put_streamed_pass(em *e, const ts_ls *s)
 {
     const ts_ls *st = s->body, *sr = s->next;
+    while (st->k == TS_LS_PREFETCH) st = st->next;
     int v = s->var;
     ts_buf d = {0}, x = {0};
     ts_em_ref(e, &d, sr->index, false);   /* the row's start, declared out here */
@@ -462,6 +464,19 @@ static void put_streamed_pass(em *e, const ts_ls *s)
     ts_em_close(e);
     ts_em_indent(e);
     ts_buf_printf(e->out, "tsrt_stream16(b%d + %s + i%d_b, chunk);\n", sr->buf, d.data ? d.data : "0", v);
+    for (const ts_ls *p = s->body; p != st; p = p->next) {   /* the chunk's line of the next row (D78) */
+        ts_buf a = {0};
+        ts_em_indent(e);
+        ts_buf_printf(e->out, "{\n");
+        ts_em_open(e);
+        ts_em_indent(e);
+        ts_buf_printf(e->out, "const int64_t i%d = i%d_b;\n", v, v);
+        ts_em_ref(e, &a, p->index, false);
+        ts_em_indent(e);
+        ts_buf_printf(e->out, "__builtin_prefetch(b%d + %s, 0, 3);\n", p->buf, a.data ? a.data : "0");
+        ts_em_close(e);
+        ts_buf_free(&a);
+    }
     ts_em_close(e);
     ts_buf_free(&d);
     ts_buf_free(&x);
