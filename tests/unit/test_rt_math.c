@@ -213,6 +213,13 @@ static void specials(void)
     CHECK(tsrt_expf(88.72284f) == inf && tsrt_expf(89.0f) == inf && tsrt_expf(1e30f) == inf);
     CHECK(tsrt_expf(-103.9f) == tiny);                   /* rounds up to the least subnormal */
     CHECK(tsrt_expf(-104.0f) == 0.0f && tsrt_expf(-1e30f) == 0.0f);
+    /* below -104 the result is selected, not computed (D79): +0, and
+     * NaN still passes */
+    CHECK(tsrt_expf(-104.00001f) == 0.0f && !signbit(tsrt_expf(-104.00001f)));
+    CHECK(tsrt_expf(-0x1.fffffep127f) == 0.0f && !signbit(tsrt_expf(-0x1.fffffep127f)));
+    CHECK(tsrt_expf_np(-0x1.fffffep127f) == 0.0f && !signbit(tsrt_expf_np(-0x1.fffffep127f)));
+    CHECK(tsrt_expf_np(-104.00001f) == 0.0f && tsrt_expf_np(-inf) == 0.0f && isnan(tsrt_expf_np(-nan)));
+    CHECK(tsrt_expf_np(-103.9f) == tiny);
     CHECK(tsrt_expf(-87.5f) == expf(-87.5f));            /* subnormal, rounded once */
     CHECK(tsrt_expf(1.0f) == expf(1.0f));
     /* log */

@@ -263,18 +263,25 @@ static inline float tsrt_expf_core_(float x)
     return tsrt_expf_poly_(rh, rl) * tsrt_bits2f_((n + 127u) << 23);
 }
 
+/* exp(x) < 2^-150 rounds to +0 for x < -103.972: below -104 the result
+ * is selected as +0 and the lane computes exp(0) meanwhile. Clamping such
+ * x to -104 gave the same bits, but through a product that underflows,
+ * which Intel cores finish in a microcode assist (~150 cycles per vector
+ * op): a causal mask's -FLT_MAX entries made GPT-2's attention softmax 4x
+ * slower than BERT's (D79). */
 static inline float tsrt_expf(float x)
 {
-    /* exp(x) > FLT_MAX for x > 88.7228; exp(x) < 2^-150 (rounds to 0) for
-     * x < -103.972. Clamping keeps n in [-150, 128] and the result right. */
+    /* exp(x) > FLT_MAX for x > 88.7228. Clamping keeps n in [-150, 128]
+     * and the result right. */
+    const int zero = x < -104.0f;   /* NaN: no */
     float xc = tsrt_self_(x > 88.8f, 88.8f, x);
-    xc = tsrt_self_(xc < -104.0f, -104.0f, xc);   /* NaN passes both */
+    xc = tsrt_self_(zero, 0.0f, xc);
     TSRT_EXPF_REDUCE_(xc, n, rh, rl);
     /* 2^n as two normal factors, so that a subnormal result is rounded
      * once (p 2^n1 is exact) and 2^128 overflows to inf as it should. */
     const uint32_t n1 = (uint32_t)((int32_t)n >> 1), n2 = n - n1;
     const float p = tsrt_expf_poly_(rh, rl);
-    return p * tsrt_bits2f_((n1 + 127u) << 23) * tsrt_bits2f_((n2 + 127u) << 23);
+    return tsrt_self_(zero, 0.0f, p * tsrt_bits2f_((n1 + 127u) << 23) * tsrt_bits2f_((n2 + 127u) << 23));
 }
 
 /* tsrt_expf for x <= 0 or NaN, bit for bit (the lowering proves the sign:
@@ -283,9 +290,10 @@ static inline float tsrt_expf(float x)
  * p 2^n once as the two factors do. */
 static inline float tsrt_expf_np(float x)
 {
-    const float xc = tsrt_self_(x < -104.0f, -104.0f, x);   /* NaN passes */
+    const int zero = x < -104.0f;   /* NaN: no */
+    const float xc = tsrt_self_(zero, 0.0f, x);
     TSRT_EXPF_REDUCE_(xc, n, rh, rl);
-    return tsrt_expf_poly_(rh, rl) * tsrt_bits2f_((n + 151u) << 23) * 0x1p-24f;
+    return tsrt_self_(zero, 0.0f, tsrt_expf_poly_(rh, rl) * tsrt_bits2f_((n + 151u) << 23) * 0x1p-24f);
 }
 
 static inline float tsrt_logf(float x)
