@@ -1,11 +1,15 @@
 /* pool.c — the thread pool: one published job word, spin-then-sleep waits.
  *
  * A launch is one store: `job` = (sequence << 32) | nth. Workers compare it
- * with the last word they saw; nth travels in the same word so that a
- * worker with ith >= nth can skip the job without reading fn/ctx, which the
- * caller may already be overwriting for the next launch (it does not wait
- * for workers that take no part). The caller then counts `pending` down to
- * zero.
+ * with the last word they saw. The parts (ith) are claimed, in order, from
+ * `claim` = (sequence << 32) | next part, by whichever thread gets there
+ * first, the caller included: a worker that has not run yet (its CPU taken
+ * by another job) leaves its part to the others instead of holding up the
+ * launch, and the caller waits only for the parts claimed (`pending`
+ * counts parts, not workers). A worker claims with a compare-and-swap that
+ * fails once the sequence moved on, so it never reads fn/ctx of a launch
+ * it has no part in: the caller may already be overwriting them for the
+ * next one (D81).
  *
  * Both waits (a worker for a job, the caller for the last worker) spin for
  * spin_ns and then sleep on a condition variable. Wake-ups are not lost:
@@ -56,7 +60,8 @@ struct ts_pool {
     _Atomic uint64_t job;     /* what workers spin on */
     _Atomic int sleepers;     /* workers asleep (or about to be) on `wake` */
     char pad2[64];
-    _Atomic int pending;      /* workers still running the job */
+    _Atomic int pending;      /* parts of the job not finished */
+    _Atomic uint64_t claim;   /* (sequence << 32) | the next part to claim */
     _Atomic int caller_waits; /* the caller is asleep (or about to be) on `done` */
     char pad3[64];
 };
@@ -135,6 +140,32 @@ static void wait_done(ts_pool *p)
     pthread_mutex_unlock(&p->mu);
 }
 
+/* ---- parts ---------------------------------------------------------------- */
+
+/* Claim the next part of the launch whose job word is `job`: its ith, or
+ * -1 when the launch has none left (or is over). */
+static int claim_part(ts_pool *p, uint64_t job)
+{
+    const uint32_t seq = (uint32_t)(job >> 32), nth = (uint32_t)job;
+    uint64_t c = atomic_load_explicit(&p->claim, memory_order_acquire);
+    for (;;) {
+        if ((uint32_t)(c >> 32) != seq || (uint32_t)c >= nth) return -1;
+        if (atomic_compare_exchange_weak_explicit(&p->claim, &c, c + 1, memory_order_acq_rel,
+                                                  memory_order_acquire))
+            return (int)(uint32_t)c;
+    }
+}
+
+/* A part finished: the last one wakes the caller if it sleeps. */
+static void part_done(ts_pool *p)
+{
+    if (atomic_fetch_sub(&p->pending, 1) == 1 && atomic_load(&p->caller_waits)) {
+        pthread_mutex_lock(&p->mu);
+        pthread_cond_signal(&p->done);
+        pthread_mutex_unlock(&p->mu);
+    }
+}
+
 /* ---- workers -------------------------------------------------------------- */
 
 static void *worker_main(void *arg)
@@ -146,12 +177,11 @@ static void *worker_main(void *arg)
         seen = wait_job(p, seen);
         if (atomic_load(&p->stop)) break;
         int nth = (int)(uint32_t)seen;
-        if (w->ith >= nth) continue;  /* no part in this job: touch nothing */
-        for (int i = w->ith; i < nth; i += p->size) p->fn(p->ctx, i, nth);
-        if (atomic_fetch_sub(&p->pending, 1) == 1 && atomic_load(&p->caller_waits)) {
-            pthread_mutex_lock(&p->mu);
-            pthread_cond_signal(&p->done);
-            pthread_mutex_unlock(&p->mu);
+        /* fn and ctx are read only with a part claimed: until it is done
+         * the caller cannot return and publish another launch */
+        for (int i; (i = claim_part(p, seen)) >= 0;) {
+            p->fn(p->ctx, i, nth);
+            part_done(p);
         }
     }
     return NULL;
@@ -270,19 +300,23 @@ void ts_pool_run(ts_pool *p, void (*fn)(void *ctx, int ith, int nth), void *ctx,
         run_serial(fn, ctx, nth);
         return;
     }
-    int active = nth < p->size ? nth : p->size;
     p->fn = fn;
     p->ctx = ctx;
-    atomic_store_explicit(&p->pending, active - 1, memory_order_relaxed);
-    /* seq_cst store: publishes fn/ctx/pending and orders before the load of
-     * sleepers (see the top of the file) */
-    atomic_store(&p->job, (++p->seq << 32) | (uint32_t)nth);
+    const uint64_t job = (++p->seq << 32) | (uint32_t)nth;
+    atomic_store_explicit(&p->pending, nth, memory_order_relaxed);
+    atomic_store_explicit(&p->claim, job & ~(uint64_t)0xffffffffu, memory_order_relaxed);
+    /* seq_cst store: publishes fn/ctx/pending/claim and orders before the
+     * load of sleepers (see the top of the file) */
+    atomic_store(&p->job, job);
     if (atomic_load(&p->sleepers) > 0) {
         pthread_mutex_lock(&p->mu);
         pthread_cond_broadcast(&p->wake);
         pthread_mutex_unlock(&p->mu);
     }
-    for (int i = 0; i < nth; i += p->size) fn(ctx, i, nth);
+    for (int i; (i = claim_part(p, job)) >= 0;) {
+        fn(ctx, i, nth);
+        atomic_fetch_sub(&p->pending, 1);
+    }
     wait_done(p);
     atomic_store_explicit(&p->busy, 0, memory_order_release);
 }

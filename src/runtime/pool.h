@@ -1,8 +1,8 @@
 /* pool.h — a thread pool for kernels of the shape fn(ctx, ith, nth).
  *
  * A pool of size N is the calling thread plus N-1 workers. ts_pool_run
- * publishes one job, runs ith 0 on the caller and returns when every ith
- * is done. Workers spin for a short while after each job (launches come in
+ * publishes one job, claims parts (ith) on the caller alongside the
+ * workers and returns when every ith is done. Workers spin for a short while after each job (launches come in
  * quick succession: a compiled program is a list of kernel launches) and
  * then sleep on a condition variable, so an idle pool costs no CPU.
  *
@@ -31,9 +31,10 @@ void ts_pool_free(ts_pool *p);
 /* The number of threads, the caller included (1 for NULL). */
 int ts_pool_size(const ts_pool *p);
 /* Calls fn(ctx, ith, nth) once for every ith in [0, nth) and returns when
- * all calls have returned. The caller runs ith 0. With nth > size each
- * thread t runs ith = t, t + size, ...; nth <= 0 does nothing; p == NULL
- * runs everything on the caller. fn must not block waiting for another ith
+ * all calls have returned. Each ith goes to whichever thread claims it
+ * first, the caller included (a worker that has not run yet holds nothing
+ * up); no ith is tied to a thread. nth <= 0 does nothing; p == NULL runs
+ * everything on the caller. fn must not block waiting for another ith
  * of the same job (they may run one after another on one thread). */
 void ts_pool_run(ts_pool *p, void (*fn)(void *ctx, int ith, int nth), void *ctx, int nth);
 
