@@ -11,7 +11,7 @@
  * it has no part in: the caller may already be overwriting them for the
  * next one (D81).
  *
- * Both waits (a worker for a job, the caller for the last worker) spin for
+ * Both waits (a worker for a job, the caller for the last part) spin for
  * spin_ns and then sleep on a condition variable. Wake-ups are not lost:
  * the sleeper announces itself (sleepers++ or caller_waits = 1) and then
  * re-reads the condition, the waker writes the condition and then reads the
@@ -35,7 +35,6 @@
 
 typedef struct worker {
     struct ts_pool *p;
-    int ith;
 } worker;
 
 /* Fields written by different parties sit on different cache lines (padding,
@@ -216,7 +215,7 @@ static ts_status start_workers(ts_pool *p, ts_err *err)
     pthread_sigmask(SIG_SETMASK, &all, &old);
     int rc = 0;
     for (int i = 1; i < p->size && rc == 0; i++) {
-        p->args[i - 1] = (worker){p, i};
+        p->args[i - 1] = (worker){p};
         rc = pthread_create(&p->threads[i - 1], NULL, worker_main, &p->args[i - 1]);
         if (rc == 0) p->nworkers++;
     }
