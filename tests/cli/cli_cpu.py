@@ -105,13 +105,21 @@ def test_row_kernel():
     if check("row kernel: cpu exit 0", rc == 0, se) and ref:
         close("row kernel: cpu vs interpreter", np.load(tmp("out_rows_cpu/output_0.npy")), ref[0], rtol=1e-5,
               atol=1e-7)
-    # f32 sums run in f32 blocks; one that overflows is redone in f64 as
-    # the reference sums: 3e38 + 3e38 - 3e38 is 3e38, not inf
+    # f32 sums run in f32 blocks, over rows this long in four sets of 16
+    # lanes (D82); one that overflows is redone in f64 as the reference
+    # sums: 3e38 + 3e38 - 3e38 is 3e38, not inf. Elements 16 and 80 meet
+    # in the same lane of the same set.
+    model = os.path.join(MODELS, "sum_rows.ir")
+    rc, so, se = tessera("ir", model, "--emit", "c")
+    check("f32 sum blocks: four sets of lanes", rc == 0 and re.search(r"flane\d+_3\[l\]", so) is not None,
+          so[-3000:] + se)
+    rc, so, se = tessera("ir", os.path.join(MODELS, "softmax_rows.ir"), "--emit", "c")
+    check("f32 sum blocks: one set where the summand is kept (exp)", rc == 0 and "flane" in so and
+          re.search(r"flane\d+_\d\[l\]", so) is None, so[-3000:] + se)
     x = np.random.default_rng(8).standard_normal((3, 600)).astype(np.float32)
-    x[1, 16], x[1, 32], x[1, 48] = 3e38, 3e38, -3e38
+    x[1, 16], x[1, 80], x[1, 144] = 3e38, 3e38, -3e38
     x[2, 5] = np.inf
     xs = save("sum_rows.npy", x)
-    model = os.path.join(MODELS, "sum_rows.ir")
     os.environ["TESSERA_CACHE_DIR"] = cache
     try:
         rc, so, se = tessera("run", model, "-i", xs, "--target", "cpu", "-o", tmp("out_sum_cpu"))

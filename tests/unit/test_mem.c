@@ -87,7 +87,9 @@ static void test_odd_hook(void)
 }
 
 /* Tensors get their data from the aligned allocator: a kernel reading a
- * model input or writing an output starts on a cache line. */
+ * model input or writing an output starts on a cache line, and from
+ * TS_MEM_HUGE_MIN bytes on a 2 MiB boundary (huge pages, D82); the data
+ * starts zeroed. */
 static void test_tensor_data(void)
 {
     ts_err err = {0};
@@ -95,10 +97,16 @@ static void test_tensor_data(void)
     for (int i = 0; i < 3; i++) {
         ts_tensor *t = NULL;
         CHECK(ts_tensor_new(TS_DTYPE_F32, 2, shapes[i], &t, &err) == TS_OK);
-        CHECK(t && (uintptr_t)ts_tensor_data(t) % 64 == 0);
+        const uintptr_t align = shapes[i][0] * shapes[i][1] * 4 >= (int64_t)TS_MEM_HUGE_MIN ? (uintptr_t)2 << 20 : 64;
+        CHECK_MSG(t && (uintptr_t)ts_tensor_data(t) % align == 0, "%lld x %lld: %p", (long long)shapes[i][0],
+                  (long long)shapes[i][1], t ? ts_tensor_data(t) : NULL);
+        size_t nonzero = 0;
+        const unsigned char *d = t ? ts_tensor_data(t) : NULL;
+        for (size_t k = 0; d && k < ts_tensor_nbytes(t); k++) nonzero += d[k] != 0;
+        CHECK(nonzero == 0);
         ts_tensor *c = NULL;
         CHECK(t && ts_tensor_clone(t, &c, &err) == TS_OK);
-        CHECK(c && (uintptr_t)ts_tensor_data(c) % 64 == 0);
+        CHECK(c && (uintptr_t)ts_tensor_data(c) % align == 0);
         ts_tensor_release(c);
         ts_tensor_release(t);
     }

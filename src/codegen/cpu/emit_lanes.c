@@ -87,7 +87,7 @@ static void lane_body(em *e, const ts_ls *s, const ts_ls *u, ts_lx *value, ts_dt
  * 64 lanes it ran as a loop over four vectors in memory, each a load, the
  * update and a store (D55). */
 static void lane_loop(em *e, const ts_ls *s, const ts_ls *u, ts_lx *value, ts_dtype dt, const char *lane,
-                      const char *nan, const char *end, int width)
+                      const char *nan, const char *end, int width, const char *set)
 {
     int v = s->var;
     ts_em_indent(e);
@@ -98,7 +98,7 @@ static void lane_loop(em *e, const ts_ls *s, const ts_ls *u, ts_lx *value, ts_dt
     for (int k = 0; k < width / LANES; k++) {
         char lk[48], nk[48];
         if (width > LANES) {
-            snprintf(lk, sizeof lk, "lane%d_%d[l]", v, k);
+            snprintf(lk, sizeof lk, "%s%d_%d[l]", set, v, k);
             snprintf(nk, sizeof nk, "nan%d_%d[l]", v, k);
         }
         ts_em_indent(e);
@@ -146,7 +146,7 @@ static void wide_lanes(em *e, const ts_ls *s, const ts_ls *u, const char *lane, 
     }
     ts_em_indent(e);
     ts_buf_printf(e->out, "}\n");
-    lane_loop(e, s, u, u->value, dt, lane, nan, ext, width);
+    lane_loop(e, s, u, u->value, dt, lane, nan, ext, width, "lane");
     ts_em_indent(e);
     ts_buf_printf(e->out, "for (int l = 0; l < %d; l++) {\n", LANES);
     for (int k = 0; k < wide; k++) {
@@ -157,6 +157,45 @@ static void wide_lanes(em *e, const ts_ls *s, const ts_ls *u, const char *lane, 
     }
     ts_em_indent(e);
     ts_buf_printf(e->out, "}\n");
+    ts_em_close(e);
+}
+
+/* Whether the loop stores what it sums (a costly value kept in the row,
+ * D27): its summand's arithmetic then bounds the loop, not the chain of
+ * adds, and four sets of lanes spilled softmax's exp constants (its
+ * kernel 3.2 -> 3.75 ms). */
+static bool keeps_values(const ts_ls *s, const ts_ls *u)
+{
+    for (const ts_ls *st = s->body; st != u; st = st->next)
+        if (st->k == TS_LS_STORE) return true;
+    return false;
+}
+
+/* A blocked sum's block over long rows (lane_reduction) in 4 x LANES f32
+ * lanes, four sets each one dependency chain, folded pairwise into
+ * flane: one chain of adds is 4 cycles per 16 elements, which made layer
+ * norm's two sum passes latency-bound (D82). The bound of D27 holds with
+ * room: each lane takes BLOCK / (4 LANES) terms, then two adds of the
+ * fold. */
+static void wide_sum(em *e, const ts_ls *s, const ts_ls *u, const char *end)
+{
+    int v = s->var;
+    ts_em_indent(e);
+    ts_buf_printf(e->out, "{\n");
+    ts_em_open(e);
+    for (int k = 0; k < 4; k++) {
+        ts_em_indent(e);
+        ts_buf_printf(e->out, "float flane%d_%d[%d];\n", v, k, LANES);
+    }
+    ts_em_indent(e);
+    ts_buf_printf(e->out, "for (int l = 0; l < %d; l++) flane%d_0[l] = flane%d_1[l] = flane%d_2[l] = flane%d_3[l] = 0;\n",
+                  LANES, v, v, v, v);
+    char flane[32];
+    snprintf(flane, sizeof flane, "flane%d[l]", v);
+    lane_loop(e, s, u, u->value->a[0], TS_DTYPE_F32, flane, NULL, end, 4 * LANES, "flane");
+    ts_em_indent(e);
+    ts_buf_printf(e->out, "for (int l = 0; l < %d; l++) flane%d[l] = (flane%d_0[l] + flane%d_1[l]) + (flane%d_2[l] + flane%d_3[l]);\n",
+                  LANES, v, v, v, v, v);
     ts_em_close(e);
 }
 
@@ -194,8 +233,9 @@ static void redo_in_order(em *e, const ts_ls *s, const ts_ls *u, const char *ext
  * (~7 cycles per 16 elements on Zen 4 with the exact rule): four chains
  * overlap (softmax 8192 x 1024 6.58 -> 5.95 ms, D47). Only for rows of
  * 256 and more (or not known): on BERT's rows of 128 the chains are
- * short and the wider fold cost more than it saved. Sums keep LANES:
- * their f32 blocks' error bound is per lane (D27). */
+ * short and the wider fold cost more than it saved. A blocked sum over
+ * such rows runs four sets as well unless it keeps its summands
+ * (wide_sum, D82); other sums keep LANES. */
 bool ts_em_lane_reduction(em *e, const ts_ls *s, const char *ext)
 {
     const ts_ls *u = s->body;
@@ -247,7 +287,8 @@ bool ts_em_lane_reduction(em *e, const ts_ls *s, const char *ext)
         ts_em_indent(e);
         ts_buf_printf(e->out, "const int64_t i%d_e = i%d_b + %d < %s ? i%d_b + %d : %s;\n", v, v, BLOCK, ext, v,
                       BLOCK, ext);
-        lane_loop(e, s, u, u->value->a[0], TS_DTYPE_F32, flane, NULL, end, LANES);
+        if (long_row && !keeps_values(s, u)) wide_sum(e, s, u, end);
+        lane_loop(e, s, u, u->value->a[0], TS_DTYPE_F32, flane, NULL, end, LANES, "flane");
         /* the block's partials into the f64 lanes as vectors (D49) */
         ts_em_indent(e);
         ts_buf_printf(e->out,
@@ -266,7 +307,7 @@ bool ts_em_lane_reduction(em *e, const ts_ls *s, const char *ext)
             ts_buf_printf(e->out, "for (int l = 0; l < %d; l++) nan%d[l] = 0;\n", LANES, v);
         }
         if (width > LANES) wide_lanes(e, s, u, lane, nan, ext, width);
-        lane_loop(e, s, u, u->value, dt, lane, sum ? NULL : nan, ext, LANES);
+        lane_loop(e, s, u, u->value, dt, lane, sum ? NULL : nan, ext, LANES, "lane");
     }
     char accn[32], cond[128];
     snprintf(accn, sizeof accn, "acc%d", u->var);
@@ -274,10 +315,23 @@ bool ts_em_lane_reduction(em *e, const ts_ls *s, const char *ext)
         ts_em_indent(e);
         ts_buf_printf(e->out, "for (int64_t i%d = i%d_b; i%d < %s; i%d++) {\n", v, v, v, ext, v);
         ts_em_body(e, s->body);
+        /* the lanes halved down to one, then into the accumulator: a
+         * chain of 4 adds where folding them in turn was 16 (LANES f64
+         * adds in a row cost layer norm 2 x 64 cycles of ~860 a row) */
+        char hi[40];
+        for (int g = LANES / 2; g >= 1; g /= 2) {
+            ts_buf m = {0};
+            snprintf(hi, sizeof hi, "lane%d[l + %d]", v, g);
+            ts_em_combine(e, &m, u->op, dt, lane, hi);
+            ts_em_indent(e);
+            ts_buf_printf(e->out, "for (int l = 0; l < %d; l++) %s = %s;\n", g, lane, m.data ? m.data : "0");
+            ts_buf_free(&m);
+        }
         ts_buf m = {0};
-        ts_em_combine(e, &m, u->op, dt, accn, lane);
+        snprintf(hi, sizeof hi, "lane%d[0]", v);
+        ts_em_combine(e, &m, u->op, dt, accn, hi);
         ts_em_indent(e);
-        ts_buf_printf(e->out, "for (int l = 0; l < %d; l++) acc%d = %s;\n", LANES, u->var, m.data ? m.data : "0");
+        ts_buf_printf(e->out, "acc%d = %s;\n", u->var, m.data ? m.data : "0");
         ts_buf_free(&m);
         /* A partial that overflowed or met an inf or NaN leaves the f64
          * sum not finite; the reference's f64 sum may not overflow where
