@@ -746,6 +746,42 @@ static void test_positions_as_rows(void)
 #endif
 }
 
+/* The stride-1 AVX-512 depthwise path's per-vector masks (tsrt__dwz_tab,
+ * computed per vector from the first lane's column, D83) against their
+ * definition lane by lane: in the plane, and of those the lanes whose
+ * left, right, upper, lower taps are inside it. Widths below 16 put
+ * several row starts in one vector, 1 makes every lane one. */
+static void test_dwz_masks(void)
+{
+#if TSRT_ISA == TSRT_ISA_AVX512
+    static tsrt__dwz_m tab[(120 * 120 + 15) / 16];
+    int bad = 0;
+    for (int64_t H = 1; H <= 120; H += H < 40 ? 1 : 9)
+        for (int64_t W = 1; W <= 120; W += W < 40 ? 1 : 9) {
+            tsrt__dwz_tab(H, W, tab);
+            for (int64_t c = 0; c < (H * W + 15) / 16; c++) {
+                tsrt__dwz_m want = {0, 0, 0, 0, 0};
+                for (int l = 0; l < 16 && 16 * c + l < H * W; l++) {
+                    const int64_t i = (16 * c + l) / W, j = (16 * c + l) % W;
+                    const __mmask16 bit = (__mmask16)(1u << l);
+                    want.in |= bit;
+                    want.l |= j > 0 ? bit : 0;
+                    want.r |= j < W - 1 ? bit : 0;
+                    want.t |= i > 0 ? bit : 0;
+                    want.b |= i < H - 1 ? bit : 0;
+                }
+                const tsrt__dwz_m got = tab[c];
+                if (got.in != want.in || got.l != want.l || got.r != want.r || got.t != want.t || got.b != want.b) {
+                    if (!bad++)
+                        CHECK_MSG(0, "dwz masks %lldx%lld, vector %lld", (long long)H, (long long)W, (long long)c);
+                    break;
+                }
+            }
+        }
+    CHECK(bad == 0);
+#endif
+}
+
 static void test_checker_fails(void)
 {
     ccase t = {1, 4, 6, 6, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0};
@@ -765,5 +801,6 @@ int main(void)
     test_tile_epilogue();
     test_wg_pretransformed();
     test_positions_as_rows();
+    test_dwz_masks();
     return check_report();
 }
