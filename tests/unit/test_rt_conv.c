@@ -782,6 +782,35 @@ static void test_dwz_masks(void)
 #endif
 }
 
+/* The phase copy's offsets (tsrt__phx_offsets, built per tap and then per
+ * channel, D83) against their definition per k = (c, u, w): channel c's
+ * phase (u dil_h mod stride_h, w dil_w mod stride_w), then the tap's row
+ * and column within it. Strides 1-3, dilations 1-2, 1-7 channels per
+ * group, windows 1x1 to 5x3. */
+static void test_phx_offsets(void)
+{
+    static ptrdiff_t off[7 * 5 * 3];
+    int bad = 0;
+    for (int64_t c = 1; c <= 7; c += 2)
+        for (int64_t kh = 1; kh <= 5; kh += 2)
+            for (int64_t s = 1; s <= 3; s++)
+                for (int64_t d = 1; d <= 2; d++) {
+                    tsrt_conv_args a = {0};
+                    a.n = 1, a.c = 2 * c, a.o = 2, a.groups = 2, a.h = 19, a.w = 11, a.kh = kh, a.kw = 3;
+                    a.stride_h = s, a.stride_w = 4 - s, a.dil_h = d, a.dil_w = 3 - d, a.pad_h = 1;
+                    const tsrt_conv_args v = tsrt__conv_norm(&a);
+                    tsrt__phx g;
+                    tsrt__phx_geom(&v, &g);
+                    tsrt__phx_offsets(&g, off);
+                    for (int64_t k = 0; k < c * kh * 3; k++) {
+                        const int64_t ch = k / (kh * 3), u = k / 3 % kh * v.dil_h, w = k % 3 * v.dil_w;
+                        const int64_t ph = (ch * g.PH + u % v.stride_h) * g.PW + w % v.stride_w;
+                        bad += off[k] != ph * g.plane + u / v.stride_h * g.Wq + w / v.stride_w;
+                    }
+                }
+    CHECK_MSG(bad == 0, "%d phase offsets wrong", bad);
+}
+
 static void test_checker_fails(void)
 {
     ccase t = {1, 4, 6, 6, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0};
@@ -802,5 +831,6 @@ int main(void)
     test_wg_pretransformed();
     test_positions_as_rows();
     test_dwz_masks();
+    test_phx_offsets();
     return check_report();
 }
