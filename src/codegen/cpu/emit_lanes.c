@@ -171,12 +171,15 @@ static bool keeps_values(const ts_ls *s, const ts_ls *u)
     return false;
 }
 
-/* A blocked sum's block over long rows (lane_reduction) in 4 x LANES f32
- * lanes, four sets each one dependency chain, folded pairwise into
- * flane: one chain of adds is 4 cycles per 16 elements, which made layer
- * norm's two sum passes latency-bound (D82). The bound of D27 holds with
- * room: each lane takes BLOCK / (4 LANES) terms, then two adds of the
- * fold. */
+/* A blocked sum's block of 4 x BLOCK elements over long rows
+ * (lane_reduction) in 4 x LANES f32 lanes, four sets each one dependency
+ * chain, folded pairwise into flane: one chain of adds is 4 cycles per
+ * 16 elements, which made layer norm's two sum passes latency-bound
+ * (D82). Each lane takes BLOCK / LANES terms as in D27, then two adds of
+ * the fold: at most (BLOCK / LANES + 1) u of the sum of magnitudes. A
+ * block of BLOCK flushed four times as often; each flush (the fold, the
+ * f64 conversion, the f64 lanes through the stack) cost layer norm 8192
+ * x 1024 a fifth of its time (D84). */
 static void wide_sum(em *e, const ts_ls *s, const ts_ls *u, const char *end)
 {
     int v = s->var;
@@ -285,9 +288,13 @@ bool ts_em_lane_reduction(em *e, const ts_ls *s, const char *ext)
         ts_em_indent(e);
         ts_buf_printf(e->out, "for (int l = 0; l < %d; l++) flane%d[l] = 0;\n", LANES, v);
         ts_em_indent(e);
-        ts_buf_printf(e->out, "const int64_t i%d_e = i%d_b + %d < %s ? i%d_b + %d : %s;\n", v, v, BLOCK, ext, v,
-                      BLOCK, ext);
-        if (long_row && !keeps_values(s, u)) wide_sum(e, s, u, end);
+        /* four sets take four blocks at a time: the same terms per lane,
+         * a quarter of the flushes (D84) */
+        const bool wide = long_row && !keeps_values(s, u);
+        const int block = wide ? 4 * BLOCK : BLOCK;
+        ts_buf_printf(e->out, "const int64_t i%d_e = i%d_b + %d < %s ? i%d_b + %d : %s;\n", v, v, block, ext, v,
+                      block, ext);
+        if (wide) wide_sum(e, s, u, end);
         lane_loop(e, s, u, u->value->a[0], TS_DTYPE_F32, flane, NULL, end, LANES, "flane");
         /* the block's partials into the f64 lanes as vectors (D49) */
         ts_em_indent(e);
