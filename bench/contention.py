@@ -17,9 +17,7 @@ Not a timed test: a measurement, like bench/run.py (bench/README.md).
 import argparse
 import multiprocessing
 import os
-import re
 import statistics
-import subprocess
 import sys
 import time
 
@@ -29,6 +27,7 @@ import onnxruntime as ort
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import models  # noqa: E402
+from run import BenchError, tessera_run  # noqa: E402
 
 
 def competitor(cpu, busy_s, idle_s, stop):
@@ -42,17 +41,6 @@ def competitor(cpu, busy_s, idle_s, stop):
         while time.perf_counter() < end:
             pass
         time.sleep(idle_s)
-
-
-def tessera_ms(exe, model, inputs, threads, runs):
-    cmd = [exe, "run", model, "--target", "cpu", "--threads", str(threads), "--repeat", str(runs)]
-    for name, path in inputs.items():
-        cmd += ["-i", "%s=%s" % (name, path)]
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-    m = re.search(r"latency median_ms=([0-9.]+)", out.strip().splitlines()[-1])
-    if not m:
-        sys.exit("contention: tessera run did not end with its latency line:\n" + out[-500:])
-    return float(m.group(1))
 
 
 def ort_ms(sess, feed, runs):
@@ -94,7 +82,7 @@ def main():
             proc.start()
             time.sleep(0.5)
         try:
-            t = tessera_ms(a.tessera, model, inputs, a.threads, a.runs)
+            t = tessera_run(a.tessera, model, inputs, a.threads, "cpu", a.runs, dict(os.environ))["median_ms"]
             o = ort_ms(sess, feed, a.runs)
         finally:
             if proc:
@@ -104,4 +92,7 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except BenchError as e:
+        sys.exit("contention: %s" % e)

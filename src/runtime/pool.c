@@ -33,20 +33,15 @@
 
 #define DEFAULT_SPIN_US 100
 
-typedef struct worker {
-    struct ts_pool *p;
-} worker;
-
 /* Fields written by different parties sit on different cache lines (padding,
  * not _Alignas: the hook's memory is only max_align_t aligned). */
 struct ts_pool {
     int size;                 /* threads, the caller included */
     int nworkers;             /* workers actually started */
     pthread_t *threads;
-    worker *args;
     pthread_mutex_t mu;
     pthread_cond_t wake;      /* workers wait here for a job */
-    pthread_cond_t done;      /* the caller waits here for the last worker */
+    pthread_cond_t done;      /* the caller waits here for the last part */
     _Atomic int64_t spin_ns;
     _Atomic int stop;
     /* written by the caller once per launch */
@@ -169,8 +164,7 @@ static void part_done(ts_pool *p)
 
 static void *worker_main(void *arg)
 {
-    worker *w = arg;
-    ts_pool *p = w->p;
+    ts_pool *p = arg;
     uint64_t seen = 0;
     for (;;) {
         seen = wait_job(p, seen);
@@ -215,8 +209,7 @@ static ts_status start_workers(ts_pool *p, ts_err *err)
     pthread_sigmask(SIG_SETMASK, &all, &old);
     int rc = 0;
     for (int i = 1; i < p->size && rc == 0; i++) {
-        p->args[i - 1] = (worker){p};
-        rc = pthread_create(&p->threads[i - 1], NULL, worker_main, &p->args[i - 1]);
+        rc = pthread_create(&p->threads[i - 1], NULL, worker_main, p);
         if (rc == 0) p->nworkers++;
     }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -242,8 +235,7 @@ ts_status ts_pool_new(int nthreads, ts_pool **out, ts_err *err)
     pthread_cond_init(&p->done, NULL);
     if (size > 1) {
         p->threads = ts_mem_zalloc(sizeof *p->threads * (size_t)(size - 1));
-        p->args = ts_mem_zalloc(sizeof *p->args * (size_t)(size - 1));
-        if (!p->threads || !p->args) {
+        if (!p->threads) {
             ts_pool_free(p);
             return ts_err_set(err, TS_ERR_OOM, "thread pool: out of memory");
         }
@@ -271,7 +263,6 @@ void ts_pool_free(ts_pool *p)
     pthread_cond_destroy(&p->done);
     pthread_cond_destroy(&p->wake);
     pthread_mutex_destroy(&p->mu);
-    ts_mem_free(p->args);
     ts_mem_free(p->threads);
     ts_mem_free(p);
 }

@@ -2,9 +2,10 @@
  *
  * A pool of size N is the calling thread plus N-1 workers. ts_pool_run
  * publishes one job, claims parts (ith) on the caller alongside the
- * workers and returns when every ith is done. Workers spin for a short while after each job (launches come in
- * quick succession: a compiled program is a list of kernel launches) and
- * then sleep on a condition variable, so an idle pool costs no CPU.
+ * workers and returns when every ith is done. Workers spin for a short
+ * while after each job (launches come in quick succession: a compiled
+ * program is a list of kernel launches) and then sleep on a condition
+ * variable, so an idle pool costs no CPU.
  *
  * One pool runs one job at a time. ts_pool_run may be called from any
  * thread, one call at a time per pool (a session owns its pool). A call that
