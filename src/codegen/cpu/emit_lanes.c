@@ -263,7 +263,7 @@ bool ts_em_lane_reduction(em *e, const ts_ls *s, const char *ext)
     const bool blocked = f32_into_f64(u);
     ts_em_indent(e);
     if (blocked) {
-        ts_buf_printf(e->out, "tsrt_f64x16 lanev%d = {0};\n", v);
+        ts_buf_printf(e->out, "tsrt_f64x8 lanev%d_lo = {0}, lanev%d_hi = {0};\n", v, v);
     } else {
         ts_buf_printf(e->out, "%s lane%d[%d];\n", T, v, LANES);
         ts_em_indent(e);
@@ -298,14 +298,14 @@ bool ts_em_lane_reduction(em *e, const ts_ls *s, const char *ext)
         lane_loop(e, s, u, u->value->a[0], TS_DTYPE_F32, flane, NULL, end, LANES, "flane");
         /* the block's partials into the f64 lanes as vectors (D49) */
         ts_em_indent(e);
-        ts_buf_printf(e->out,
-                      "{ tsrt_f32x16 fv; memcpy(&fv, flane%d, sizeof fv); lanev%d += __builtin_convertvector(fv, tsrt_f64x16); }\n",
-                      v, v);
+        ts_buf_printf(e->out, "tsrt_lanes_add16(&lanev%d_lo, &lanev%d_hi, flane%d);\n", v, v, v);
         ts_em_close(e);
         ts_em_indent(e);
-        ts_buf_printf(e->out, "double lane%d[%d];\n", v, LANES);
+        /* the first halving as one vector add: lane l + lane l + 8 */
+        ts_buf_printf(e->out, "double lane%d[%d];\n", v, LANES / 2);
         ts_em_indent(e);
-        ts_buf_printf(e->out, "memcpy(lane%d, &lanev%d, sizeof lane%d);\n", v, v, v);
+        ts_buf_printf(e->out, "{ const tsrt_f64x8 h = lanev%d_lo + lanev%d_hi; memcpy(lane%d, &h, sizeof h); }\n", v,
+                      v, v);
     } else {
         if (!sum) {
             ts_em_indent(e);
@@ -326,7 +326,7 @@ bool ts_em_lane_reduction(em *e, const ts_ls *s, const char *ext)
          * chain of 4 adds where folding them in turn was 16 (LANES f64
          * adds in a row cost layer norm 2 x 64 cycles of ~860 a row) */
         char hi[40];
-        for (int g = LANES / 2; g >= 1; g /= 2) {
+        for (int g = blocked ? LANES / 4 : LANES / 2; g >= 1; g /= 2) {
             ts_buf m = {0};
             snprintf(hi, sizeof hi, "lane%d[l + %d]", v, g);
             ts_em_combine(e, &m, u->op, dt, lane, hi);

@@ -102,9 +102,21 @@ static inline uint64_t tsrt_f2u(double v, uint64_t hi)
  * (emit_lanes.c): as vectors the conversion and adds are a few
  * instructions; as arrays gcc splits the f64 lanes into 16 scalars and the
  * flush took ~50 per block (D49). GCC/Clang vector extensions; the C
- * compiler splits them to the machine's width. */
-typedef float tsrt_f32x16 __attribute__((vector_size(64)));
-typedef double tsrt_f64x16 __attribute__((vector_size(128)));
+ * compiler splits them to the machine's width. The 16 f64 lanes are two
+ * vectors of 8 (lanes 0-7, 8-15), each one AVX-512 register: as one
+ * 128-byte vector gcc carried them from block to block through the stack
+ * in 32-byte pieces and reloaded them whole, a store that cannot forward
+ * at every flush (D85). */
+typedef float tsrt_f32x8 __attribute__((vector_size(32)));
+typedef double tsrt_f64x8 __attribute__((vector_size(64)));
+static inline void tsrt_lanes_add16(tsrt_f64x8 *lo, tsrt_f64x8 *hi, const float *f)
+{
+    tsrt_f32x8 a, b;
+    memcpy(&a, f, sizeof a);
+    memcpy(&b, f + 8, sizeof b);
+    *lo += __builtin_convertvector(a, tsrt_f64x8);
+    *hi += __builtin_convertvector(b, tsrt_f64x8);
+}
 
 /* A finished row of n floats from src (a row scratch in L1) to dst,
  * bypassing the caches where the machine has non-temporal vector stores
@@ -176,8 +188,8 @@ static inline void tsrt_stream_fence(void)
  * AVX2, 16 with AVX-512). Accuracy, checked over every f32 input against
  * the exact value (libm's f64 result; `test_rt_math --all`, CI samples
  * every 211th): at most 1 ulp for exp and log, 2 ulp for tanh and erf
- * (docs/primitives.md; measured 0.88, 0.88, 1.41, 1.42 with FMA), with or
- * without FMA, subnormal results included. Special values as
+ * (docs/primitives.md; measured 0.90, 0.88, 1.42, 1.42 with FMA, 0.91,
+ * 0.92, 1.42, 1.49 without), subnormal results included. Special values as
  * C99: NaN -> NaN, exp(-inf) = 0, exp overflow = inf, exp underflow to
  * subnormals and 0 rounded once, log(±0) = -inf, log(x < 0) = NaN,
  * log(inf) = inf, tanh/erf(±inf) = ±1, tanh/erf(±0) = ±0.
@@ -232,35 +244,47 @@ static inline float tsrt_minf(float a, float b)
     return tsrt_self_(a == b, tsrt_bits2f_(tsrt_f2bits_(a) | tsrt_f2bits_(b)), r);
 }
 
-/* e^(rh + rl) for |rh + rl| <= ln2/2 (+ a little), rl the small part:
- * 1 + (rh + (rl + r^2 Q(r))), Q's relative error 3.8e-9. Keeping rl
- * apart saves the rounding of r = rh + rl (up to 1/4 ulp of the result). */
-static inline float tsrt_expf_poly_(float rh, float rl)
+/* e^(rh + rl) - 1 for |rh + rl| <= ln2/2 (+ a little), rl the small
+ * part: rh + (rl + r^2 Q(r)), Q's relative error 3.8e-9. Keeping rl apart
+ * saves the rounding of r = rh + rl (up to 1/4 ulp of the result). The
+ * callers scale it by 2^n as fma(t, 2^n, 2^n): one rounding of
+ * (1 + t) 2^n, the same bits as rounding 1 + t and scaling it exactly,
+ * in one operation instead of two.
+ * Q by Estrin's scheme, (c4 + c3 r) + r^2 ((c2 + c1 r) + c0 r^2): the
+ * same five operations as Horner's (r^2 is needed anyway) in three
+ * dependent steps instead of four. In softmax's exp pass the chain from
+ * load to store, not the operation count, bounds a row (D85). */
+static inline float tsrt_expm1f_poly_(float rh, float rl)
 {
     const float r = rh + rl;
-    float q = TSRT_FMAF(0x1.6a243ap-10f, r, 0x1.1239e0p-7f);
-    q = TSRT_FMAF(q, r, 0x1.5558f2p-5f);
-    q = TSRT_FMAF(q, r, 0x1.555492p-3f);
-    q = TSRT_FMAF(q, r, 0x1.fffffcp-2f);
-    return 1.0f + (rh + TSRT_FMAF(r * r, q, rl));
+    const float r2 = r * r;
+    const float lo = TSRT_FMAF(0x1.555492p-3f, r, 0x1.fffffcp-2f);
+    const float hi = TSRT_FMAF(0x1.6a243ap-10f, r2, TSRT_FMAF(0x1.1239e0p-7f, r, 0x1.5558f2p-5f));
+    const float q = TSRT_FMAF(hi, r2, lo);
+    return rh + TSRT_FMAF(r2, q, rl);
 }
 
-/* x = n ln2 + rh + rl: n = round(x / ln2) by the 1.5*2^23 shifter (no
- * float->int conversion, so NaN is no undefined behaviour); Cody and Waite
- * with ln2 = C1 + C2, C1 of 9 significant bits: rh = x - n C1 is exact
- * for |n| < 2^15, rl = -n C2 (|rl| < 0.032). */
-#define TSRT_EXPF_REDUCE_(x, n, rh, rl) \
-    const float kf_ = TSRT_FMAF((x), 0x1.715476p+0f, 0x1.8p23f); \
-    const uint32_t n = tsrt_f2bits_(kf_) - 0x4b400000u; \
-    const float nf_ = kf_ - 0x1.8p23f; \
+/* x = n ln2 + rh + rl: n = round(x / ln2) by the shifter 1.5*2^23 + bias
+ * (no float->int conversion, so NaN is no undefined behaviour), whose
+ * bits are kb = 0x4b400000 + bias + n: for 0 <= n + bias < 256, kb << 23
+ * is 2^(n + bias - 127) as float bits in one shift. The bias is odd in
+ * every caller, so n rounds alike in all of them (ties cannot occur in
+ * range anyway: x / ln2 is a half-integer only for |x| >= 2^22). Cody and
+ * Waite with ln2 = C1 + C2, C1 of 9 significant bits: rh = x - n C1 is
+ * exact for |n| < 2^15, rl = -n C2 (|rl| < 0.032). */
+#define TSRT_EXPF_REDUCE_(x, bias, kb, rh, rl) \
+    const float kf_ = TSRT_FMAF((x), 0x1.715476p+0f, 0x1.8p23f + (float)(bias)); \
+    const uint32_t kb = tsrt_f2bits_(kf_); \
+    const float nf_ = kf_ - (0x1.8p23f + (float)(bias)); \
     const float rh = TSRT_FMAF(nf_, -0x1.63p-1f, (x)); \
     const float rl = nf_ * 0x1.bd0106p-13f
 
 /* exp for |x| <= 80 (no overflow, no underflow): the helpers' exp. */
 static inline float tsrt_expf_core_(float x)
 {
-    TSRT_EXPF_REDUCE_(x, n, rh, rl);
-    return tsrt_expf_poly_(rh, rl) * tsrt_bits2f_((n + 127u) << 23);
+    TSRT_EXPF_REDUCE_(x, 127, kb, rh, rl);
+    const float s = tsrt_bits2f_(kb << 23);
+    return TSRT_FMAF(tsrt_expm1f_poly_(rh, rl), s, s);
 }
 
 /* exp(x) < 2^-150 rounds to +0 for x < -103.972: below -104 the result
@@ -276,24 +300,31 @@ static inline float tsrt_expf(float x)
     const int zero = x < -104.0f;   /* NaN: no */
     float xc = tsrt_self_(x > 88.8f, 88.8f, x);
     xc = tsrt_self_(zero, 0.0f, xc);
-    TSRT_EXPF_REDUCE_(xc, n, rh, rl);
+    TSRT_EXPF_REDUCE_(xc, 127, kb, rh, rl);
+    const uint32_t n = kb - (0x4b400000u + 127u);
     /* 2^n as two normal factors, so that a subnormal result is rounded
-     * once (p 2^n1 is exact) and 2^128 overflows to inf as it should. */
+     * once ((1 + t) 2^n1 is normal) and 2^128 overflows to inf as it
+     * should. */
     const uint32_t n1 = (uint32_t)((int32_t)n >> 1), n2 = n - n1;
-    const float p = tsrt_expf_poly_(rh, rl);
-    return tsrt_self_(zero, 0.0f, p * tsrt_bits2f_((n1 + 127u) << 23) * tsrt_bits2f_((n2 + 127u) << 23));
+    const float s1 = tsrt_bits2f_((n1 + 127u) << 23);
+    const float p = TSRT_FMAF(tsrt_expm1f_poly_(rh, rl), s1, s1);
+    return tsrt_self_(zero, 0.0f, p * tsrt_bits2f_((n2 + 127u) << 23));
 }
 
 /* tsrt_expf for x <= 0 or NaN, bit for bit (the lowering proves the sign:
  * softmax's exp(x - max x), D37): no overflow clamp, and 2^n for
  * n in [-150, 0] as 2^(n+24), normal, times 2^-24, which rounds the exact
- * p 2^n once as the two factors do. */
+ * (1 + t) 2^n once as the two factors do. Below -104 the lane computes on
+ * x itself (no select in front of the chain, D85) and its scale is made 0
+ * instead: t is then normal (large when x < -2^15 ln2), inf or NaN, so
+ * fma(t, 0, 0) * 2^-24 passes no underflow to a microcode assist (D79),
+ * and the last select gives +0. */
 static inline float tsrt_expf_np(float x)
 {
     const int zero = x < -104.0f;   /* NaN: no */
-    const float xc = tsrt_self_(zero, 0.0f, x);
-    TSRT_EXPF_REDUCE_(xc, n, rh, rl);
-    return tsrt_self_(zero, 0.0f, tsrt_expf_poly_(rh, rl) * tsrt_bits2f_((n + 151u) << 23) * 0x1p-24f);
+    TSRT_EXPF_REDUCE_(x, 151, kb, rh, rl);
+    const float s = tsrt_bits2f_(zero ? 0u : kb << 23);
+    return tsrt_self_(zero, 0.0f, TSRT_FMAF(tsrt_expm1f_poly_(rh, rl), s, s) * 0x1p-24f);
 }
 
 static inline float tsrt_logf(float x)
