@@ -188,22 +188,38 @@ def test_streamed_rows():
 def test_row_maxmin_lanes():
     """max and min over rows of 300 run four sets of 16 lanes (64 at a
     time), then 16, then the scalar tail, with a plain compare-and-select
-    and a note of any NaN; a row that met a NaN or whose result is a zero
-    is folded again in order (D47, D48, D55). A NaN in each part of the
-    row (first and last set of the 64, the 16-lane loop, the tail), rows
-    of signed zeros and of infinities: the bits must be the
-    interpreter's."""
+    and a note of any NaN; a row that met a NaN is folded again in order,
+    a zero result gets its sign from one more pass (D47, D48, D55, D86).
+    A NaN in each part of the row (first and last set of the 64, the
+    16-lane loop, the tail), rows of signed zeros (the deciding zero in
+    the sets, the 16-lane loop or the tail, or none) and of infinities:
+    the bits must be the interpreter's."""
     model = os.path.join(MODELS, "row_maxmin.ir")
     rc, so, se = tessera("ir", model, "--emit", "c")
     check("row max/min: four sets of lanes", rc == 0 and re.search(r"lane\d+_3\[l\]", so) is not None, so + se)
-    x = np.random.default_rng(13).standard_normal((8, 300)).astype(np.float32)
+    x = np.random.default_rng(13).standard_normal((14, 300)).astype(np.float32)
     x[1, 66], x[2, 63], x[3, 270], x[4, 290] = np.nan, np.nan, np.nan, np.nan
     x[5] = np.where(np.arange(300) % 3 == 0, -0.0, 0.0).astype(np.float32)
     x[6] = -np.inf
     x[7, 100], x[7, 200] = np.inf, -np.inf
     x[0, 50], x[0, 51] = 9.0, -9.0   # the maximum and minimum in the last set of lanes
+    # maxima of 0: one +0 in the tail (max +0), in the 16-lane loop among
+    # -0s (max +0), none (max -0); minima of 0 mirrored; all +0, all -0
+    x[8] = -np.abs(x[8])
+    x[8, :150], x[8, 299] = -0.0, 0.0
+    x[9] = -np.abs(x[9])
+    x[9, 10], x[9, 260], x[9, 270] = -0.0, 0.0, -0.0
+    x[10] = -np.abs(x[10])
+    x[10, 3], x[10, 298] = -0.0, -0.0
+    x[11] = np.abs(x[11])
+    x[11, 5], x[11, 299] = 0.0, -0.0
+    x[12], x[13] = 0.0, -0.0
     got, ref = cpu_and_interp(model, {"x": x}, "rmm")
     if got and ref and check("row max/min: 2 outputs", len(got) == len(ref) == 2):
+        # the rows of zeros decide what they should (+0 is bits 0, -0 is 1 << 31)
+        zeros = [int(v) for v in np.concatenate([ref[0][[8, 9, 10, 12, 13]], ref[1][[11, 12, 13]]]).view(np.uint32)]
+        check("row max/min: the zero rows' reference signs",
+              zeros == [0, 0, 1 << 31, 0, 1 << 31, 1 << 31, 0, 1 << 31], str(zeros))
         for name, a, b in zip(("max", "min"), got, ref):
             check("row max/min: %s bit for bit" % name, a.view(np.uint32).tolist() == b.view(np.uint32).tolist(),
                   "cpu %s, interpreter %s" % (a, b))
