@@ -220,12 +220,13 @@ static void redo_in_order(em *e, const ts_ls *s, const ts_ls *u, const char *ext
 }
 
 /* max/min's fast lanes ended on a zero (a row that met a NaN was redone
- * and ends on NaN): only the sign of the zero is in question. max gives +0 if the start or any value is +0
- * (tsrt_max keeps +0 over -0 either way round), else -0; min the
- * mirror image. One vectorizable pass that ORs a test: the in-order redo
- * with the exact rule ran ~13 cycles an element, so a softmax written out
- * as exp(x - max x) / sum, whose own max of x - max x is 0 on every row,
- * ran 10x slower (31 ms for 8192 x 1024, D86). */
+ * and ends on NaN): only the sign of the zero is in question. max gives
+ * +0 if the start or any value is +0 (tsrt_max keeps +0 over -0 either
+ * way round), else -0; min the mirror image. One vectorizable pass that
+ * ORs a test: the in-order redo with the exact rule ran ~13 cycles an
+ * element, so a softmax written out as exp(x - max x) / sum, whose own
+ * max of x - max x is 0 on every row, ran 10x slower (33 ms for 8192 x
+ * 1024, D86). */
 static void zero_sign(em *e, const ts_ls *s, const ts_ls *u, const char *ext)
 {
     int v = s->var, a = u->var;
@@ -385,9 +386,9 @@ bool ts_em_lane_reduction(em *e, const ts_ls *s, const char *ext)
     } else {
         /* The tail into lane 0, then the lanes halved down to one and into
          * the accumulator, all by the plain select: no NaN reaches a lane,
-         * and a zero result gets its sign again. (tsrt_maxf on scalars compiles to
-         * branches, which random rows mispredict: the exact fold of 64
-         * lanes cost softmax 1.5 ms of 6, D48.) */
+         * and a zero result gets its sign again. (tsrt_maxf on scalars
+         * compiles to branches, which random rows mispredict: the exact
+         * fold of 64 lanes cost softmax 1.5 ms of 6, D48.) */
         const char op = u->op == TS_OP_MAX ? '>' : '<';
         ts_em_indent(e);
         ts_buf_printf(e->out, "for (; i%d_b < %s; i%d_b++) {\n", v, ext, v);
