@@ -350,7 +350,7 @@ static void tsrt__dwz_tab(int64_t H, int64_t W, tsrt__dwz_m *tab)
         for (int64_t s = j0 ? W - j0 : 0; s < 16; s += W) m.l &= (__mmask16)~(1u << s);
         for (int64_t s = W - 1 - j0; s < 16; s += W) m.r &= (__mmask16)~(1u << s);
         tab[c] = m;
-        for (j0 += 16; j0 >= W;) j0 -= W; /* no division: W >= 16 wraps at most once */
+        for (j0 += 16; j0 >= W;) j0 -= W; /* no division (one subtraction when W >= 16) */
     }
 }
 

@@ -167,8 +167,8 @@ static int64_t tsrt__phx_floats(const tsrt__phx *g)
 /* The offset of every k = (c, u, w) in the phase copy: the kh x kw taps'
  * offsets within a channel (four divisions each), then one channel's
  * phases further per c. Every part of every call builds it (GEMM_T too):
- * with the divisions per k it took ~15 us for MobileNetV2's 576 -> 96
- * (D83). */
+ * with four divisions per k it took 3 us for a 576-channel 1x1, 0.3 us
+ * now (D83). */
 static void tsrt__phx_offsets(const tsrt__phx *g, ptrdiff_t *off)
 {
     const tsrt_conv_args *v = g->v;
