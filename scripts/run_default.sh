@@ -2,11 +2,14 @@
 # run_default.sh — the main job: build tessera and run the bundled models:
 # 1. models/tinynet/model.onnx, a small CNN + transformer-encoder classifier
 #    (scripts/gen_default_onnx.py), assembled from primitives, compiled for
-#    the CPU (compile time, cache hit or miss and latency printed) and run
-#    next to the reference interpreter, and checked against onnxruntime's
-#    output stored beside it;
-# 2. models/attention.ir, one transformer block in IR text, compared with
-#    numpy's result (models/attention_expected.npy).
+#    the CPU (the default target; compile time, cache hit or miss and
+#    latency printed) and run next to the reference interpreter, and both
+#    checked against onnxruntime's output stored beside it;
+# 2. models/attention.ir, one transformer block in IR text, compiled and
+#    interpreted, both compared with numpy's result
+#    (models/attention_expected.npy).
+# Exits non-zero when a build fails or any output disagrees with its
+# stored reference (set -e: `tessera check` and the comparison fail it).
 #
 #   bash scripts/run_default.sh
 #
@@ -31,23 +34,23 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
 echo
-echo "== tessera run models/tinynet/model.onnx -i models/tinynet/test_data_set_0/input_0.pb --target cpu"
-echo "   (compiled: fused kernels as C, built by the system compiler and cached in ~/.cache/tessera)"
-build/tessera run models/tinynet/model.onnx -i models/tinynet/test_data_set_0/input_0.pb --target cpu --repeat 20
-echo "== the same on the reference interpreter"
+echo "== tessera run models/tinynet/model.onnx -i models/tinynet/test_data_set_0/input_0.pb"
+echo "   (compiled, the default: fused kernels as C, built by the system compiler and cached in ~/.cache/tessera)"
 build/tessera run models/tinynet/model.onnx -i models/tinynet/test_data_set_0/input_0.pb --repeat 20
+echo "== the same on the reference interpreter (--target interp)"
+build/tessera run models/tinynet/model.onnx -i models/tinynet/test_data_set_0/input_0.pb --target interp --repeat 20
 echo "== tessera check models/tinynet  (against onnxruntime's output, compiled and interpreted)"
-build/tessera check models/tinynet --target cpu
 build/tessera check models/tinynet
+build/tessera check models/tinynet --target interp
 
 echo
-echo "== tessera run models/attention.ir -i models/attention_input.npy --target cpu"
-build/tessera run models/attention.ir -i models/attention_input.npy --target cpu -o "$out" --repeat 20
-echo "== the same on the reference interpreter"
-build/tessera run models/attention.ir -i models/attention_input.npy --repeat 20
+echo "== tessera run models/attention.ir -i models/attention_input.npy"
+build/tessera run models/attention.ir -i models/attention_input.npy -o "$out" --repeat 20
+echo "== the same on the reference interpreter (--target interp)"
+build/tessera run models/attention.ir -i models/attention_input.npy --target interp -o "$out/interp" --repeat 20
 
 # The comparison reads .npy with the standard library alone: no numpy needed.
-python3 - "$out/output_0.npy" models/attention_expected.npy <<'PY'
+python3 - models/attention_expected.npy "$out/output_0.npy" "$out/interp/output_0.npy" <<'PY'
 import ast, struct, sys
 
 def load_f32(path):
@@ -62,9 +65,14 @@ def load_f32(path):
         count *= d
     return header["shape"], struct.unpack("<%df" % count, data[10 + n:10 + n + 4 * count])
 
-(s1, got), (s2, want) = load_f32(sys.argv[1]), load_f32(sys.argv[2])
-diff = max(abs(a - b) for a, b in zip(got, want)) if s1 == s2 else float("inf")
-ok = s1 == s2 and all(abs(a - b) <= 1e-5 + 1e-4 * abs(b) for a, b in zip(got, want))
-print("matches numpy reference: %s (shape %s, max abs diff %.3g)" % ("yes" if ok else "no", tuple(s1), diff))
-sys.exit(0 if ok else 1)
+s_want, want = load_f32(sys.argv[1])
+all_ok = True
+for label, path in (("compiled", sys.argv[2]), ("interpreted", sys.argv[3])):
+    s_got, got = load_f32(path)
+    diff = max(abs(a - b) for a, b in zip(got, want)) if s_got == s_want else float("inf")
+    ok = s_got == s_want and all(abs(a - b) <= 1e-5 + 1e-4 * abs(b) for a, b in zip(got, want))
+    all_ok &= ok
+    print("%s matches numpy reference: %s (shape %s, max abs diff %.3g)" % (label, "yes" if ok else "no",
+                                                                          tuple(s_got), diff))
+sys.exit(0 if all_ok else 1)
 PY

@@ -334,18 +334,24 @@ static void report_xfail(report_state *rs, const char *path)
     printf("xfail %s: %d failed as listed, %d unexpected\n", path, expected, rs->unexpected);
 }
 
-/* A target that ts_session_new refuses is an error before any case runs. */
-static int check_target(const char *target)
+/* A target that ts_session_new refuses is an error before any case runs.
+ * The default (NULL) is settled here, once: the probe graph has a kernel,
+ * so "cpu" really compiles, and if it falls back to the interpreter the
+ * library warns once, here, and every case then runs on "interp" rather
+ * than each child trying the compiler again. *resolved: a static string. */
+static int check_target(const char *target, const char **resolved)
 {
-    static const char text[] = "graph @t(%x: f32[1]) {\n  return %x\n}\n";
+    static const char text[] = "graph @t(%x: f32[1]) {\n  %y: f32[1] = add(%x, %x)\n  return %y\n}\n";
     ts_graph *g = NULL;
     ts_session *s = NULL;
     ts_err err = {0};
     ts_status st = ts_graph_parse(text, sizeof text - 1, "target-probe", &g, &err);
     if (st == TS_OK) st = ts_session_new(g, target, &s, &err);
+    if (st == TS_OK) *resolved = strcmp(ts_session_target(s), "cpu") == 0 ? "cpu" : "interp";
     ts_session_free(s);
     ts_graph_free(g);
-    return st == TS_OK ? 0 : fail("--target %s: %s", target, err.msg);
+    if (st == TS_OK) return 0;
+    return target ? fail("--target %s: %s", target, err.msg) : fail("%s", err.msg);
 }
 
 int cmd_check(int argc, char **argv)
@@ -355,9 +361,9 @@ int cmd_check(int argc, char **argv)
     if (parse_args(&c, argc, argv, opts, MAX_FILES)) return 1;
     if (c.help) return usage();
     if (!c.n_files) return fail("no test case given (see tessera --help)");
-    check_opts o = {c.target ? c.target : "interp", c.rtol_given ? c.rtol : 1e-3, c.atol_given ? c.atol : 1e-7,
-                    c.rtol_given || c.atol_given, c.verbose};
-    if (check_target(o.target)) return 1;
+    check_opts o = {NULL, c.rtol_given ? c.rtol : 1e-3, c.atol_given ? c.atol : 1e-7, c.rtol_given || c.atol_given,
+                    c.verbose};
+    if (check_target(c.target, &o.target)) return 1;
     case_list l = {0};
     xfail_list x = {0};
     int r = find_cases(&l, &c);

@@ -104,7 +104,7 @@ ts_status open_session(const ts_graph *g, const cli *c, ts_session **s, ts_err *
     session_base = atomic_load(&live_bytes);
     /* the interpreter is single-threaded: the count matters to cpu only */
     ts_session_opts o = {.threads = thread_count(c)};
-    ts_status st = COMPILE_TIMED(ts_session_new_opts(g, c->target ? c->target : "interp", &o, s, err));
+    ts_status st = COMPILE_TIMED(ts_session_new_opts(g, c->target, &o, s, err));
     if (st == TS_OK && c->profile) st = ts_session_profile(*s, 1, err);
     return st;
 }

@@ -1,6 +1,7 @@
 /* session.c — the public session and graph-accessor API over the layers
- * below: a session binds a graph to a target, "interp" (the reference
- * interpreter) or "cpu" (backend/cpu: compiled kernels, a thread pool). */
+ * below: a session binds a graph to a target, "cpu" (backend/cpu: compiled
+ * kernels, a thread pool; the default) or "interp" (the reference
+ * interpreter). */
 #include "backend/cpu/cpu.h"
 #include "interp/interp.h"
 #include "runtime/pool.h"
@@ -8,6 +9,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
 
 typedef enum target { T_INTERP, T_CPU } target;
@@ -28,13 +30,31 @@ ts_status ts_session_new(const ts_graph *g, const char *target, ts_session **out
     return ts_session_new_opts(g, target, NULL, out, err);
 }
 
+/* The default target falls back to the interpreter when the C toolchain
+ * does not work at all, saying so once per process on stderr (a silent
+ * slow path would be worse than the warning). A toolchain that compiles
+ * the probe but rejects this graph's code is an error, not a fallback:
+ * that is a bug to see, not to hide. */
+static _Atomic int warned_fallback;
+
+static bool fall_back(const ts_cpu_opts *co, const ts_err *why)
+{
+    ts_err probe = {0};
+    if (ts_cpu_probe(co, &probe) != TS_ERR_TOOLCHAIN) return false;
+    if (!atomic_exchange(&warned_fallback, 1))
+        fprintf(stderr, "tessera: warning: the cpu target cannot compile here (%s); running on the reference "
+                "interpreter instead, much slower (target \"interp\" chooses it without this warning)\n",
+                why->msg);
+    return true;
+}
+
 ts_status ts_session_new_opts(const ts_graph *g, const char *target, const ts_session_opts *o, ts_session **out,
                               ts_err *err)
 {
     if (!g || !out) return ts_err_set(err, TS_ERR_INVALID_ARG, "ts_session_new: NULL argument");
     enum target t;
-    if (!target || strcmp(target, "interp") == 0) t = T_INTERP;
-    else if (strcmp(target, "cpu") == 0) t = T_CPU;
+    if (!target || strcmp(target, "cpu") == 0) t = T_CPU;
+    else if (strcmp(target, "interp") == 0) t = T_INTERP;
     else return ts_err_set(err, TS_ERR_UNSUPPORTED, "unknown target '%s' (available: cpu, interp)", target);
     if (o && o->threads < 0) return ts_err_set(err, TS_ERR_INVALID_ARG, "threads must be positive, got %d", o->threads);
     ts_session *s = ts_mem_zalloc(sizeof *s);
@@ -46,8 +66,15 @@ ts_status ts_session_new_opts(const ts_graph *g, const char *target, const ts_se
     if (t == T_CPU) {
         ts_cpu_opts co = {0};
         if (o) co = (ts_cpu_opts){.cc = o->cc, .cflags = o->cflags, .cache_dir = o->cache_dir};
-        st = ts_cpu_compile(g, &co, &s->prog, err);
-        if (st == TS_OK) st = ts_pool_new(o ? o->threads : 0, &s->pool, err);
+        ts_err why = {0};
+        st = ts_cpu_compile(g, &co, &s->prog, &why);
+        if (st == TS_ERR_TOOLCHAIN && !target && fall_back(&co, &why)) {
+            s->t = T_INTERP;
+            st = TS_OK;
+        } else if (st != TS_OK && err) {
+            *err = why;
+        }
+        if (st == TS_OK && s->t == T_CPU) st = ts_pool_new(o ? o->threads : 0, &s->pool, err);
     }
     if (st != TS_OK) {
         ts_session_free(s);
@@ -55,6 +82,11 @@ ts_status ts_session_new_opts(const ts_graph *g, const char *target, const ts_se
     }
     *out = s;
     return TS_OK;
+}
+
+const char *ts_session_target(const ts_session *s)
+{
+    return !s ? NULL : s->t == T_CPU ? "cpu" : "interp";
 }
 
 void ts_session_free(ts_session *s)

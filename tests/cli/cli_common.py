@@ -1,6 +1,7 @@
 """What the CLI tests share (test_cli.py, cli_cpu.py): the binary under
 test, a scratch directory, the pass/fail counts and helpers that run the
 binary and compare results. test_cli.main sets TESSERA and TMP."""
+import contextlib
 import os
 import re
 import shutil
@@ -63,17 +64,39 @@ def run_model(model, inputs, name, extra=()):
     return outs
 
 
+def run_interp(model, inputs, name):
+    """run_model on the reference interpreter: the oracle of a comparison."""
+    return run_model(model, inputs, name, ["--target", "interp"])
+
+
+@contextlib.contextmanager
+def env(**values):
+    """Environment variables set for the block (None unsets one); the old
+    values come back after it."""
+    old = {k: os.environ.get(k) for k in values}
+    for k, v in values.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+    try:
+        yield
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
 def cpu_and_interp(model, arrays, tag):
     """Saves arrays ({input name: array}) and runs the model compiled (with
     a JIT cache of its own) and on the interpreter: (cpu outputs,
     interpreter outputs), each None after a recorded failure."""
     inputs = ["%s=%s" % (k, save("%s_%s.npy" % (tag, k), v)) for k, v in arrays.items()]
-    os.environ["TESSERA_CACHE_DIR"] = tmp("jit_cache_" + tag)
-    try:
+    with env(TESSERA_CACHE_DIR=tmp("jit_cache_" + tag)):
         got = run_model(model, inputs, tag + "_cpu", ["--target", "cpu"])
-    finally:
-        del os.environ["TESSERA_CACHE_DIR"]
-    return got, run_model(model, inputs, tag + "_interp")
+    return got, run_interp(model, inputs, tag + "_interp")
 
 
 def close(name, got, want, rtol=1e-4, atol=1e-5):

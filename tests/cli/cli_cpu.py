@@ -8,7 +8,8 @@ import subprocess
 
 import numpy as np
 
-from cli_common import MODELS, ROOT, check, close, cpu_and_interp, expect_error, run_model, save, tessera, tmp
+from cli_common import (MODELS, ROOT, check, close, cpu_and_interp, env, expect_error, run_interp, run_model, save,
+                        tessera, tmp)
 
 
 def test_cpu_target():
@@ -18,8 +19,7 @@ def test_cpu_target():
     model = os.path.join(ROOT, "models", "attention.ir")
     x = os.path.join(ROOT, "models", "attention_input.npy")
     cache = tmp("jit_cache")
-    os.environ["TESSERA_CACHE_DIR"] = cache
-    try:
+    with env(TESSERA_CACHE_DIR=cache):
         out = tmp("out_cpu")
         rc, so, se = tessera("run", model, "-i", x, "--target", "cpu", "--repeat", "3", "-o", out)
         if check("cpu: exit 0", rc == 0, se):
@@ -33,7 +33,7 @@ def test_cpu_target():
         # another length along the symbolic sequence axis: same code
         x7 = save("attention_7.npy", np.random.default_rng(3).standard_normal((7, 16)).astype(np.float32))
         rc, so, se = tessera("run", model, "-i", x7, "--target", "cpu", "-o", tmp("out_cpu7"))
-        rc2, so2, se2 = tessera("run", model, "-i", x7, "-o", tmp("out_int7"))
+        rc2, so2, se2 = tessera("run", model, "-i", x7, "--target", "interp", "-o", tmp("out_int7"))
         if check("cpu: seq 7 runs", rc == 0 and rc2 == 0, se + se2):
             close("cpu seq 7 vs interpreter", np.load(tmp("out_cpu7/output_0.npy")), np.load(tmp("out_int7/output_0.npy")))
         check("cpu: no new cache entry for a new size", sorted(os.listdir(cache)) == entries,
@@ -45,7 +45,7 @@ def test_cpu_target():
             with open(prof) as f:
                 events = json.load(f)["traceEvents"]
             check("cpu --profile: kernel events", any(e.get("name", "").startswith("ts_k") and e.get("dur", -1) >= 0 for e in events))
-        rc, so, se = tessera("run", model, "-i", x, "--profile", prof)
+        rc, so, se = tessera("run", model, "-i", x, "--target", "interp", "--profile", prof)
         check("interp --profile: clear error", rc == 1 and "cpu target only" in se, se)
         # tessera cache: counts entries, clean keeps files that are not entries
         rc, so, se = tessera("cache")
@@ -61,8 +61,6 @@ def test_cpu_target():
         check("cpu: cache miss after clean", rc == 0 and "cache=miss" in so, so + se)
         expect_error("cache clean --max-mb bad", ["cache", "clean", "--max-mb", "-1"], "whole number of megabytes")
         expect_error("cache unknown subcommand", ["cache", "purge"], "unknown subcommand 'purge'")
-    finally:
-        del os.environ["TESSERA_CACHE_DIR"]
     rc, so, se = tessera("ir", model, "--fusion")
     check("ir --fusion", rc == 0 and re.match(r"fusion of @\w+: \d+ kernels, \d+ stored values\n", so)
           and (" row " in so or " reduce " in so) and "kernel ts_k" not in so, so + se)
@@ -73,14 +71,41 @@ def test_cpu_target():
           and "tsrt_max" in so, so[:300] + se)
     rc, so, se = tessera("ir", model, "--emit", "llvm")
     check("ir --emit llvm: clear error", rc == 1 and "--emit takes c" in se, se)
-    os.environ["TESSERA_CC"] = "/nonexistent/cc"
-    os.environ["TESSERA_CACHE_DIR"] = tmp("jit_cache_2")
-    try:
+    with env(TESSERA_CC="/nonexistent/cc", TESSERA_CACHE_DIR=tmp("jit_cache_2")):
         rc, so, se = tessera("run", model, "-i", x, "--target", "cpu")
         check("cpu: missing compiler is a clear error", rc == 1 and "not found" in se and "interp" in se, se)
-    finally:
-        del os.environ["TESSERA_CC"]
-        del os.environ["TESSERA_CACHE_DIR"]
+    test_default_target(model, x)
+
+
+def test_default_target(model, x):
+    """Without --target, run and check compile (cache hit or miss, never
+    none); with no working C compiler (missing, or one that fails every
+    compile) they fall back to the interpreter with exactly one warning
+    line on stderr and the right answer, status 0; check warns once, not
+    once per case."""
+    want = np.load(os.path.join(ROOT, "models", "attention_expected.npy"))
+    with env(TESSERA_CACHE_DIR=tmp("jit_cache_default_target")):
+        rc, so, se = tessera("run", model, "-i", x, "--repeat", "1")
+        check("default target: compiled", rc == 0 and re.search(r"cache=(hit|miss)\n", so) is not None and not se,
+              so + se)
+    tinynet = os.path.join(ROOT, "models", "tinynet")
+    for cc in ("/nonexistent/cc", "false"):
+        with env(TESSERA_CC=cc, TESSERA_CACHE_DIR=tmp("jit_cache_nocc")):
+            out = tmp("out_nocc")
+            rc, so, se = tessera("run", model, "-i", x, "--repeat", "1", "-o", out)
+            warn = se.splitlines()
+            check("no compiler %s: run falls back, status 0" % cc, rc == 0 and "cache=none" in so, so + se)
+            check("no compiler %s: one warning line" % cc, len(warn) == 1 and
+                  warn[0].startswith("tessera: warning: the cpu target cannot compile here (") and
+                  "reference interpreter" in warn[0], se)
+            if rc == 0:
+                close("no compiler %s: interpreter's answer" % cc, np.load(os.path.join(out, "output_0.npy")), want)
+            rc, so, se = tessera("check", tinynet, tinynet)
+            check("no compiler %s: check falls back, one warning" % cc, rc == 0 and so.count("PASS tinynet") == 2
+                  and len(se.splitlines()) == 1 and "warning" in se, so + se)
+            rc, so, se = tessera("check", tinynet, "--target", "cpu")
+            check("no compiler %s: check --target cpu is an error" % cc, rc == 1 and se.startswith("tessera: --target cpu:")
+                  and len(se.splitlines()) == 1, so + se)
 
 def test_row_kernel():
     """A softmax row kernel: its loop IR against the golden listing
@@ -96,12 +121,9 @@ def test_row_kernel():
     x[1, 3] = 80.0   # one element dominates its row
     xs = save("rows.npy", x)
     cache = tmp("jit_cache_rows")
-    os.environ["TESSERA_CACHE_DIR"] = cache
-    try:
+    with env(TESSERA_CACHE_DIR=cache):
         rc, so, se = tessera("run", model, "-i", xs, "--target", "cpu", "-o", tmp("out_rows_cpu"))
-    finally:
-        del os.environ["TESSERA_CACHE_DIR"]
-    ref = run_model(model, [xs], "rows_interp")
+    ref = run_interp(model, [xs], "rows_interp")
     if check("row kernel: cpu exit 0", rc == 0, se) and ref:
         close("row kernel: cpu vs interpreter", np.load(tmp("out_rows_cpu/output_0.npy")), ref[0], rtol=1e-5,
               atol=1e-7)
@@ -120,11 +142,8 @@ def test_row_kernel():
     x[1, 16], x[1, 80], x[1, 144] = 3e38, 3e38, -3e38
     x[2, 5] = np.inf
     xs = save("sum_rows.npy", x)
-    os.environ["TESSERA_CACHE_DIR"] = cache
-    try:
+    with env(TESSERA_CACHE_DIR=cache):
         rc, so, se = tessera("run", model, "-i", xs, "--target", "cpu", "-o", tmp("out_sum_cpu"))
-    finally:
-        del os.environ["TESSERA_CACHE_DIR"]
     if check("f32 sum blocks: cpu exit 0", rc == 0, se):
         got = np.load(tmp("out_sum_cpu/output_0.npy"))
         want = x.astype(np.float64).sum(axis=1).astype(np.float32)
@@ -171,13 +190,10 @@ def test_streamed_rows():
         x = rng.standard_normal((4096, 1024)).astype(np.float32) * 3
         x[5, 700], x[9] = np.nan, np.where(np.arange(1024) % 2, -0.0, 0.0)
         xs = save(name + ".npy", x)
-        os.environ["TESSERA_CACHE_DIR"] = cache
-        try:
+        with env(TESSERA_CACHE_DIR=cache):
             rc, so, se = tessera("run", model, "-i", xs, "--target", "cpu", "--threads", "2",
                                  "-o", tmp("out_" + name))
-        finally:
-            del os.environ["TESSERA_CACHE_DIR"]
-        ref = run_model(model, [xs], name + "_interp")
+        ref = run_interp(model, [xs], name + "_interp")
         if check(name + ": cpu exit 0", rc == 0, se) and ref:
             out = np.load(tmp("out_%s/output_0.npy" % name))
             check(name + ": NaN rows as the interpreter's", np.array_equal(np.isnan(out), np.isnan(ref[0])) and

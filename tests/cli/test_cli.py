@@ -198,7 +198,8 @@ def test_repeat():
         check("repeat %d: latency line last" % n, m is not None, so)
         if m:
             check("repeat %d: min <= median" % n, float(m.group(2)) <= float(m.group(1)), lines[-1])
-        check("repeat %d: compile line" % n, len(lines) == 4 and re.match(r"^compile_ms=\d+\.\d{3} cache=none$",
+        # compiled by default: the cache line says hit or miss, never none
+        check("repeat %d: compile line" % n, len(lines) == 4 and re.match(r"^compile_ms=\d+\.\d{3} cache=(hit|miss)$",
                                                                          lines[1]) is not None, so)
         m = re.match(r"^arena_peak_bytes=(\d+)$", lines[2]) if len(lines) == 4 else None
         check("repeat %d: arena line" % n, m is not None and int(m.group(1)) > 0, so)
@@ -210,6 +211,7 @@ def test_repeat():
     check("repeat -o: exit 0", rc == 0, se)
     check("repeat -o: three lines", len(lines) == 3 and re.match(latency % 2, lines[-1]) is not None, so)
     check("repeat -o: output written", os.path.exists(os.path.join(out, "output_0.npy")))
+    check("repeat --target interp: cache=none", len(lines) == 3 and lines[0].endswith(" cache=none"), so)
     # without --repeat nothing is timed: the summary alone
     rc, so, se = tessera("run", model, "-i", x, "--threads", "1")
     check("no repeat: summary only", rc == 0 and len(so.splitlines()) == 1, so + se)
@@ -729,6 +731,8 @@ def main():
         print("test_cli.py: onnx is not installed: skipping the ONNX checks", file=sys.stderr)
     with tempfile.TemporaryDirectory(prefix="tessera_cli_") as d:
         cli_common.TMP = d
+        # runs compile by default: keep their code out of the user's cache
+        os.environ["TESSERA_CACHE_DIR"] = os.path.join(d, "jit_cache_default")
         for test in (test_attention_bundled, test_attention_any_length, test_broadcasting, test_reductions,
                      test_symbolic_batch, test_layout, test_errors, test_repeat, test_prims, test_ir,
                      test_regions_dot, test_misc, test_cpu_target, test_row_kernel, test_row_maxmin_lanes,

@@ -29,6 +29,10 @@ ts_status ts_cpu_loops_text(const ts_graph *g, char **text, ts_err *err);
 
 ts_status ts_cpu_compile(const ts_graph *g, const ts_cpu_opts *o, ts_cpu_program **out, ts_err *err);
 void ts_cpu_program_free(ts_cpu_program *p);
+/* Whether these options' C compiler works here (a one-function module
+ * compiled, loaded and called): TS_OK, or TS_ERR_TOOLCHAIN and why. */
+ts_status ts_cpu_probe(const ts_cpu_opts *o, ts_err *err);
+
 /* How the last compile went: wall time and whether the cache served it. */
 void ts_cpu_program_stats(const ts_cpu_program *p, double *compile_ms, bool *cache_hit, int *n_kernels,
                           int *n_fallback);

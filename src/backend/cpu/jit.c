@@ -700,6 +700,20 @@ ts_status ts_jit_compile(const ts_jit_opts *o, int n, const char *const *sources
     return TS_OK;
 }
 
+ts_status ts_jit_probe(const ts_jit_opts *o, ts_err *err)
+{
+    static const char src[] = "int ts_jit_probe(void) { return 42; }\n";
+    const char *units[] = {src};
+    ts_jit_module *m = NULL;
+    TS_TRY(ts_jit_compile(o, 1, units, &m, NULL, NULL, err));
+    int (*fn)(void) = NULL;
+    *(void **)&fn = ts_jit_sym(m, "ts_jit_probe");
+    int got = fn ? fn() : 0;
+    ts_jit_free(m);
+    if (got != 42) return ts_err_set(err, TS_ERR_TOOLCHAIN, "JIT: the C compiler's probe module does not run");
+    return TS_OK;
+}
+
 void *ts_jit_sym(const ts_jit_module *m, const char *name)
 {
     return m && name ? dlsym(m->handle, name) : NULL;

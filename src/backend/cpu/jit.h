@@ -62,6 +62,11 @@ typedef struct ts_jit_opts {
 ts_status ts_jit_compile(const ts_jit_opts *o, int n, const char *const *sources, ts_jit_module **out,
                          bool *hit, double *ms, ts_err *err);
 
+/* Whether the toolchain works at all: compiles (or loads from the cache)
+ * a one-function module and calls it. TS_OK, or ts_jit_compile's error.
+ * Tells a missing or broken compiler from generated code it rejects. */
+ts_status ts_jit_probe(const ts_jit_opts *o, ts_err *err);
+
 /* The address of an exported symbol, or NULL if absent. */
 void *ts_jit_sym(const ts_jit_module *m, const char *name);
 

@@ -233,6 +233,12 @@ ts_status ts_cpu_compile(const ts_graph *g, const ts_cpu_opts *o, ts_cpu_program
     return TS_OK;
 }
 
+ts_status ts_cpu_probe(const ts_cpu_opts *o, ts_err *err)
+{
+    ts_jit_opts jo = {.cc = o ? o->cc : NULL, .flags = o ? o->cflags : NULL, .cache_dir = o ? o->cache_dir : NULL};
+    return ts_jit_probe(&jo, err);
+}
+
 void ts_cpu_program_stats(const ts_cpu_program *p, double *compile_ms, bool *cache_hit, int *n_kernels,
                           int *n_fallback)
 {
