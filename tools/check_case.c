@@ -181,6 +181,24 @@ static bool kinds_held(case_state *st)
     return true;
 }
 
+/* Tensors the model declares bfloat16 that older test data stores as
+ * UINT16 bits become bf16 (bf16_from_u16_bits). */
+static bool bf16_bits(case_state *st, data_set *d)
+{
+    const model_inputs *m = &st->m;
+    ts_err err = {0};
+    for (int k = 0; k < d->n_in; k++) {
+        const model_input *in = &m->in[d->n_in <= m->n_graph ? m->graph[k] : k];
+        if (!d->in[k].form && d->in[k].n == 1 && bf16_from_u16_bits(&d->in[k].t[0], in->elem_type, &err) != TS_OK)
+            return fail_ts(st, &err);
+    }
+    for (int k = 0; k < d->n_out; k++)
+        if (!d->out[k].form && d->out[k].n == 1 &&
+            bf16_from_u16_bits(&d->out[k].t[0], m->out_elem_type[k], &err) != TS_OK)
+            return fail_ts(st, &err);
+    return true;
+}
+
 /* Values a failed read leaves are zero (read_value_file clears its
  * output), so data_set_clear may free all n_in and n_out. */
 static bool read_set(case_state *st, int set, data_set *d)
@@ -193,7 +211,7 @@ static bool read_set(case_state *st, int set, data_set *d)
     if (d->n_out > st->m.n_out)
         return failf(st, "the model has %d outputs, test_data_set_%d has %d", st->m.n_out, st->sets[set], d->n_out);
     return name_inputs(st, d, kinds) && read_series(st, dir, "input", kinds, d->n_in, d->in) &&
-           read_series(st, dir, "output", st->m.out_kind, d->n_out, d->out);
+           read_series(st, dir, "output", st->m.out_kind, d->n_out, d->out) && bf16_bits(st, d);
 }
 
 /* The light layout: ONNX's runner feeds each input arange(n)/n as f32,

@@ -267,6 +267,20 @@ ts_status read_value_file(const char *path, char kind, value *out, char **name, 
     return adopt_value(out, form, n, t, err);
 }
 
+/* ONNX's TensorProto.DataType of bfloat16. */
+enum { ONNX_BFLOAT16 = 16 };
+
+ts_status bf16_from_u16_bits(ts_tensor **t, int declared_elem_type, ts_err *err)
+{
+    if (declared_elem_type != ONNX_BFLOAT16 || !*t || ts_tensor_dtype(*t) != TS_DTYPE_U16) return TS_OK;
+    ts_tensor *b = NULL;
+    TS_TRY(ts_tensor_new(TS_DTYPE_BF16, ts_tensor_rank(*t), ts_tensor_shape(*t), &b, err));
+    memcpy(ts_tensor_data(b), ts_tensor_data(*t), ts_tensor_nbytes(*t));
+    ts_tensor_release(*t);
+    *t = b;
+    return TS_OK;
+}
+
 ts_status load_model(const char *path, int n_known, const char *const *names, ts_tensor *const *values,
                      ts_graph **g, ts_err *err)
 {

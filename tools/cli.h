@@ -104,6 +104,13 @@ char value_kind(const char *kind);
 ts_status read_value_file(const char *path, char kind, value *out, char **name, ts_err *err);
 void value_free(value *v);
 
+/* Older ONNX test data (before onnx 1.17) stores a bfloat16 tensor as a
+ * UINT16 TensorProto of its bits, since numpy has no bfloat16. When the
+ * model declares bfloat16 (declared_elem_type 16) and *t is u16, *t is
+ * replaced by a bf16 tensor of the same bits (same shape); anything else
+ * is left as it is. */
+ts_status bf16_from_u16_bits(ts_tensor **t, int declared_elem_type, ts_err *err);
+
 /* Load a model by extension: .onnx through the ONNX frontend (with the
  * known input values), anything else as IR text (n_known must be 0). */
 ts_status load_model(const char *path, int n_known, const char *const *names, ts_tensor *const *values,
@@ -137,6 +144,7 @@ typedef struct model_inputs {
     int n_out;             /* graph.output */
     char **out_name;       /* their names: the IR may not keep a name it cannot spell */
     const char **out_kind; /* as model_input.kind */
+    int *out_elem_type;    /* as model_input.elem_type */
 } model_inputs;
 
 /* 0, or a ts_err message (not printed). */

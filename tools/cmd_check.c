@@ -88,7 +88,12 @@ static int expand(case_list *l, const char *path, int depth, bool *found)
     char *model = join(path, "model.onnx");
     if (!model) return fail("out of memory");
     if (is_file(model)) {
-        int r = add_case(l, base_name(path), path, model, false);
+        /* the folder's own name, whatever slashes end the path (DIR/, DIR//) */
+        char name[4096];
+        size_t len = strlen(path);
+        while (len > 1 && path[len - 1] == '/') len--;
+        snprintf(name, sizeof name, "%.*s", (int)len, path);
+        int r = add_case(l, base_name(name), path, model, false);
         free(model);
         *found = true;
         return r;

@@ -373,6 +373,15 @@ static int onnx_load_error(const char *path, const ts_err *pre)
     return fail_err(pre);
 }
 
+/* The index in m->in of the k-th initializer that is also an input (the
+ * slots after the graph inputs, in order). */
+static int initializer_index(const model_inputs *m, int k)
+{
+    for (int i = 0; i < m->n; i++)
+        if (m->in[i].initializer && k-- == 0) return i;
+    return 0;
+}
+
 /* An ONNX model: its declared inputs, then the files, then the load. */
 static int prepare_onnx(run_state *st, const cli *c)
 {
@@ -386,6 +395,13 @@ static int prepare_onnx(run_state *st, const cli *c)
         if (m->in[i].initializer) st->sl.name[k++] = m->in[i].name;
     for (int i = 0; i < m->n_graph; i++) st->sl.kind[i] = value_kind(m->in[m->graph[i]].kind);
     if (bind_inputs(&st->sl, c) || read_bound(&st->sl)) return 1;
+    for (int i = 0; i < st->sl.n; i++) {
+        value *v = &st->sl.value[i];
+        const model_input *in = &m->in[i < m->n_graph ? m->graph[i] : initializer_index(m, i - m->n_graph)];
+        if (!v->form && v->n == 1 && has_ext(st->sl.path[i], ".pb") &&
+            bf16_from_u16_bits(&v->t[0], in->elem_type, &err) != TS_OK)
+            return fail_err(&err);
+    }
     int n_values = 0;
     for (int i = 0; i < st->sl.n; i++) n_values += st->sl.value[i].n;
     const char **names = calloc((size_t)m->n + 1, sizeof *names), **forms = calloc((size_t)m->n + 1, sizeof *forms);

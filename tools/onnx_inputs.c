@@ -96,8 +96,12 @@ static ts_status collect(const Onnx__GraphProto *g, model_inputs *m, ts_err *err
     }
     m->out_name = calloc(g->n_output + 1, sizeof *m->out_name);
     m->out_kind = calloc(g->n_output + 1, sizeof *m->out_kind);
-    if (!m->out_name || !m->out_kind) return ts_err_set(err, TS_ERR_OOM, "out of memory");
+    m->out_elem_type = calloc(g->n_output + 1, sizeof *m->out_elem_type);
+    if (!m->out_name || !m->out_kind || !m->out_elem_type) return ts_err_set(err, TS_ERR_OOM, "out of memory");
     for (size_t k = 0; k < g->n_output; k++) {
+        const Onnx__TypeProto *t = g->output[k]->type;
+        if (t && t->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE && t->tensor_type)
+            m->out_elem_type[m->n_out] = t->tensor_type->elem_type;
         m->out_kind[m->n_out] = kind_of(g->output[k]);
         if (!(m->out_name[m->n_out++] = strdup(g->output[k]->name ? g->output[k]->name : "")))
             return ts_err_set(err, TS_ERR_OOM, "out of memory");
@@ -132,5 +136,6 @@ void model_inputs_free(model_inputs *m)
     free(m->graph);
     free(m->out_name);
     free((void *)m->out_kind);
+    free(m->out_elem_type);
     memset(m, 0, sizeof *m);
 }

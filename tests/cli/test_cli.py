@@ -416,6 +416,46 @@ def make_case(root, name, x, expected, opset=17):
     return d
 
 
+def test_onnx_bf16_as_u16():
+    """Older ONNX test data stores bfloat16 tensors as UINT16 TensorProtos
+    of their bits: y = Cast(x, bfloat16), z = b + b with b bfloat16. Given
+    and expected as u16 bits, check passes and run reads b as bf16; a wrong
+    expected bit pattern still fails."""
+    d = tmp("bf16_cases/test_bf16_bits")
+    os.makedirs(os.path.join(d, "test_data_set_0"))
+    nodes = [helper.make_node("Cast", ["x"], ["y"], to=TensorProto.BFLOAT16),
+             helper.make_node("Add", ["b", "b"], ["z"])]
+    graph = helper.make_graph(nodes, "bf16", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3]),
+                                              helper.make_tensor_value_info("b", TensorProto.BFLOAT16, [2])],
+                              [helper.make_tensor_value_info("y", TensorProto.BFLOAT16, [3]),
+                               helper.make_tensor_value_info("z", TensorProto.BFLOAT16, [2])])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), os.path.join(d, "model.onnx"))
+    x = np.array([1.0, -2.5, 3.140625], np.float32)   # exact in bfloat16
+
+    def bits(a):
+        return (np.asarray(a, np.float32).view(np.uint32) >> 16).astype(np.uint16)
+    for kind, array in (("input_0", x), ("input_1", bits([1.5, -0.25])), ("output_0", bits(x)),
+                        ("output_1", bits([3.0, -0.5]))):
+        with open(os.path.join(d, "test_data_set_0", kind + ".pb"), "wb") as f:
+            f.write(numpy_helper.from_array(array, "").SerializeToString())
+    rc, so, se = tessera("check", d, "--target", "interp")
+    check("bf16 stored as u16 bits: check passes", rc == 0 and so.startswith("PASS test_bf16_bits"), so + se)
+    out = tmp("out_bf16_bits")
+    rc, so, se = tessera("run", os.path.join(d, "model.onnx"), "-i", os.path.join(d, "test_data_set_0", "input_0.pb"),
+                         "-i", os.path.join(d, "test_data_set_0", "input_1.pb"), "-o", out, "--format", "pb")
+    if check("bf16 stored as u16 bits: run reads them", rc == 0, se):
+        z = TensorProto()
+        with open(os.path.join(out, "output_1.pb"), "rb") as f:
+            z.ParseFromString(f.read())
+        check("bf16 run: z's type and bits", z.data_type == TensorProto.BFLOAT16 and
+              list(numpy_helper.to_array(z).astype(np.float32)) == [3.0, -0.5], str(z))
+    with open(os.path.join(d, "test_data_set_0", "output_1.pb"), "wb") as f:
+        f.write(numpy_helper.from_array(bits([3.0, 0.5]), "").SerializeToString())
+    rc, so, se = tessera("check", d, "--target", "interp")
+    check("bf16 stored as u16 bits: a wrong bit pattern fails", rc == 1 and "FAIL test_bf16_bits: output 1 (z)" in so
+          and "expected 0.5" in so, so + se)
+
+
 def test_onnx_check():
     root = tmp("cases")
     x = np.array([[-1.5, 2], [0, -3]], np.float32)
@@ -427,6 +467,8 @@ def test_onnx_check():
     rc, so, se = tessera("check", good)
     check("check pass: exit 0", rc == 0, so + se)
     check("check pass: lines", so == "PASS test_abs_good\n1 passed, 0 failed\n", so)
+    rc, so, se = tessera("check", good + "/", good + "//")
+    check("check DIR/: the case's name", rc == 0 and so == "PASS test_abs_good\n" * 2 + "2 passed, 0 failed\n", so + se)
     rc, so, se = tessera("check", root, "-j", "2")
     lines = so.splitlines()
     check("check folder: exit 1", rc == 1, so + se)
@@ -566,8 +608,14 @@ def test_onnx_errors():
     x = save("ex23.npy", np.zeros((2, 3), np.float32))
     s = save("es.npy", np.array([3, 2], np.int64))
     expect_error("onnx wrong shape", ["run", model, "-i", save("ex32.npy", np.zeros((3, 2), np.float32)), "-i", s],
-                 r"input 'x'")
-    expect_error("onnx wrong dtype", ["run", model, "-i", save("ex64.npy", np.zeros((2, 3))), "-i", s], r"input 'x'")
+                 r"^tessera: input 'x': expected f32\[2, 3\], got f32\[3, 2\]$")
+    expect_error("onnx wrong dtype", ["run", model, "-i", save("ex64.npy", np.zeros((2, 3))), "-i", s],
+                 r"^tessera: input 'x': expected f32\[2, 3\], got f64\[2, 3\]$")
+    # a symbolic dim is shown by its name
+    expect_error("onnx wrong shape, symbolic batch",
+                 ["run", os.path.join(ROOT, "models", "tinynet", "model.onnx"), "-i",
+                  save("ex64x64.npy", np.zeros((1, 3, 64, 64), np.float32))],
+                 r"^tessera: input 'image': expected f32\[batch, 3, 32, 32\], got f32\[1, 3, 64, 64\]$")
     expect_error("onnx missing input", ["run", model, "-i", x], r"missing input s")
     expect_error("onnx unknown input", ["run", model, "-i", "q=" + x, "-i", s], r"unknown input 'q'")
     expect_error("onnx too many inputs", ["run", model, "-i", x, "-i", s, "-i", s], r"too many inputs")
@@ -714,7 +762,7 @@ def test_onnx_sequences():
                  r"input 'xs'.*i64")
 
 
-ONNX_TESTS = (test_onnx_run, test_onnx_check, test_onnx_light_and_names, test_onnx_ops, test_onnx_info,
+ONNX_TESTS = (test_onnx_run, test_onnx_check, test_onnx_bf16_as_u16, test_onnx_light_and_names, test_onnx_ops, test_onnx_info,
               test_onnx_errors, test_onnx_sequences) if onnx is not None else ()
 
 

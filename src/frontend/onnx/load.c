@@ -135,15 +135,26 @@ static void name_value(ts_value *v, const char *name)
     if (!v->name && name && ts_ir_name_ok(name, strlen(name), true)) v->name = name;
 }
 
-/* A known value must fit the input it stands for. */
+/* A known value must fit the input it stands for; the message shows both
+ * types as IR text: "input 'x': expected f32[batch, 3, 224, 224], got
+ * f32[1, 3, 64, 64]". */
 static ts_status check_known(onnx_ctx *c, const char *name, const ts_type *t, const ts_tensor *k)
 {
     bool fits = k->dtype == t->dtype && k->rank == t->rank;
     for (int i = 0; fits && i < t->rank; i++)
         fits = !ts_dim_is_const(t->dims[i]) || t->dims[i].c == k->shape[i];
     if (fits) return TS_OK;
-    return ts_builder_fail(c->b, TS_ERR_INVALID_ARG, "the value given for input '%s' (%s, rank %d) does not fit its type",
-                           name, ts_dtype_name(k->dtype), k->rank);
+    ts_dim dims[TS_MAX_RANK];
+    for (int i = 0; i < k->rank; i++) dims[i] = ts_dim_const(k->shape[i]);
+    ts_type got = {.dtype = k->dtype, .rank = k->rank, .dims = dims};
+    ts_buf want_text = {0}, got_text = {0};
+    ts_type_print(&want_text, t);
+    ts_type_print(&got_text, &got);
+    ts_status st = ts_builder_fail(c->b, TS_ERR_INVALID_ARG, "input '%s': expected %s, got %s", name,
+                                   want_text.data ? want_text.data : "?", got_text.data ? got_text.data : "?");
+    ts_buf_free(&want_text);
+    ts_buf_free(&got_text);
+    return st;
 }
 
 static ts_status one_input(onnx_ctx *c, const Onnx__ValueInfoProto *vi, int index, ts_tensor *known)
