@@ -100,6 +100,7 @@ void onnx_scope_pop(onnx_ctx *c);
 ts_status onnx_emit_nodes(onnx_ctx *c, size_t n, Onnx__NodeProto *const *nodes);
 /* The attribute of a NodeProto named `name`, or NULL. */
 const Onnx__AttributeProto *onnx_find_attr(const Onnx__NodeProto *np, const char *name);
+
 /* An attribute's type, inferred from the fields set when `type` is absent
  * (old exporters). */
 int onnx_attr_type(const Onnx__AttributeProto *a);

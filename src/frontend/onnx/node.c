@@ -98,11 +98,25 @@ static const char *attr_type_name(int t)
     return t >= 0 && t < (int)(sizeof names / sizeof names[0]) ? names[t] : "of an unknown type";
 }
 
+/* Attribute `name` of n's node, marked as asked for (see unread_attr). */
+const Onnx__AttributeProto *onnx_node_attr(onnx_node *n, const char *name)
+{
+    const Onnx__NodeProto *np = n->proto;
+    if (!np || !name) return NULL;
+    for (size_t i = 0; i < np->n_attribute; i++) {
+        const Onnx__AttributeProto *a = np->attribute[i];
+        if (!a || !a->name || strcmp(a->name, name) != 0) continue;
+        if (i < 64) n->attrs_asked |= UINT64_C(1) << i;
+        return a;
+    }
+    return NULL;
+}
+
 /* The attribute `name` if present and of type `want`; absent: NULL; of
  * another type: NULL and a failure on n. */
 static const Onnx__AttributeProto *typed_attr(onnx_node *n, const char *name, int want)
 {
-    const Onnx__AttributeProto *a = onnx_find_attr(n->proto, name);
+    const Onnx__AttributeProto *a = onnx_node_attr(n, name);
     if (!a) return NULL;
     int t = onnx_attr_type(a);
     if (t == want) return a;
@@ -111,7 +125,9 @@ static const Onnx__AttributeProto *typed_attr(onnx_node *n, const char *name, in
     return NULL;
 }
 
-bool onnx_has_attr(const onnx_node *n, const char *name) { return onnx_find_attr(n->proto, name) != NULL; }
+bool onnx_has_attr(onnx_node *n, const char *name) { return onnx_node_attr(n, name) != NULL; }
+
+void onnx_attr_ignore(onnx_node *n, const char *name) { onnx_node_attr(n, name); }
 
 int64_t onnx_attr_int(onnx_node *n, const char *name, int64_t def)
 {
@@ -132,6 +148,24 @@ const char *onnx_attr_string(onnx_node *n, const char *name, const char *def)
     char *s = ts_arena_strndup(onnx_graph(n)->arena, a->s.data ? (const char *)a->s.data : "", a->s.len);
     if (!s) onnx_fail(n, TS_ERR_OOM, "out of memory");
     return s ? s : def;
+}
+
+int onnx_attr_enum(onnx_node *n, const char *name, const char *def, const char *const *choices)
+{
+    const char *v = onnx_attr_string(n, name, def);
+    if (onnx_status(n) != TS_OK) return -1;
+    for (int i = 0; choices[i]; i++)
+        if (v && strcmp(v, choices[i]) == 0) return i;
+    char list[400];
+    size_t len = 0;
+    list[0] = 0;
+    for (int i = 0; choices[i] && len + 1 < sizeof list; i++) {
+        int w = snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "", choices[i]);
+        if (w > 0) len += (size_t)w;
+    }
+    onnx_unsupported(n, "attribute %s='%s' is not supported at opset %d (tessera assembles: %s)", name, v ? v : "",
+                     n->opset, list);
+    return -1;
 }
 
 int onnx_attr_ints(onnx_node *n, const char *name, const int64_t **v)
@@ -368,6 +402,24 @@ static ts_status refuse_composites(onnx_ctx *c, const Onnx__NodeProto *np, int n
     return TS_OK;
 }
 
+/* An attribute the decomposition never asked for would be silently
+ * ignored: a value the model relies on, or one that only some opsets
+ * allow (a renamed or removed attribute), must not change the result
+ * without a word. Every decomposition asks for each attribute it honours
+ * (or deliberately ignores, with onnx_attr_ignore and a reason), so one
+ * left over is refused, naming it. */
+static ts_status unread_attr(onnx_node *n)
+{
+    const Onnx__NodeProto *np = n->proto;
+    for (size_t i = 0; i < np->n_attribute && i < 64; i++) {
+        if (n->attrs_asked & (UINT64_C(1) << i)) continue;
+        const char *name = np->attribute[i] && np->attribute[i]->name ? np->attribute[i]->name : "";
+        return onnx_unsupported(n, "attribute '%s' is not supported at opset %d (tessera's %s does not use it)", name,
+                                n->opset, n->op_type);
+    }
+    return TS_OK;
+}
+
 static ts_status call_op(onnx_ctx *c, const Onnx__NodeProto *np, int n_in, ts_value **in, int n_out,
                          ts_value **out, bool *used)
 {
@@ -378,9 +430,10 @@ static ts_status call_op(onnx_ctx *c, const Onnx__NodeProto *np, int n_in, ts_va
     if (f) return inline_function(c, f, np, n_in, in, n_out, out, used);
     if (!fn) return no_op(c, op, np->domain, opset);
     if (!onnx_takes_composites(op)) TS_TRY(refuse_composites(c, np, n_in, in));
-    onnx_node nd = {op, np->name ? np->name : "", opset, n_in, in, n_out, out, used, np, c};
+    onnx_node nd = {op, np->name ? np->name : "", opset, n_in, in, n_out, out, used, np, c, 0};
     ts_status s = fn(&nd);
     if (s == TS_OK) s = onnx_ctx_status(c, NULL);
+    if (s == TS_OK) s = unread_attr(&nd);
     if (s != TS_OK && onnx_ctx_status(c, NULL) == TS_OK)   /* a code without a message */
         return ts_builder_fail(c->b, s, "failed (%s)", ts_status_name(s));
     return s;

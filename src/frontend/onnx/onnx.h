@@ -35,6 +35,7 @@ typedef struct onnx_node {
     const bool *out_used;     /* false for an output named "" (optional, not wanted) */
     const void *proto;        /* const Onnx__NodeProto * */
     onnx_ctx *ctx;
+    uint64_t attrs_asked;     /* bit i: attribute i of the proto was asked for (node.c) */
 } onnx_node;
 
 typedef ts_status (*onnx_op_fn)(onnx_node *n);
@@ -111,11 +112,27 @@ ts_status onnx_set_out(onnx_node *n, int k, ts_value *v);
 /* Attributes. A getter with a default returns the default when the
  * attribute is absent; one of the wrong type is a failure recorded on the
  * node (and the default is returned). */
-bool onnx_has_attr(const onnx_node *n, const char *name);
+bool onnx_has_attr(onnx_node *n, const char *name);
 int64_t onnx_attr_int(onnx_node *n, const char *name, int64_t def);
 double onnx_attr_float(onnx_node *n, const char *name, double def);
 /* The string, or def; the pointer lives as long as the model. */
 const char *onnx_attr_string(onnx_node *n, const char *name, const char *def);
+/* Enumerated string attributes: the index of the value (def when absent)
+ * in choices, a NULL-terminated list of what the decomposition assembles;
+ * a value outside it is -1 and TS_ERR_UNSUPPORTED naming the attribute,
+ * the value, the opset and the choices. Choose per opset where the
+ * allowed values differ. */
+int onnx_attr_enum(onnx_node *n, const char *name, const char *def, const char *const *choices);
+/* Every attribute of the node must be asked for by its decomposition (a
+ * getter, or onnx_has_attr): one never asked for is refused after the
+ * decomposition returns, since ignoring it could change the result
+ * silently. onnx_attr_ignore marks one the decomposition deliberately
+ * does not use (say why where it is called). */
+void onnx_attr_ignore(onnx_node *n, const char *name);
+/* The raw attribute (const Onnx__AttributeProto *, or NULL), marked as
+ * asked for: for the few readers the typed getters do not serve
+ * (subgraphs, string lists). */
+const struct Onnx__AttributeProto *onnx_node_attr(onnx_node *n, const char *name);
 /* Count of the list (-1 when absent); *v points into the model. */
 int onnx_attr_ints(onnx_node *n, const char *name, const int64_t **v);
 int onnx_attr_floats(onnx_node *n, const char *name, const float **v);

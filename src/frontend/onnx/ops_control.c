@@ -199,7 +199,11 @@ static ts_status onnx_if(onnx_node *n)
     c = scalar_of(n, b, c, "the condition");
     if (!c) return onnx_status(n);
     const ts_tensor *ct = onnx_const(n, c);
-    if (ct) return if_inline(n, *(const uint8_t *)ct->data != 0);
+    if (ct) {   /* a known condition: the branch not taken never runs */
+        onnx_attr_ignore(n, if_branches[0]);
+        onnx_attr_ignore(n, if_branches[1]);
+        return if_inline(n, *(const uint8_t *)ct->data != 0);
+    }
     int n_caps;
     ts_value **caps, **shape[2];
     ts_block *regions[2];
@@ -644,6 +648,7 @@ static ts_status onnx_scan8(onnx_node *n)
         nb.out = stack + i * n->n_out;
         TS_TRY(onnx_status(n));
         TS_TRY(onnx_scan(&nb));
+        n->attrs_asked |= nb.attrs_asked;   /* the body's reads count for the node */
     }
     ts_value **parts = ts_arena_array(a, (size_t)batch + 1, sizeof *parts);
     if (!parts) return onnx_fail(n, TS_ERR_OOM, "out of memory");

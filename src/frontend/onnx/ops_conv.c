@@ -190,6 +190,8 @@ static ts_value *window_all(onnx_node *n, ts_value *x, const char *kind, const w
 /* ---- Conv ---------------------------------------------------------------------- */
 
 /* The spatial kernel size of weights w[O, I, k1, ...], which must be known. */
+/* The kernel size is the weights'; kernel_shape, when given, must say
+ * the same (as onnxruntime requires): it only restates it. */
 static ts_status weight_kernel(onnx_node *n, const ts_value *w, int k, int64_t *kernel)
 {
     if (w->type.rank != k + 2)
@@ -199,6 +201,15 @@ static ts_status weight_kernel(onnx_node *n, const ts_value *w, int k, int64_t *
         if (!ts_dim_is_const(d)) return onnx_unsupported(n, "the kernel size must be known (weights with symbolic dims)");
         kernel[i] = d.c;
     }
+    const int64_t *ks;
+    int cnt = onnx_attr_ints(n, "kernel_shape", &ks);
+    TS_TRY(onnx_status(n));
+    if (cnt >= 0 && cnt != k)
+        return onnx_fail(n, TS_ERR_INVALID_MODEL, "kernel_shape has %d entries for %d spatial axes", cnt, k);
+    for (int i = 0; cnt >= 0 && i < k; i++)
+        if (ks[i] != kernel[i])
+            return onnx_fail(n, TS_ERR_INVALID_MODEL, "kernel_shape[%d] is %lld but the weights' kernel is %lld", i,
+                             (long long)ks[i], (long long)kernel[i]);
     return TS_OK;
 }
 

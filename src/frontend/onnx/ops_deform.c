@@ -60,6 +60,11 @@ static ts_status read_geom(onnx_node *n, const ts_value *x, const ts_value *w, c
         g->T *= g->K[i];
         g->S *= g->D[i];
     }
+    const int64_t *ks;   /* kernel_shape only restates the weights' kernel */
+    int cnt = onnx_attr_ints(n, "kernel_shape", &ks);
+    for (int i = 0; cnt >= 0 && i < k; i++)
+        if (cnt != k || ks[i] != g->K[i])
+            return onnx_fail(n, TS_ERR_INVALID_MODEL, "kernel_shape does not match the weights' kernel");
     if (g->G < 1 || g->C % g->G != 0) return onnx_fail(n, TS_ERR_INVALID_MODEL, "offset_group must divide the channels");
     g->cog = g->C / g->G;
     return TS_OK;

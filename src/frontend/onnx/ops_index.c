@@ -314,6 +314,9 @@ static ts_status onnx_top_k(onnx_node *n)
         k = d[0];
     }
     bool largest = n->opset < 11 || onnx_attr_int(n, "largest", 1) != 0;
+    /* sorted=0 leaves the order of the k results unspecified: sorted is
+     * one of the orders it allows */
+    if (n->opset >= 11) onnx_attr_ignore(n, "sorted");
     ts_value *v, *ix;
     if (!sort(n, x, axis, largest, &v, &ix)) return onnx_status(n);
     ts_dim start[TS_MAX_RANK], limit[TS_MAX_RANK];

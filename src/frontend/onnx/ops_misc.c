@@ -446,11 +446,14 @@ static ts_status onnx_roi_align(onnx_node *n)
     sp.PW = onnx_attr_int(n, "output_width", 1);
     sp.s = onnx_attr_int(n, "sampling_ratio", 0);
     sp.scale = onnx_attr_float(n, "spatial_scale", 1.0);
-    const char *ct = onnx_attr_string(n, "coordinate_transformation_mode", n->opset >= 16 ? "half_pixel" : "output_half_pixel");
-    sp.half = strcmp(ct, "half_pixel") == 0;
-    sp.off = sp.half ? 0.5 : 0;
-    sp.max = strcmp(onnx_attr_string(n, "mode", "avg"), "max") == 0;
+    /* before opset 16 there is no choice: output_half_pixel */
+    static const char *const ctms[] = {"half_pixel", "output_half_pixel", NULL}, *const modes[] = {"avg", "max", NULL};
+    int ct = n->opset >= 16 ? onnx_attr_enum(n, "coordinate_transformation_mode", "half_pixel", ctms) : 1;
+    int mode = onnx_attr_enum(n, "mode", "avg", modes);
     TS_TRY(onnx_status(n));
+    sp.half = ct == 0;
+    sp.off = sp.half ? 0.5 : 0;
+    sp.max = mode == 1;
     if (sp.s <= 0) return onnx_unsupported(n, "RoiAlign with sampling_ratio 0 (adaptive: the sample count depends on each roi's size)");
     if (x->type.rank != 4 || rois->type.rank != 2 || !ts_dtype_is_float(x->type.dtype) || !ts_dtype_is_float(rois->type.dtype))
         return onnx_fail(n, TS_ERR_SHAPE, "RoiAlign needs X [N, C, H, W] and rois [R, 4] of float types");

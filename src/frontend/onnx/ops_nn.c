@@ -151,6 +151,16 @@ static ts_status onnx_batch_norm(onnx_node *n)
     double eps = onnx_attr_float(n, "epsilon", 1e-5);
     /* before opset 14, asking for the statistics outputs means training */
     bool train = n->opset >= 14 ? onnx_attr_int(n, "training_mode", 0) != 0 : false;
+    /* opsets 1-6 train unless is_test is set (the default is 0) */
+    if (n->opset < 7 && !onnx_attr_int(n, "is_test", 0))
+        return onnx_unsupported(n, "training mode (is_test=0, the default before opset 7) is not assembled; "
+                                   "export for inference (is_test=1)");
+    /* momentum only moves the running statistics, which inference does
+     * not output (batch_norm_train reads it); spatial=0 (opsets 7-8)
+     * comes with parameters of shape [C, D1, ...], which per_channel
+     * lays out as they are: the shapes already say what it says */
+    if (!train) onnx_attr_ignore(n, "momentum");
+    if (n->opset < 9) onnx_attr_ignore(n, "spatial");
     TS_TRY(onnx_status(n));
     int r = x->type.rank;
     if (r < 2) return onnx_fail(n, TS_ERR_INVALID_MODEL, "the input must have rank >= 2");
@@ -383,6 +393,12 @@ static ts_status onnx_dropout(onnx_node *n)
     bool train;
     TS_TRY(onnx_status(n));
     TS_TRY(dropout_trains(n, &train));
+    /* Inference drops nothing: ratio (an attribute before opset 12),
+     * seed (12+) and is_test (before 7) change nothing here; training
+     * with a non-zero ratio is refused below. */
+    onnx_attr_ignore(n, "ratio");
+    onnx_attr_ignore(n, "seed");
+    onnx_attr_ignore(n, "is_test");
     if (train)
         return onnx_unsupported(n, "training mode with a non-zero ratio: random masks are not assembled (export for inference)");
     if (wants(n, 1)) {
@@ -401,6 +417,9 @@ static ts_status onnx_gemm(onnx_node *n)
     ts_value *a = onnx_input(n, 0), *bm = onnx_input(n, 1);
     int64_t ta = onnx_attr_int(n, "transA", 0), tb = onnx_attr_int(n, "transB", 0);
     double alpha = onnx_attr_float(n, "alpha", 1.0), beta = onnx_attr_float(n, "beta", 1.0);
+    /* broadcast (opsets 1-6) only permits C's broadcast, which is always
+     * assembled; a model with broadcast=0 gives C in full, the same sum */
+    if (n->opset < 7) onnx_attr_ignore(n, "broadcast");
     TS_TRY(onnx_status(n));
     if (a->type.rank != 2 || bm->type.rank != 2)
         return onnx_fail(n, TS_ERR_INVALID_MODEL, "A and B must be matrices (ranks %d and %d)", a->type.rank, bm->type.rank);

@@ -57,6 +57,7 @@ static ts_status red_begin(onnx_node *n, int axes_input_since, red *r)
 {
     r->x = onnx_input(n, 0);
     r->keep = onnx_attr_int(n, "keepdims", 1) != 0;
+    bool noop_attr = n->opset >= axes_input_since && onnx_attr_int(n, "noop_with_empty_axes", 0) != 0;
     r->noop = false;
     TS_TRY(onnx_status(n));
     const int64_t *ax = NULL;
@@ -67,7 +68,7 @@ static ts_status red_begin(onnx_node *n, int axes_input_since, red *r)
         TS_TRY(onnx_const_ints(n, 1, &ax, &cnt));
     }
     if (cnt <= 0) {
-        r->noop = n->opset >= axes_input_since && onnx_attr_int(n, "noop_with_empty_axes", 0) != 0;
+        r->noop = noop_attr;
         r->naxes = 0;
         return r->noop ? onnx_status(n) : red_all(r);
     }

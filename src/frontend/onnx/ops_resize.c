@@ -58,6 +58,7 @@ static double source_coord(const resize_opts *o, double y, double scale, int64_t
     if (strcmp(m, "align_corners") == 0) return ow == 1 ? 0 : y * last / (ow - 1);
     if (strcmp(m, "asymmetric") == 0) return y / scale;
     if (strcmp(m, "pytorch_half_pixel") == 0) return ow == 1 ? -0.5 : (y + 0.5) / scale - 0.5;
+    if (strcmp(m, "tf_half_pixel_for_nn") == 0) return (y + 0.5) / scale;   /* opsets 11-12 only */
     if (strcmp(m, "half_pixel_symmetric") == 0) {
         double adj = (double)out / ow, center = (double)in / 2;
         return center * (1 - adj) + (y + 0.5) / scale - 0.5;
@@ -268,9 +269,11 @@ static bool resize_plan_sizes(onnx_node *n, const ts_type *x, const resize_args 
     }
     for (int i = 0; i < k; i++)
         if (!plan_axis(n, x, a, i, p)) return false;
-    const char *policy = n->opset >= 18 ? onnx_attr_string(n, "keep_aspect_ratio_policy", "stretch") : "stretch";
-    if (a->n_scales > 0 || strcmp(policy, "stretch") == 0) return true;
-    bool larger = strcmp(policy, "not_larger") == 0;
+    static const char *const policies[] = {"stretch", "not_larger", "not_smaller", NULL};
+    int policy = n->opset >= 18 ? onnx_attr_enum(n, "keep_aspect_ratio_policy", "stretch", policies) : 0;
+    if (policy < 0) return false;
+    if (a->n_scales > 0 || policy == 0) return true;
+    bool larger = policy == 1;
     double pick = larger ? INFINITY : -INFINITY;
     for (int i = 0; i < k; i++) pick = larger ? fmin(pick, p->scale[p->axes[i]]) : fmax(pick, p->scale[p->axes[i]]);
     for (int i = 0; i < k; i++) {
@@ -303,14 +306,35 @@ static ts_value *resize_run(onnx_node *n, const resize_opts *o, ts_value *x, con
     return ts_b_cast(b, y, dt);
 }
 
+/* Resize-11.. interpolates three ways; Resize-10 and Upsample two (whose
+ * "bilinear", from Upsample-1, still reads as linear). */
 static bool resize_mode(onnx_node *n, resize_opts *o)
 {
-    const char *m = onnx_attr_string(n, "mode", "nearest");
-    if (strcmp(m, "nearest") == 0) o->mode = RS_NEAREST;
-    else if (strcmp(m, "linear") == 0 || strcmp(m, "bilinear") == 0) o->mode = RS_LINEAR;
-    else if (strcmp(m, "cubic") == 0 && n->opset >= 11 && strcmp(n->op_type, "Resize") == 0) o->mode = RS_CUBIC;
-    else onnx_unsupported(n, "mode '%s'", m);
-    return onnx_status(n) == TS_OK;
+    static const char *const three[] = {"nearest", "linear", "cubic", NULL};
+    static const char *const two[] = {"nearest", "linear", "bilinear", NULL};
+    bool cubic = n->opset >= 11 && strcmp(n->op_type, "Resize") == 0;
+    int m = onnx_attr_enum(n, "mode", "nearest", cubic ? three : two);
+    o->mode = m == 0 ? RS_NEAREST : m == 2 && cubic ? RS_CUBIC : RS_LINEAR;
+    return m >= 0;
+}
+
+/* Resize-11..'s coordinate modes, as each opset lists them. */
+static bool resize_coords(onnx_node *n, resize_opts *o)
+{
+    static const char *const ctm_11[] = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
+                                         "tf_half_pixel_for_nn", "tf_crop_and_resize", NULL};
+    static const char *const ctm_13[] = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
+                                         "tf_crop_and_resize", NULL};
+    static const char *const ctm_19[] = {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",
+                                         "asymmetric", "tf_crop_and_resize", NULL};
+    static const char *const nearest[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil", NULL};
+    const char *const *ctms = n->opset >= 19 ? ctm_19 : n->opset >= 13 ? ctm_13 : ctm_11;
+    int c = onnx_attr_enum(n, "coordinate_transformation_mode", "half_pixel", ctms);
+    int m = onnx_attr_enum(n, "nearest_mode", "round_prefer_floor", nearest);
+    if (c < 0 || m < 0) return false;
+    o->ctm = ctms[c];
+    o->nearest = nearest[m];
+    return true;
 }
 
 /* Upsample-7.. and Resize-10: scales only, asymmetric coordinates and
@@ -346,9 +370,7 @@ static ts_status onnx_resize(onnx_node *n)
     resize_opts o = {0};
     resize_args a = {0};
     resize_plan p = {0};
-    if (!x || !resize_mode(n, &o)) return onnx_status(n);
-    o.ctm = onnx_attr_string(n, "coordinate_transformation_mode", "half_pixel");
-    o.nearest = onnx_attr_string(n, "nearest_mode", "round_prefer_floor");
+    if (!x || !resize_mode(n, &o) || !resize_coords(n, &o)) return onnx_status(n);
     o.a = onnx_attr_float(n, "cubic_coeff_a", -0.75);
     o.extrap = onnx_attr_float(n, "extrapolation_value", 0);
     o.exclude = onnx_attr_int(n, "exclude_outside", 0) != 0;

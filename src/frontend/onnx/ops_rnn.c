@@ -132,13 +132,10 @@ static ts_value *by_rt(ts_builder *b, ts_value *x, ts_value *r)
  * no getter for string lists; this reads the node proto directly. */
 static int attr_strings(onnx_node *n, const char *name, const ProtobufCBinaryData **v)
 {
-    const Onnx__NodeProto *p = n->proto;
-    for (size_t i = 0; p && i < p->n_attribute; i++)
-        if (p->attribute[i]->name && strcmp(p->attribute[i]->name, name) == 0) {
-            *v = p->attribute[i]->strings;
-            return (int)p->attribute[i]->n_strings;
-        }
-    return -1;
+    const Onnx__AttributeProto *a = onnx_node_attr(n, name);
+    if (!a) return -1;
+    *v = a->strings;
+    return (int)a->n_strings;
 }
 
 /* ---- activations --------------------------------------------------------------- */

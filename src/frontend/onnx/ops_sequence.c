@@ -292,6 +292,9 @@ static ts_status onnx_sequence_map(onnx_node *n)
 
 static ts_status onnx_optional(onnx_node *n)
 {
+    /* `type` names the element type of an empty optional: it holds no
+     * tensor here, and a present element brings its own type */
+    onnx_attr_ignore(n, "type");
     bool has = onnx_has_input(n, 0);
     ts_value *v = has ? n->in[0] : NULL;
     ts_value *o = onnx_comp_new(n->ctx, ONNX_COMP_OPT, has ? 1 : 0, &v, TS_DTYPE_COUNT);

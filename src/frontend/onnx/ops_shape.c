@@ -299,8 +299,15 @@ static bool split_sizes(onnx_node *n, ts_dim d, ts_dim *sizes)
         if (onnx_dims_input(n, 1, &sd, &cnt) != TS_OK) return false;
         for (int i = 0; i < cnt && i < n->n_out; i++) sizes[i] = sd[i];
     } else {
+        int64_t parts = n->opset >= 18 ? onnx_attr_int(n, "num_outputs", n->n_out) : n->n_out;
+        if (parts != n->n_out)
+            return onnx_fail(n, TS_ERR_INVALID_MODEL, "num_outputs is %lld but the node lists %d outputs",
+                             (long long)parts, n->n_out),
+                   false;
         return split_even(n, d, n->n_out, sizes);
     }
+    if (n->opset >= 18 && onnx_has_attr(n, "num_outputs"))
+        return onnx_fail(n, TS_ERR_INVALID_MODEL, "split and num_outputs are both given (one of them, not both)"), false;
     if (cnt != n->n_out)
         onnx_fail(n, TS_ERR_INVALID_MODEL, "split lists %d sizes for %d outputs", cnt, n->n_out);
     return onnx_status(n) == TS_OK;
@@ -748,7 +755,10 @@ static ts_status onnx_depth_to_space(onnx_node *n)
     ts_dim B = dconst(bs), c;
     if (!dexact_div(n, d[1], dconst(bs * bs), &c))
         return onnx_fail(n, TS_ERR_SHAPE, "channels do not divide by blocksize^2");
-    bool crd = strcmp(onnx_attr_string(n, "mode", "DCR"), "CRD") == 0;
+    static const char *const modes[] = {"DCR", "CRD", NULL};
+    int mode = n->opset >= 11 ? onnx_attr_enum(n, "mode", "DCR", modes) : 0;
+    if (mode < 0) return onnx_status(n);
+    bool crd = mode == 1;
     ts_dim mid_dcr[6] = {d[0], B, B, c, d[2], d[3]}, mid_crd[6] = {d[0], c, B, B, d[2], d[3]};
     static const int64_t p_dcr[6] = {0, 3, 4, 1, 5, 2}, p_crd[6] = {0, 1, 4, 2, 5, 3};
     ts_dim out[4] = {d[0], c, dmul(n, d[2], B), dmul(n, d[3], B)};

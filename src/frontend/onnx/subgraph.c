@@ -292,7 +292,7 @@ ts_status onnx_inline_subgraph(onnx_node *n, const char *attr, ts_value ***resul
 
 bool onnx_uses_composites(onnx_node *n, const char *attr)
 {
-    const Onnx__AttributeProto *a = onnx_find_attr(n->proto, attr);
+    const Onnx__AttributeProto *a = onnx_node_attr(n, attr);
     if (!a || !a->g) return false;
     name_list l = {.seen = {.str = true}};
     bool any = false;
@@ -327,7 +327,7 @@ ts_status onnx_inline_graph(onnx_node *n, const char *attr, int n_in, ts_value *
 
 int onnx_region_outputs(onnx_node *n, const char *attr)
 {
-    const Onnx__AttributeProto *a = onnx_find_attr(n->proto, attr);
+    const Onnx__AttributeProto *a = onnx_node_attr(n, attr);
     return a && a->g && a->g->n_output <= INT_MAX ? (int)a->g->n_output : -1;
 }
 
