@@ -10,6 +10,7 @@
 /* realpath is XSI: name the level explicitly (the build sets only POSIX). */
 #define _XOPEN_SOURCE 700
 #include "backend/cpu/jit.h"
+#include "backend/cpu/jit_entry.h"
 #include "core/clock.h"
 #include "core/sha256.h"
 
@@ -30,7 +31,10 @@
 
 extern char **environ;
 
-#define KEY_VERSION "tessera-jit-1"  /* bump when the build recipe below changes */
+/* Bump when the build recipe below or the entry format (jit_entry.h)
+ * changes: old entries then have other keys and age out of the cache.
+ * 2: the checked trailer (D89). */
+#define KEY_VERSION "tessera-jit-2"
 #define ERR_TEXT_MAX 65536           /* compiler output read back for a message */
 
 struct ts_jit_module {
@@ -381,32 +385,6 @@ static ts_status make_dir(const char *dir, ts_err *err)
     return TS_OK;
 }
 
-/* Write data to `final` atomically: a temporary file beside it, then rename. */
-static ts_status write_atomic(const char *dir, const char *final, const char *data, ts_err *err)
-{
-    char tmp[PATH_MAX];
-    int fd = snprintf(tmp, sizeof tmp, "%s/.tmp-src-XXXXXX", dir) < (int)sizeof tmp ? mkstemp(tmp) : -1;
-    if (fd < 0) return ts_err_set(err, TS_ERR_IO, "JIT cache: cannot write in '%s': %s", dir, strerror(errno));
-    size_t len = strlen(data), off = 0;
-    while (off < len) {
-        ssize_t w = write(fd, data + off, len - off);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) break;
-        off += (size_t)w;
-    }
-    int saved = errno;
-    if (close(fd) != 0 && off == len) {
-        saved = errno;
-        off = 0;
-    }
-    if (off != len || rename(tmp, final) != 0) {
-        if (off == len) saved = errno;
-        unlink(tmp);
-        return ts_err_set(err, TS_ERR_IO, "JIT cache: cannot write '%s': %s", final, strerror(saved));
-    }
-    return TS_OK;
-}
-
 /* Reserve a unique temporary name in dir (the compiler overwrites it). */
 static ts_status temp_name(const char *dir, const char *key, char *out, ts_err *err)
 {
@@ -428,15 +406,17 @@ static bool has(const char *l, size_t n, const char *word)
 
 /* Whether line l (n bytes) is worth showing in pass `pass`: 0, what the
  * compiler or linker says went wrong (the driver's own "ld returned 1"
- * summary only says that something did); 1, anything saying "error"; 2,
- * any line. */
+ * summary only says that something did; GNU ld reports a full disk as
+ * "final link failed: No space left on device", without "error"); 1,
+ * anything saying "error"; 2, any line. */
 static bool wanted(const char *l, size_t n, int pass)
 {
     if (n == 0) return false;
     if (pass == 2) return true;
     if (pass == 1) return has(l, n, "error");
     if (has(l, n, "ld returned") || has(l, n, "linker command failed") || has(l, n, " generated.")) return false;
-    return has(l, n, "error") || has(l, n, "undefined reference") || has(l, n, "multiple definition");
+    return has(l, n, "error") || has(l, n, "undefined reference") || has(l, n, "multiple definition") ||
+           has(l, n, "final link failed");
 }
 
 /* The first three wanted lines, "; "-joined, trying the passes in order;
@@ -622,7 +602,7 @@ static ts_status build(const cfg *c, const char *cc_path, const char *key, int n
     for (int i = 0; i < n && st == TS_OK; i++) {
         b.src[i] = path_of(c->dir, key, i);
         if (!b.src[i]) st = ts_err_set(err, TS_ERR_OOM, "JIT: out of memory");
-        else st = write_atomic(c->dir, b.src[i], sources[i], err);
+        else st = ts_jit_entry_write(c->dir, b.src[i], sources[i], err);
         if (st == TS_OK && n > 1) {
             b.obj[i] = ts_mem_zalloc(PATH_MAX);
             st = b.obj[i] ? temp_name(c->dir, key, b.obj[i], err) : ts_err_set(err, TS_ERR_OOM, "JIT: out of memory");
@@ -635,14 +615,47 @@ static ts_status build(const cfg *c, const char *cc_path, const char *key, int n
         st = run_jobs(b.jobs, compiles, c->jobs, cc_path, c->cc, c->dir, err);
         if (st == TS_OK && n > 1) st = run_jobs(b.jobs + n, 1, 1, cc_path, c->cc, c->dir, err);
     }
+    /* the trailer and fsync before the rename: whatever name a crash
+     * leaves behind holds a whole, checkable object */
+    if (st == TS_OK) st = ts_jit_entry_seal(b.tmp_so, so, err);
     if (st == TS_OK) {
-        if (rename(b.tmp_so, so) != 0)
+        if (rename(b.tmp_so, so) != 0) {
             st = ts_err_set(err, TS_ERR_IO, "JIT cache: cannot write '%s': %s", so, strerror(errno));
-        else
-            b.tmp_so[0] = 0;
+        } else {
+            b.tmp_so[0] = 0;  /* gone: build_free must not unlink a name that may be reused */
+            st = ts_jit_entry_sync_dir(c->dir, err);
+        }
     }
     build_free(&b);
     return st;
+}
+
+/* ---- loading ------------------------------------------------------------------- */
+
+/* The cached object at so, loaded, or NULL for the caller to rebuild: it
+ * is missing, fails its check (cut short, zeroed, altered, no trailer:
+ * jit_entry.h), or does not load. Checked before dlopen because dlopen
+ * maps the file, and touching a page past the end of a cut-short file
+ * is SIGBUS, which no error path can catch. */
+static void *load_cached(const char *so)
+{
+    if (ts_jit_entry_check(so)) return NULL;
+    return dlopen(so, RTLD_NOW | RTLD_LOCAL);
+}
+
+/* Load the object just built, checked like any other (another process
+ * may have put its own build of the key there since: also checked). */
+static ts_status load_fresh(const char *so, void **h, ts_err *err)
+{
+    const char *why = ts_jit_entry_check(so);
+    if (why)
+        return ts_err_set(err, TS_ERR_IO, "JIT cache: '%s' fails its check right after it was written: %s", so, why);
+    *h = dlopen(so, RTLD_NOW | RTLD_LOCAL);
+    if (*h) return TS_OK;
+    const char *e = dlerror();
+    ts_err_set(err, TS_ERR_TOOLCHAIN, "JIT: cannot load '%s': %s", so, e ? e : "unknown error");
+    unlink(so);  /* it would fail the same way next time */
+    return TS_ERR_TOOLCHAIN;
 }
 
 /* ---- the entry points ------------------------------------------------------------ */
@@ -664,10 +677,7 @@ ts_status ts_jit_compile(const ts_jit_opts *o, int n, const char *const *sources
     if (snprintf(so, sizeof so, "%s/%s.so", c.dir, key) >= (int)sizeof so)
         return ts_err_set(err, TS_ERR_IO, "JIT cache: directory path too long");
 
-    /* a cached object that does not load (truncated, corrupt, or from
-     * another machine) is rebuilt and replaced */
-    struct stat st;
-    void *h = stat(so, &st) == 0 ? dlopen(so, RTLD_NOW | RTLD_LOCAL) : NULL;
+    void *h = load_cached(so);
     bool cached = h != NULL;
     if (cached) ts_jit_cache_touch(so);
     if (!h) {
@@ -678,13 +688,7 @@ ts_status ts_jit_compile(const ts_jit_opts *o, int n, const char *const *sources
          * memory does, as everywhere (the object stays cached). */
         if (ts_jit_cache_trim(o, ts_jit_cache_limit_bytes(), key, NULL, err) == TS_ERR_OOM) return TS_ERR_OOM;
         ts_err_clear(err);
-        h = dlopen(so, RTLD_NOW | RTLD_LOCAL);
-        if (!h) {
-            const char *e = dlerror();
-            ts_err_set(err, TS_ERR_TOOLCHAIN, "JIT: cannot load '%s': %s", so, e ? e : "unknown error");
-            unlink(so);  /* it would fail the same way next time */
-            return TS_ERR_TOOLCHAIN;
-        }
+        TS_TRY(load_fresh(so, &h, err));
     }
     size_t len = strlen(so) + 1;
     ts_jit_module *m = ts_mem_alloc(sizeof *m + len);

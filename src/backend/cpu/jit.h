@@ -17,13 +17,19 @@
  * process), the flags, the host CPU's model and feature flags when the
  * flags say -march=native / -mcpu=native, and the sources. The cache
  * directory holds KEY.so and the sources as KEY.0.c, KEY.1.c, ... (the
- * shared object's debug info points at them).
+ * shared object's debug info points at them). KEY.so ends in a trailer
+ * with the length and SHA-256 of the object before it (jit_entry.h).
  *
  * The compiler runs without a shell (posix_spawn; flags are split on
- * spaces, so a path or flag cannot inject a command). Cache writes are
- * atomic (a temporary file, then rename), so concurrent processes never
- * load a half-written object; a cached object that fails to load is
- * rebuilt. */
+ * spaces, so a path or flag cannot inject a command). Every cache write
+ * is atomic and durable: a temporary file in the cache directory, written
+ * whole, fsync'ed, renamed onto its name, then the directory fsync'ed; so
+ * concurrent processes never see half a file, and a crash leaves the old
+ * file, the new one or none. A cached object is checked (read, never
+ * mapped) before it is loaded: one that is cut short, altered, lacks its
+ * trailer or does not load is rebuilt as on a miss, never loaded, so a
+ * damaged cache cannot crash the process (dlopen of a cut-short file is
+ * SIGBUS). */
 #ifndef TS_JIT_H
 #define TS_JIT_H
 
@@ -56,8 +62,11 @@ typedef struct ts_jit_opts {
  * missing compiler ("C compiler 'X' not found (set TESSERA_CC, or run with
  * --target interp)"), a failing compile or link (with the compiler's first
  * error lines) or an object that does not load; TS_ERR_IO when the cache
- * directory cannot be made or written, or is writable by anyone (loading
- * code from it would run whatever another user put there); TS_ERR_OOM.
+ * directory cannot be made, written or synced (a full disk: "JIT cache:
+ * cannot write 'PATH': No space left on device", no temporary file left),
+ * or is writable by anyone (loading code from it would run whatever
+ * another user put there); TS_ERR_OOM. A damaged cache entry is no error:
+ * it is rebuilt (*hit false).
  * Thread-safe. */
 ts_status ts_jit_compile(const ts_jit_opts *o, int n, const char *const *sources, ts_jit_module **out,
                          bool *hit, double *ms, ts_err *err);
@@ -89,7 +98,8 @@ ts_status ts_jit_cache_dir(const ts_jit_opts *o, char *buf, size_t cap, ts_err *
  * After each build the cache is trimmed to ts_jit_cache_limit_bytes(),
  * least recently used entries first (a hit marks its entry used); the new
  * entry is never the one removed. Only files named like cache entries are
- * counted or removed. */
+ * counted or removed; an entry's bytes are its files' sizes, the .so's
+ * trailer included. */
 #define TS_JIT_CACHE_DEFAULT_MB 1024
 
 /* $TESSERA_CACHE_MAX_MB in bytes when it is a positive integer, else the

@@ -1,7 +1,9 @@
 /* jit_cache.c — what the JIT cache holds, and trimming it to a size.
  *
- * An entry is KEY.so with its sources KEY.0.c, KEY.1.c, ... (KEY: 32 hex
- * digits, jit.h). Only names of that form are counted or removed: the
+ * An entry is KEY.so (its checked trailer included: jit_entry.h, D89)
+ * with its sources KEY.0.c, KEY.1.c, ... (KEY: 32 hex digits, jit.h); the
+ * trailer lives inside the .so, so an entry has no other file to count or
+ * remove. Only names of that form are counted or removed: the
  * directory may be shared with files that are not ours (a user pointing
  * TESSERA_CACHE_DIR at a folder with other things in it loses nothing).
  * An entry's age is its shared object's mtime; a cache hit touches it
