@@ -40,6 +40,10 @@ try:
 except ImportError:
     sys.exit("onnx_coverage.py needs the onnx package: run it with .venv/bin/python3 (scripts/test.sh makes it)")
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import onnx_attr_domains  # noqa: E402
+import onnx_opset_audit  # noqa: E402
+
 DATA = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data")
 MAX = 10**9
 # The domains reported, in order: the default one ("") first.
@@ -67,7 +71,8 @@ def check_lines(tessera, log, jobs):
         with open(log) as f:
             text = f.read()
     else:
-        p = subprocess.run([tessera, "check", os.path.join(DATA, "node"), "-j", str(jobs), "--timeout", "300"],
+        p = subprocess.run([tessera, "check", os.path.join(DATA, "node"), "--target", "interp", "-j", str(jobs),
+                            "--timeout", "300"],
                            capture_output=True, text=True)
         text = p.stdout
     results = {}
@@ -186,7 +191,44 @@ def schemas_of(domain):
     return schemas, history
 
 
-def domain_lines(domain, rows, per_op, counts):
+def version_text(op, rows, audit):
+    """The operator's versions from opset 7 (default domain): tested (a
+    passing test case runs it: onnx's, tests/onnx_opsets' or the
+    project's), refused (tests/onnx_opsets/refused.txt) or not."""
+    keys, refused, versions = audit
+    if op in onnx_attr_domains.RANDOM_OPS:
+        return "random draws: no oracle judges them"
+    tested, whole_refused, other = [], [], []
+    for since, until, _ in versions.get(op, []):
+        if not any(s <= since <= u for s, u in rows.get(("", op), [])):
+            continue
+        if onnx_opset_audit.version_covered(keys, op, since, until):
+            tested.append(since)
+        elif (op, since) in refused:
+            whole_refused.append(since)
+        else:
+            other.append(since)
+    parts = [", ".join(map(str, tested))] if tested else []
+    if whole_refused:
+        parts.append("refused: " + ", ".join(map(str, whole_refused)))
+    if other:
+        parts.append("untested: " + ", ".join(map(str, other)))
+    return "; ".join(parts) or "-"
+
+
+def read_refused_versions():
+    """{(op, since)} of the whole versions refused.txt lists."""
+    out = set()
+    path = os.path.join(onnx_opset_audit.OPSETS, "refused.txt")
+    with open(path) as f:
+        for line in f:
+            m = re.match(r"^(\w+)@(\d+)\s+\*", line)
+            if m:
+                out.add((m.group(1), int(m.group(2))))
+    return out
+
+
+def domain_lines(domain, rows, per_op, counts, audit):
     """The table lines of one domain; counts[status] += 1 per operator."""
     schemas, history = schemas_of(domain)
     lines = []
@@ -203,15 +245,17 @@ def domain_lines(domain, rows, per_op, counts):
         stats = per_op.get(key)
         tests = "%d/%d" % (stats["pass"], stats["pass"] + len(stats["fail"])) if stats else "-"
         name = s.name + (" (deprecated)" if s.deprecated else "")
-        lines.append("| %s | %s | %s | %s | %s |" % (name, ", ".join(map(str, versions)), opsets, tests, md_escape(st)))
+        tested = version_text(s.name, rows, audit) if not domain else "-"
+        lines.append("| %s | %s | %s | %s | %s | %s |" % (name, ", ".join(map(str, versions)), opsets, tested, tests,
+                                                          md_escape(st)))
     return schemas, lines
 
 
-def write(out, rows, per_op, results, ops_of):
+def write(out, rows, per_op, results, ops_of, audit):
     sections = []
     for domain in DOMAINS:
         counts = collections.Counter()
-        schemas, lines = domain_lines(domain, rows, per_op, counts)
+        schemas, lines = domain_lines(domain, rows, per_op, counts, audit)
         sections.append((domain, schemas, lines, counts))
     ran = [t for t in ops_of if t in results]
     passed = sum(1 for t in ran if results[t][0])
@@ -229,15 +273,19 @@ def write(out, rows, per_op, results, ops_of):
         f.write("- node tests: %d of %d pass\n\n" % (passed, len(ran)))
         f.write("Columns: **ONNX versions** — the opsets (of the operator's domain) in which its schema changed;\n"
                 "**tessera opsets** — the model opsets tessera's table handles (`7+`: 7 and later), and the\n"
-                "schema versions it does not; **node tests** — passing / all node tests about the operator\n"
+                "schema versions it does not; **versions tested** — of the versions in effect from opset 7\n"
+                "that tessera assembles, those a passing test case runs at an opset of (onnx's node tests,\n"
+                "`tests/onnx_opsets`, the project's models), those refused whole (`tests/onnx_opsets/refused.txt`),\n"
+                "and any left untested (`tests/onnx_conformance/test_opset_history.py` fails on those, and on\n"
+                "any attribute value neither tested nor refused); **node tests** — passing / all node tests about the operator\n"
                 "(its model's top-level operators; a `_expanded` test counts for the operator it expands;\n"
                 "a failure that names one of the test's operators counts against that one only);\n"
                 "**status** — `assembled`, `partially (N of M node tests fail: first words of the reasons)`,\n"
                 "or `not assembled`.\n")
         for domain, _, lines, _ in sections:
             f.write("\n## %s\n\n" % ("Default domain (`ai.onnx`)" if not domain else "Domain `%s`" % domain))
-            f.write("| operator | ONNX versions | tessera opsets | node tests | status |\n")
-            f.write("|---|---|---|---|---|\n")
+            f.write("| operator | ONNX versions | tessera opsets | versions tested | node tests | status |\n")
+            f.write("|---|---|---|---|---|---|\n")
             f.write("\n".join(lines) + "\n")
         if extra:
             f.write("\nIn tessera's table but not in ONNX's schemas: %s\n"
@@ -256,7 +304,9 @@ def main():
     rows = table_rows(a.tessera)
     results = check_lines(a.tessera, a.log, a.j)
     ops_of = test_ops()
-    write(a.out, rows, attribute(results, ops_of), results, ops_of)
+    keys, _ = onnx_opset_audit.covered_keys(onnx_opset_audit.corpus())
+    audit = (keys, read_refused_versions(), onnx_attr_domains.schema_versions())
+    write(a.out, rows, attribute(results, ops_of), results, ops_of, audit)
     print("wrote %s" % os.path.relpath(a.out, os.getcwd()))
 
 

@@ -111,6 +111,28 @@ if(TS_ONNX_SUITES_ON)
                            ENVIRONMENT "TESSERA_CACHE_DIR=${CMAKE_BINARY_DIR}/jit-cache")
     endif()
   endforeach()
+  # Every opset (docs/onnx.md): the cases at older opset versions
+  # (tests/onnx_opsets, scripts/gen_opset_tests.py) on both targets, and the
+  # walk of the schema history that fails on an attribute value neither
+  # covered by a passing case nor refused (tests/onnx_opsets/refused.txt).
+  add_test(NAME onnx_opsets
+           COMMAND tessera_cli check ${CMAKE_SOURCE_DIR}/tests/onnx_opsets --target interp --xfail ${TS_XFAIL}
+                   -j ${TS_NCORES} --timeout 300
+           WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+  set_tests_properties(onnx_opsets PROPERTIES TIMEOUT 900 LABELS onnx)
+  if(NOT TS_SANITIZE AND NOT TS_FUZZ)
+    add_test(NAME onnx_opsets_cpu
+             COMMAND tessera_cli check ${CMAKE_SOURCE_DIR}/tests/onnx_opsets --target cpu --xfail ${TS_XFAIL_CPU}
+                     -j ${TS_NCORES} --timeout 300
+             WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+    set_tests_properties(onnx_opsets_cpu PROPERTIES TIMEOUT 1800 LABELS onnx
+                         ENVIRONMENT "TESSERA_CACHE_DIR=${CMAKE_BINARY_DIR}/jit-cache")
+  endif()
+  add_test(NAME onnx_opset_history
+           COMMAND ${TS_PYTHON} ${CMAKE_SOURCE_DIR}/tests/onnx_conformance/test_opset_history.py
+                   $<TARGET_FILE:tessera_cli>
+           WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+  set_tests_properties(onnx_opset_history PROPERTIES TIMEOUT 600 LABELS onnx)
   # every case the compiled path is allowed to fail, the interpreter is too
   add_test(NAME test_xfail_lists COMMAND ${TS_PYTHON} -c
            "import sys; r=lambda p: {l.split()[0] for l in open(p) if l.strip() and not l.startswith('#')}; c=r(sys.argv[1])-r(sys.argv[2]); print('cpu-only expected failures:', sorted(c)); print('%d passed, %d failed' % (int(not c), int(bool(c)))); sys.exit(bool(c))"

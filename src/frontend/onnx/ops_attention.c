@@ -571,6 +571,7 @@ static ts_status onnx_linear_attention(onnx_node *n)
 {
     lin l;
     memset(&l, 0, sizeof l);
+    onnx_attr_ignore(n, "chunk_size");   /* a tuning hint: "does not affect output correctness" */
     TS_TRY(la_init(n, &l));
     ts_block *regions[2];
     TS_TRY(la_region(n, &l, false, &regions[0]));

@@ -132,6 +132,7 @@ static ts_status onnx_pad(onnx_node *n)
     int64_t lo[TS_MAX_RANK], hi[TS_MAX_RANK];
     if (!x || !pad_amounts(n, x->type.rank, lo, hi)) return onnx_status(n);
     const char *mode = onnx_attr_string(n, "mode", "constant");
+    if (n->opset < 11) onnx_attr_ignore(n, "value");   /* the constant mode's fill: unused by the others */
     if (strcmp(mode, "constant") == 0) {
         ts_dtype dt = x->type.dtype;
         ts_value *v = n->opset < 11 ? ts_b_scalar(onnx_b(n), dt, onnx_attr_float(n, "value", 0.0))

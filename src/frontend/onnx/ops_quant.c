@@ -169,6 +169,7 @@ static ts_status onnx_quantize_linear(onnx_node *n)
         }
         return onnx_status(n);
     }
+    onnx_attr_ignore(n, "saturate");   /* "only applies for float 8 quantization" */
     n->out[0] = quantize(onnx_b(n), x, scale, zp, prec, to);
     return onnx_status(n);
 }
@@ -325,7 +326,11 @@ static ts_status conv_params(onnx_node *n, const ts_value *x, const ts_value *w,
         c->strides[i] = c->dil[i] = 1;
         c->lo[i] = c->hi[i] = 0;
     }
-    int cnt = onnx_attr_ints(n, "strides", &v);
+    int cnt = onnx_attr_ints(n, "kernel_shape", &v);   /* restates the weights' kernel */
+    for (int i = 0; cnt >= 0 && i < c->k; i++)
+        if (cnt != c->k || v[i] != ks[i])
+            return onnx_fail(n, TS_ERR_INVALID_MODEL, "kernel_shape does not match the weights' kernel");
+    cnt = onnx_attr_ints(n, "strides", &v);
     for (int i = 0; i < cnt && i < c->k; i++) c->strides[i] = v[i];
     cnt = onnx_attr_ints(n, "dilations", &v);
     for (int i = 0; i < cnt && i < c->k; i++) c->dil[i] = v[i];
@@ -333,6 +338,8 @@ static ts_status conv_params(onnx_node *n, const ts_value *x, const ts_value *w,
     const char *ap = onnx_attr_string(n, "auto_pad", "NOTSET");
     if (strcmp(ap, "SAME_UPPER") == 0 || strcmp(ap, "SAME_LOWER") == 0)
         return same_pads(n, c, x, ks, strcmp(ap, "SAME_UPPER") == 0);
+    /* pads goes with NOTSET; beside another auto_pad it is not used */
+    if (strcmp(ap, "NOTSET") != 0) onnx_attr_ignore(n, "pads");
     if (strcmp(ap, "NOTSET") == 0 && (cnt = onnx_attr_ints(n, "pads", &v)) >= 0) {
         if (cnt != 2 * c->k) return onnx_fail(n, TS_ERR_INVALID_MODEL, "pads has %d entries, expected %d", cnt, 2 * c->k);
         for (int i = 0; i < c->k; i++) {
