@@ -6,6 +6,7 @@
  * failures; and no temporary file is ever left behind. Everything happens
  * in a fresh directory under $TMPDIR (TESSERA_CACHE_DIR), never in $HOME. */
 #include "check.h"
+#include "test_files.h"
 #include "backend/cpu/jit.h"
 #include "core/core.h"
 #include "core/sha256.h"
@@ -32,33 +33,6 @@ static bool exists(const char *path)
     return stat(path, &st) == 0;
 }
 
-/* Count entries of dir whose name starts with prefix. */
-static int count_prefixed(const char *dir, const char *prefix)
-{
-    DIR *d = opendir(dir);
-    if (!d) return -1;
-    int n = 0;
-    for (struct dirent *e; (e = readdir(d));) n += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
-    closedir(d);
-    return n;
-}
-
-static void remove_tree(const char *path)
-{
-    DIR *d = opendir(path);
-    if (d) {
-        for (struct dirent *e; (e = readdir(d));) {
-            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-            char p[512];
-            snprintf(p, sizeof p, "%s/%s", path, e->d_name);
-            remove_tree(p);
-        }
-        closedir(d);
-        rmdir(path);
-    } else {
-        unlink(path);
-    }
-}
 
 typedef int (*int_fn)(int);
 

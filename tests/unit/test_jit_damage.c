@@ -14,6 +14,7 @@
 /* setrlimit and SIGXFSZ are XSI */
 #define _XOPEN_SOURCE 700
 #include "check.h"
+#include "test_files.h"
 #include "backend/cpu/jit.h"
 #include "backend/cpu/jit_entry.h"
 #include "core/sha256.h"
@@ -43,32 +44,6 @@ static long file_size(const char *path)
     return stat(path, &st) == 0 ? (long)st.st_size : -1;
 }
 
-static int count_prefixed(const char *dir, const char *prefix)
-{
-    DIR *d = opendir(dir);
-    if (!d) return -1;
-    int n = 0;
-    for (struct dirent *e; (e = readdir(d));) n += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
-    closedir(d);
-    return n;
-}
-
-static void remove_tree(const char *path)
-{
-    DIR *d = opendir(path);
-    if (d) {
-        for (struct dirent *e; (e = readdir(d));) {
-            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-            char p[512];
-            snprintf(p, sizeof p, "%s/%s", path, e->d_name);
-            remove_tree(p);
-        }
-        closedir(d);
-        rmdir(path);
-    } else {
-        unlink(path);
-    }
-}
 
 /* Compile src; check the cache's answer (want_hit), the function's, and
  * that the entry left behind passes its check. */
