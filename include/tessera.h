@@ -10,7 +10,7 @@
  *         return 1;
  *     }
  *     ts_session *s = NULL;
- *     ts_session_new(g, "interp", &s, &err);
+ *     ts_session_new(g, NULL, &s, &err);          // compiled for this CPU; "interp": the reference
  *
  *     ts_tensor *x = NULL;                        // wrap caller memory, no copy
  *     int64_t shape[2] = {1, 4};
