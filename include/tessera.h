@@ -230,8 +230,12 @@ void ts_onnx_value_free(char *form, int n, ts_tensor **tensors);
  * several threads at once. */
 ts_status ts_session_new(const ts_graph *g, const char *target,
                          ts_session **out, ts_err *err);
-/* "cpu" or "interp": the target the session runs on. */
+/* The name of the target the session runs on ("cpu", "interp"): a
+ * static string, valid after the session is freed. */
 const char *ts_session_target(const ts_session *s);
+/* The targets this build has, by index (0 is the default); NULL past the
+ * last. */
+const char *ts_target_name(int i);
 
 /* Options for ts_session_new_opts; zero means the default. */
 typedef struct ts_session_opts {

@@ -352,7 +352,7 @@ static int check_target(const char *target, const char **resolved)
     ts_err err = {0};
     ts_status st = ts_graph_parse(text, sizeof text - 1, "target-probe", &g, &err);
     if (st == TS_OK) st = ts_session_new(g, target, &s, &err);
-    if (st == TS_OK) *resolved = strcmp(ts_session_target(s), "cpu") == 0 ? "cpu" : "interp";
+    if (st == TS_OK) *resolved = ts_session_target(s);   /* the target's own name: static */
     ts_session_free(s);
     ts_graph_free(g);
     if (st == TS_OK) return 0;

@@ -20,8 +20,6 @@
 
 #include <string.h>
 
-static bool c_dtype(ts_dtype dt) { return !ts_dtype_is_storage(dt) && dt != TS_DTYPE_F16 && dt != TS_DTYPE_BF16; }
-
 static bool is_splat_const(const ts_node *n)
 {
     if (n->op != TS_OP_CONST) return false;
@@ -66,15 +64,12 @@ static bool inlinable(const ts_node *n)
     return (info->flags & TS_OPF_EW) || view_op(n) || n->op == TS_OP_IOTA || n->op == TS_OP_CONST;
 }
 
-bool ts_fuse_compilable(const ts_node *n)
+/* Whether the backend generates code for n (else it is a FALLBACK group):
+ * the backend's answer, and never a node of a region body (those run
+ * with their if/while). */
+static bool compiled(const ts_fusion *f, const ts_node *n)
 {
-    if (n->block->parent) return false;   /* region bodies run with their if/while */
-    for (int i = 0; i < n->n_in; i++)
-        if (!c_dtype(n->in[i]->type.dtype)) return false;
-    for (int i = 0; i < n->n_out; i++)
-        if (!c_dtype(n->out[i]->type.dtype)) return false;
-    if (n->op == TS_OP_CONV) return ts_contract_template(n);
-    return inlinable(n) || reduce_op(n->op) || n->op == TS_OP_DOT;
+    return !n->block->parent && f->compiles(n);
 }
 
 /* A view: recomputing it is index arithmetic over stored or constant data. */
@@ -214,9 +209,9 @@ static bool deferred_operand(const ts_node *n, int i)
     return d && (d->op == TS_OP_TRANSPOSE || d->op == TS_OP_RESHAPE || d->op == TS_OP_SLICE);
 }
 
-static bool needs_memory_operands(const ts_node *n)
+static bool needs_memory_operands(const ts_fusion *f, const ts_node *n)
 {
-    return !ts_fuse_compilable(n) || n->op == TS_OP_DOT || n->op == TS_OP_CONV;
+    return !compiled(f, n) || n->op == TS_OP_DOT || n->op == TS_OP_CONV;
 }
 
 /* Whether v can be read when node n runs: computed before it, or made of
@@ -246,7 +241,7 @@ typedef struct users {
 
 static bool joinable(const ts_fusion *f, const ts_node *u, const ts_value *d)
 {
-    if (u->n_out != 1 || !ts_fuse_compilable(u) || !inlinable(u)) return false;
+    if (u->n_out != 1 || !compiled(f, u) || !inlinable(u)) return false;
     if (!(ts_op_get(u->op)->flags & TS_OPF_EW) || u->op == TS_OP_BITCAST) return false;
     const ts_value *w = u->out[0];
     if (w->type.dtype != TS_DTYPE_F32 || w->type.rank != d->type.rank) return false;
@@ -322,7 +317,7 @@ static const ts_value *epilogue_chain(ts_fusion *f, const ts_node *n, const ts_n
     const ts_value *d = n->out[0], *v = d;
     for (;;) {
         const ts_node *u = user[v->id];
-        if (!u || covered[u->id] || f->uses[v->id] != 1 || u->n_out != 1 || !ts_fuse_compilable(u) || !inlinable(u))
+        if (!u || covered[u->id] || f->uses[v->id] != 1 || u->n_out != 1 || !compiled(f, u) || !inlinable(u))
             break;
         /* the epilogue runs with the contraction: what else it reads must be
          * computed by then (a residual add joins the later of two convs) */
@@ -369,12 +364,12 @@ static void decide(ts_fusion *f, const ts_block *body, const ts_node **user, boo
     for (int i = 0; i < body->n_params; i++) f->mat[body->params[i]->id] = true;
     for (int i = 0; i < body->n_results; i++) f->mat[body->results[i]->id] = true;
     for (const ts_node *n = body->first; n; n = n->next) {
-        bool compiled = ts_fuse_compilable(n);
+        bool gen = compiled(f, n);
         for (int k = 0; k < n->n_out; k++) {
             const ts_value *v = n->out[k];
-            if (!compiled || !inlinable(n) || (n->op == TS_OP_CONST && !is_splat_const(n))) f->mat[v->id] = true;
+            if (!gen || !inlinable(n) || (n->op == TS_OP_CONST && !is_splat_const(n))) f->mat[v->id] = true;
         }
-        if (needs_memory_operands(n))
+        if (needs_memory_operands(f, n))
             for (int i = 0; i < n->n_in; i++)
                 if (!deferred_operand(n, i)) f->mat[n->in[i]->id] = true;
     }
@@ -426,7 +421,7 @@ static ts_status add_group(ts_fusion *f, ts_gkind kind, const ts_node *n, int *c
     return TS_OK;
 }
 
-ts_status ts_fuse(const ts_graph *g, ts_fusion **out, ts_err *err)
+ts_status ts_fuse(const ts_graph *g, ts_fuse_compiles_fn compiles, ts_fusion **out, ts_err *err)
 {
     ts_fusion *f = ts_mem_zalloc(sizeof *f);
     if (!f || !(f->arena = ts_arena_new())) {
@@ -434,6 +429,7 @@ ts_status ts_fuse(const ts_graph *g, ts_fusion **out, ts_err *err)
         return ts_err_set(err, TS_ERR_OOM, "out of memory");
     }
     f->g = g;
+    f->compiles = compiles;
     size_t nv = g->next_value_id ? g->next_value_id : 1;
     f->mat = ts_arena_array(f->arena, nv, sizeof *f->mat);
     f->uses = ts_arena_array(f->arena, nv, sizeof *f->uses);
@@ -494,7 +490,7 @@ ts_status ts_fuse(const ts_graph *g, ts_fusion **out, ts_err *err)
     int cap = 0;
     ts_status s = TS_OK;
     for (const ts_node *n = body->first; s == TS_OK && n; n = n->next) {
-        if (!ts_fuse_compilable(n)) {
+        if (!compiled(f, n)) {
             s = add_group(f, TS_G_FALLBACK, n, &cap, err);
             continue;
         }

@@ -36,9 +36,14 @@ typedef struct ts_group {
     int row_inner;             /* ROW: how many trailing axes of S are I (reduced) */
 } ts_group;
 
+/* A backend's answer to "do you generate code for node n?" (its op and
+ * dtypes); a node it does not is a FALLBACK group. */
+typedef bool (*ts_fuse_compiles_fn)(const ts_node *n);
+
 typedef struct ts_fusion {
     ts_arena *arena;
     const ts_graph *g;
+    ts_fuse_compiles_fn compiles;
     bool *mat;                 /* by value id: materialized */
     int *uses;                 /* by value id: operand uses in the body (+1 per result use) */
     const ts_value **epi;      /* by node id, for template contractions: the value their epilogue ends at */
@@ -47,17 +52,15 @@ typedef struct ts_fusion {
     ts_group *groups;
 } ts_fusion;
 
-/* Partition g's body. `compiled(n)` decides per node whether the code
- * generator handles it (else FALLBACK). */
-ts_status ts_fuse(const ts_graph *g, ts_fusion **out, ts_err *err);
+/* Partition g's body; compiles(n) says per node whether the backend
+ * generates code for it (else FALLBACK). */
+ts_status ts_fuse(const ts_graph *g, ts_fuse_compiles_fn compiles, ts_fusion **out, ts_err *err);
 void ts_fusion_free(ts_fusion *f);
 /* The partition in words (`tessera ir --fusion`). */
 void ts_fusion_print(ts_buf *b, const ts_fusion *f);
 /* Row fusion (fuse_row.c), run by ts_fuse: merges runs of groups that
  * reduce the trailing axes of one iteration space into ROW groups. */
 ts_status ts_fuse_rows(ts_fusion *f, ts_err *err);
-/* Whether the C generator handles node n (op and dtypes). */
-bool ts_fuse_compilable(const ts_node *n);
 
 /* A value read in place through layout ops (D26): element c of v is
  * base[off + sum_i c[i] * stride[i]], base materialized. */

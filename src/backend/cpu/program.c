@@ -29,40 +29,34 @@ void ts_cpu_program_free(ts_cpu_program *p)
         ts_mem_free(pk);
     }
     ts_jit_free(p->mod);
-    ts_lprog_free(p->lp);
-    ts_fusion_free(p->fusion);
+    ts_plan_free(p->plan);
     ts_mem_free(p->steps);
     ts_mem_free(p->last_use);
     ts_mem_free(p->consts);
     ts_mem_free(p);
 }
 
-/* Fusion and loop IR for g: the steps, without code. */
+/* The target-neutral plan for g (lower/plan.h, fusion asking the C
+ * emitter what it generates), and the CPU's steps over it, without code. */
 static ts_status plan(const ts_graph *g, ts_cpu_program **out, ts_err *err)
 {
     ts_cpu_program *p = ts_mem_zalloc(sizeof *p);
     if (!p) return ts_err_set(err, TS_ERR_OOM, "out of memory");
     p->g = g;
-    ts_status s = ts_fuse(g, &p->fusion, err);
-    if (s == TS_OK) s = ts_lprog_new(&p->lp, err);
-    if (s == TS_OK && !(p->steps = ts_mem_zalloc(sizeof *p->steps * (size_t)(p->fusion->n_groups + 1))))
+    ts_status s = ts_plan_new(g, ts_emit_c_compiles, &p->plan, err);
+    if (s == TS_OK && !(p->steps = ts_mem_zalloc(sizeof *p->steps * (size_t)(p->plan->n_steps + 1))))
         s = ts_err_set(err, TS_ERR_OOM, "out of memory");
-    for (int i = 0; s == TS_OK && i < p->fusion->n_groups; i++) {
-        const ts_group *gr = &p->fusion->groups[i];
-        ts_cpu_step *st = &p->steps[p->n_steps++];
-        st->group = gr;
-        if (gr->kind == TS_G_FALLBACK) {
-            p->n_fallback++;
-            continue;
-        }
-        char name[32];
-        snprintf(name, sizeof name, "ts_k%d", i);
-        s = ts_lower_group(p->lp, p->fusion, gr, name, &st->kernel, err);
-        p->n_kernels++;
-    }
     if (s != TS_OK) {
         ts_cpu_program_free(p);
         return s;
+    }
+    p->fusion = p->plan->fusion;
+    p->n_steps = p->plan->n_steps;
+    p->n_kernels = p->plan->n_kernels;
+    p->n_fallback = p->plan->n_fallback;
+    for (int i = 0; i < p->n_steps; i++) {
+        p->steps[i].group = p->plan->steps[i].group;
+        p->steps[i].kernel = p->plan->steps[i].kernel;
     }
     *out = p;
     return TS_OK;
@@ -161,14 +155,9 @@ ts_status ts_cpu_loops_text(const ts_graph *g, char **text, ts_err *err)
 {
     ts_cpu_program *p = NULL;
     TS_TRY(plan(g, &p, err));
-    ts_buf b = {0};
-    ts_fusion_print(&b, p->fusion);
-    for (int i = 0; i < p->n_steps; i++)
-        if (p->steps[i].kernel) ts_lkernel_print(&b, p->steps[i].kernel);
+    ts_status s = ts_plan_text(p->plan, text, err);
     ts_cpu_program_free(p);
-    if (!b.data) return ts_err_set(err, TS_ERR_OOM, "out of memory");
-    *text = b.data;
-    return TS_OK;
+    return s;
 }
 
 /* The packer of a step whose GEMM reads a constant B (or whose conv reads

@@ -4,6 +4,7 @@
 #define TS_BACKEND_CPU_PROGRAM_H
 
 #include "backend/cpu/cpu.h"
+#include "lower/plan.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -36,8 +37,8 @@ typedef struct ts_cpu_step {
 
 struct ts_cpu_program {
     const ts_graph *g;
-    ts_fusion *fusion;
-    ts_lprog *lp;
+    ts_plan *plan;          /* fusion and kernels (lower/plan.h); steps[i] is plan->steps[i] with its code */
+    const ts_fusion *fusion;   /* plan->fusion */
     int n_steps;
     ts_cpu_step *steps;
     int *last_use;          /* by value id: the last step reading it; n_steps for graph results; -1 unused */

@@ -33,6 +33,10 @@ ts_status ts_emit_c_runtime(ts_buf *out, int needs, ts_err *err);
  * dtypes generated code does not handle (f16, bf16, storage types). */
 const char *ts_emit_ctype(ts_dtype dt);
 
+/* Whether the emitter generates code for node n (its op and dtypes):
+ * what the CPU backend answers fusion (ts_fuse_compiles_fn). */
+bool ts_emit_c_compiles(const ts_node *n);
+
 /* The embedded runtime headers (generated: build/gen/rt_sources.c). */
 extern const int ts_rt_count;
 extern const char *const ts_rt_names[];
