@@ -23,6 +23,10 @@ add_test(NAME cli
 # on a slow machine, seconds otherwise.
 set_tests_properties(cli PROPERTIES TIMEOUT 900)
 
+# The include graph follows docs/architecture.md's layers (standard
+# library Python only).
+add_test(NAME layers COMMAND ${TS_PYTHON} ${CMAKE_SOURCE_DIR}/tests/check_layers.py WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+
 # ---- ONNX conformance -----------------------------------------------------------
 # The ONNX backend test data (node, light, simple, pytorch-converted,
 # pytorch-operator) ships in the onnx wheel that scripts/test.sh installs

@@ -16,7 +16,7 @@
  */
 #include "lower/fuse.h"
 
-#include "lower/lower.h"
+#include "lower/view.h"
 
 #include <string.h>
 
@@ -80,123 +80,6 @@ static bool cheap(const ts_fusion *f, const ts_value *v)
     if (n->op == TS_OP_IOTA || is_splat_const(n)) return true;
     if (!view_op(n) || n->op == TS_OP_PAD || n->op == TS_OP_CONCAT) return false;
     return cheap(f, n->in[0]);
-}
-
-/* ---- strided views (D26) ------------------------------------------------------------- */
-
-static bool static_dims(const ts_value *v)
-{
-    for (int i = 0; i < v->type.rank; i++)
-        if (!ts_dim_is_const(v->type.dims[i]) || v->type.dims[i].c <= 0) return false;
-    return true;
-}
-
-static void row_major(const ts_value *v, ts_sview *out)
-{
-    out->base = v;
-    out->off = 0;
-    int64_t s = 1;
-    for (int i = v->type.rank - 1; i >= 0; i--) out->stride[i] = s, s *= v->type.dims[i].c;
-}
-
-/* A reshape of the strided view `in` (of value x) into v's dims: groups of
- * axes with equal products map onto each other; each input group must be
- * one strided run (axes of extent 1 have no stride to honour). */
-static bool reshape_view(const ts_value *x, const ts_sview *in, const ts_value *v, ts_sview *out)
-{
-    int ri = x->type.rank, ro = v->type.rank, i = 0, j = 0;
-    const ts_dim *di = x->type.dims, *dd = v->type.dims;
-    for (int k = 0; k < ro; k++) out->stride[k] = 0;
-    while (i < ri || j < ro) {
-        while (i < ri && di[i].c == 1) i++;
-        while (j < ro && dd[j].c == 1) j++;
-        if (i == ri && j == ro) break;
-        if (i == ri || j == ro) return false;
-        int i0 = i, j0 = j;
-        int64_t pi = di[i++].c, po = dd[j++].c;
-        while (pi != po) {
-            if (pi < po) {
-                if (i == ri) return false;
-                pi *= di[i++].c;
-            } else {
-                if (j == ro) return false;
-                po *= dd[j++].c;
-            }
-        }
-        int64_t last = -1, s = 0;   /* the group's innermost stride; contiguity of the rest */
-        for (int k = i - 1; k >= i0; k--) {
-            if (di[k].c == 1) continue;
-            if (last >= 0 && in->stride[k] != s) return false;
-            if (last < 0) last = in->stride[k], s = last;
-            s *= di[k].c;
-        }
-        s = last;
-        for (int k = j - 1; k >= j0; k--) out->stride[k] = s, s *= dd[k].c;
-    }
-    out->base = in->base;
-    out->off = in->off;
-    return true;
-}
-
-bool ts_fuse_sview(const ts_fusion *f, const ts_value *v, ts_sview *out)
-{
-    if (!static_dims(v) || v->type.rank > TS_MAX_RANK) return false;
-    if (f->mat[v->id]) {
-        row_major(v, out);
-        return true;
-    }
-    const ts_node *n = v->def;
-    if (!n || (n->op != TS_OP_TRANSPOSE && n->op != TS_OP_RESHAPE && n->op != TS_OP_SLICE)) return false;
-    ts_sview in;
-    if (!ts_fuse_sview(f, n->in[0], &in)) return false;
-    int cnt = 0;
-    switch (n->op) {
-    case TS_OP_TRANSPOSE: {
-        const int64_t *perm = ts_node_ints(n, "perm", &cnt);
-        if (cnt != v->type.rank) return false;
-        *out = in;
-        for (int i = 0; i < cnt; i++) out->stride[i] = in.stride[perm[i]];
-        return true;
-    }
-    case TS_OP_SLICE: {
-        int cst = 0;
-        const ts_dim *start = ts_node_dims(n, "start", &cnt);
-        const int64_t *step = ts_node_ints(n, "stride", &cst);
-        if (cnt != v->type.rank || (cst && cst != cnt)) return false;
-        *out = in;
-        for (int i = 0; i < cnt; i++) {
-            if (!ts_dim_is_const(start[i])) return false;
-            out->off += start[i].c * in.stride[i];
-            out->stride[i] = in.stride[i] * (cst ? step[i] : 1);
-        }
-        return true;
-    }
-    default: return reshape_view(n->in[0], &in, v, out);
-    }
-}
-
-bool ts_fuse_cview(const ts_value *d, const ts_value *w, ts_sview *out)
-{
-    if (!static_dims(w)) return false;
-    ts_sview cur;
-    row_major(w, &cur);
-    /* from w back to d: each op's operand axes in w's buffer */
-    for (const ts_value *y = w; y != d;) {
-        const ts_node *n = y->def;
-        if (!n || (n->op != TS_OP_TRANSPOSE && n->op != TS_OP_RESHAPE) || !static_dims(n->in[0])) return false;
-        const ts_value *x = n->in[0];
-        ts_sview nx = cur;
-        if (n->op == TS_OP_TRANSPOSE) {
-            int cnt = 0;
-            const int64_t *perm = ts_node_ints(n, "perm", &cnt);
-            if (cnt != y->type.rank) return false;
-            for (int i = 0; i < cnt; i++) nx.stride[perm[i]] = cur.stride[i];
-        } else if (!reshape_view(y, &cur, x, &nx)) return false;
-        cur = nx;
-        y = x;
-    }
-    *out = cur;
-    return true;
 }
 
 /* A template dot's operand that is a layout chain (not stored yet): read
@@ -352,7 +235,7 @@ static void result_layout(ts_fusion *f, const ts_node *n, const ts_node **user, 
         if (f->mat[y->id]) break;
     }
     ts_sview sv;
-    if (!ts_fuse_cview(d, y, &sv) || !ts_dot_result_strided(n, &sv)) return;
+    if (!ts_view_into(d, y, &sv) || !ts_dot_result_strided(n, &sv)) return;
     f->cout[n->id] = y;
     f->mat[d->id] = false;
     for (const ts_value *v = d; v != y; v = user[v->id]->out[0]) covered[user[v->id]->id] = true;
@@ -396,7 +279,7 @@ static void decide(ts_fusion *f, const ts_block *body, const ts_node **user, boo
         for (int i = 0; i < n->n_in; i++) {
             ts_sview sv;
             if (!deferred_operand(n, i) || f->mat[n->in[i]->id]) continue;
-            if (!ts_fuse_sview(f, n->in[i], &sv) || !ts_dot_operand_strided(n, i, &sv)) f->mat[n->in[i]->id] = true;
+            if (!ts_view_strided(f->mat, n->in[i], &sv) || !ts_dot_operand_strided(n, i, &sv)) f->mat[n->in[i]->id] = true;
         }
     for (const ts_node *n = body->first; n; n = n->next) result_layout(f, n, user, covered);
 }

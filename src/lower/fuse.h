@@ -21,6 +21,7 @@
 #define TS_LOWER_FUSE_H
 
 #include "ir/ir.h"
+#include "lower/view.h"
 
 typedef enum ts_gkind { TS_G_LOOP, TS_G_REDUCE, TS_G_ROW, TS_G_DOT, TS_G_CONV, TS_G_FALLBACK } ts_gkind;
 
@@ -61,20 +62,5 @@ void ts_fusion_print(ts_buf *b, const ts_fusion *f);
 /* Row fusion (fuse_row.c), run by ts_fuse: merges runs of groups that
  * reduce the trailing axes of one iteration space into ROW groups. */
 ts_status ts_fuse_rows(ts_fusion *f, ts_err *err);
-
-/* A value read in place through layout ops (D26): element c of v is
- * base[off + sum_i c[i] * stride[i]], base materialized. */
-typedef struct ts_sview {
-    const ts_value *base;
-    int64_t off;
-    int64_t stride[TS_MAX_RANK];
-} ts_sview;
-/* Whether v is a stored value, or a chain of transpose, reshape and slice
- * over one with constant dims, as a strided view (false: neither). */
-bool ts_fuse_sview(const ts_fusion *f, const ts_value *v, ts_sview *out);
-/* The strides of d's axes in the row-major buffer of w, where w is a
- * chain of transpose and reshape over d (f->cout): how a dot writes its
- * result straight into the layout its user stores. */
-bool ts_fuse_cview(const ts_value *d, const ts_value *w, ts_sview *out);
 
 #endif

@@ -6,102 +6,11 @@
 
 #include <string.h>
 
-/* ---- contraction templates -------------------------------------------------------- */
-
-/* Axes of one role of a dot operand (batch, contracted, free), in order. */
-typedef struct role {
-    int n;
-    int64_t ax[TS_MAX_RANK];
-} role;
-
-/* Consecutive increasing axes merge into one strided index. */
-static bool merges(const role *r)
-{
-    for (int i = 0; i + 1 < r->n; i++)
-        if (r->ax[i + 1] != r->ax[i] + 1) return false;
-    return true;
-}
-
-static void roles_of(const ts_node *n, role *lb, role *rb, role *lc, role *rc, role *lf, role *rf)
-{
-    int cnt;
-    const char *names[4] = {"lhs_batch", "rhs_batch", "lhs_contract", "rhs_contract"};
-    role *rs[4] = {lb, rb, lc, rc};
-    bool used[2][TS_MAX_RANK] = {{false}};
-    for (int k = 0; k < 4; k++) {
-        const int64_t *a = ts_node_ints(n, names[k], &cnt);
-        rs[k]->n = cnt;
-        for (int i = 0; i < cnt; i++) rs[k]->ax[i] = a[i], used[k % 2][a[i]] = true;
-    }
-    lf->n = rf->n = 0;
-    for (int i = 0; i < n->in[0]->type.rank; i++)
-        if (!used[0][i]) lf->ax[lf->n++] = i;
-    for (int i = 0; i < n->in[1]->type.rank; i++)
-        if (!used[1][i]) rf->ax[rf->n++] = i;
-}
-
-bool ts_contract_template(const ts_node *n)
-{
-    if (n->n_out != 1 || n->out[0]->type.dtype != TS_DTYPE_F32 || n->block->parent) return false;
-    if (n->op == TS_OP_CONV) return n->in[0]->type.rank == 4 || n->in[0]->type.rank == 3;
-    if (n->op != TS_OP_DOT) return false;
-    role lb, rb, lc, rc, lf, rf;
-    roles_of(n, &lb, &rb, &lc, &rc, &lf, &rf);
-    return merges(&lb) && merges(&rb) && merges(&lc) && merges(&rc) && merges(&lf) && merges(&rf);
-}
-
-/* A role of a strided view: its axes of extent > 1 must form one run
- * (stride[a] == stride[b] * dim[b] for consecutive a, b); *ext and
- * *stride are the merged index's (an empty role: 1 and 0). */
-static bool sview_role(const ts_value *v, const ts_sview *sv, const role *r, int64_t *ext, int64_t *stride)
-{
-    int64_t e = 1, s = 0, inner = -1;
-    for (int k = r->n - 1; k >= 0; k--) {
-        const int64_t a = r->ax[k], d = v->type.dims[a].c;
-        if (d == 1) continue;
-        if (inner < 0) s = sv->stride[a], inner = a;
-        else if (sv->stride[a] != sv->stride[inner] * e) return false;
-        e *= d;
-    }
-    *ext = e;
-    *stride = inner < 0 ? 0 : s;
-    return true;
-}
-
-bool ts_dot_operand_strided(const ts_node *n, int i, const ts_sview *sv)
-{
-    role rl[2][3];   /* batch, contracted, free of each operand */
-    roles_of(n, &rl[0][0], &rl[1][0], &rl[0][1], &rl[1][1], &rl[0][2], &rl[1][2]);
-    int64_t e, s;
-    for (int k = 0; k < 3; k++)
-        if (!sview_role(n->in[i], sv, &rl[i][k], &e, &s)) return false;
-    return true;
-}
-
-/* The result's axes: batch, then lhs free (rows), then rhs free (columns). */
-static void result_roles(const ts_node *n, role *b, role *r, role *cl)
-{
-    role lb, rb, lc, rc, lf, rf;
-    roles_of(n, &lb, &rb, &lc, &rc, &lf, &rf);
-    int a = 0;
-    b->n = lb.n, r->n = lf.n, cl->n = rf.n;
-    for (int i = 0; i < lb.n; i++) b->ax[i] = a++;
-    for (int i = 0; i < lf.n; i++) r->ax[i] = a++;
-    for (int i = 0; i < rf.n; i++) cl->ax[i] = a++;
-}
-
-bool ts_dot_result_strided(const ts_node *n, const ts_sview *sv)
-{
-    role b, r, cl;
-    result_roles(n, &b, &r, &cl);
-    int64_t e, s, ec, sc;
-    return sview_role(n->out[0], sv, &b, &e, &s) && sview_role(n->out[0], sv, &r, &e, &s) &&
-           sview_role(n->out[0], sv, &cl, &ec, &sc) && (sc == 1 || ec == 1);
-}
+/* ---- operand geometry ---------------------------------------------------------------- */
 
 /* The extent of a merged role of v and the stride of its innermost axis
  * (an empty role: extent 1, stride 0). */
-static void role_geom(lctx *c, const ts_value *v, const role *r, ts_lx **ext, ts_lx **stride)
+static void role_geom(lctx *c, const ts_value *v, const ts_role *r, ts_lx **ext, ts_lx **stride)
 {
     *ext = ts_lx_int(c->p, 1);
     *stride = ts_lx_int(c->p, r->n ? 1 : 0);
@@ -113,10 +22,10 @@ static void role_geom(lctx *c, const ts_value *v, const role *r, ts_lx **ext, ts
 
 /* role_geom for an operand read through a strided view (fusion checked
  * that the role merges). */
-static void sview_geom(lctx *c, const ts_value *v, const ts_sview *sv, const role *r, ts_lx **ext, ts_lx **stride)
+static void sview_geom(lctx *c, const ts_value *v, const ts_sview *sv, const ts_role *r, ts_lx **ext, ts_lx **stride)
 {
     int64_t e = 1, s = 0;
-    if (!sview_role(v, sv, r, &e, &s)) ts_lprog_fail(c->p, TS_ERR_INTERNAL, "a dot operand's view does not merge");
+    if (!ts_view_role(v, sv, r, &e, &s)) ts_lprog_fail(c->p, TS_ERR_INTERNAL, "a dot operand's view does not merge");
     *ext = ts_lx_int(c->p, e);
     *stride = ts_lx_int(c->p, s);
 }
@@ -141,8 +50,8 @@ static ts_ltmpl *new_tmpl(lctx *c, ts_tmpl_kind kind, const ts_node *n, const ts
 
 static void lower_gemm(lctx *c, const ts_node *n, const ts_value *out)
 {
-    role lb, rb, lc, rc, lf, rf;
-    roles_of(n, &lb, &rb, &lc, &rc, &lf, &rf);
+    ts_role lb, rb, lc, rc, lf, rf;
+    ts_dot_roles(n, &lb, &rb, &lc, &rc, &lf, &rf);
     ts_ltmpl *t = new_tmpl(c, TS_TMPL_GEMM, n, out);
     if (!t) return;
     const ts_value *l = n->in[0], *r = n->in[1];
@@ -156,14 +65,14 @@ static void lower_gemm(lctx *c, const ts_node *n, const ts_value *out)
     /* an operand left unstored by fusion is read in place through its
      * layout ops: the stored base, an offset, the view's strides (static) */
     ts_sview sv;
-    if (!c->f->mat[l->id] && ts_fuse_sview(c->f, l, &sv)) {
+    if (!c->f->mat[l->id] && ts_view_strided(c->f->mat, l, &sv)) {
         t->a = ts_lkernel_buf(c->p, c->k, sv.base, false);
         t->a_off = sv.off;
         sview_geom(c, l, &sv, &lf, &m, &a_rs);
         sview_geom(c, l, &sv, &lc, &k, &a_cs);
         sview_geom(c, l, &sv, &lb, &batch, &a_bs);
     }
-    if (!c->f->mat[r->id] && ts_fuse_sview(c->f, r, &sv)) {
+    if (!c->f->mat[r->id] && ts_view_strided(c->f->mat, r, &sv)) {
         t->b = ts_lkernel_buf(c->p, c->k, sv.base, false);
         t->b_off = sv.off;
         sview_geom(c, r, &sv, &rc, &unused, &b_rs);
@@ -389,11 +298,11 @@ static void lower_epilogue(lctx *c, const ts_node *n, const ts_value *v, int spl
 static void result_strides(lctx *c, const ts_node *n)
 {
     ts_sview sv;
-    role b, r, cl;
+    ts_role b, r, cl;
     int64_t e, bs = 0, rs = 0;
-    result_roles(n, &b, &r, &cl);
-    if (!c->k->tmpl || !ts_fuse_cview(n->out[0], c->f->cout[n->id], &sv) || !sview_role(n->out[0], &sv, &b, &e, &bs) ||
-        !sview_role(n->out[0], &sv, &r, &e, &rs)) {
+    ts_dot_result_roles(n, &b, &r, &cl);
+    if (!c->k->tmpl || !ts_view_into(n->out[0], c->f->cout[n->id], &sv) || !ts_view_role(n->out[0], &sv, &b, &e, &bs) ||
+        !ts_view_role(n->out[0], &sv, &r, &e, &rs)) {
         ts_lprog_fail(c->p, TS_ERR_INTERNAL, "a dot's stored layout does not merge");
         return;
     }
@@ -416,8 +325,8 @@ void ts_lw_template(lctx *c, const ts_group *g)
     if (v != d && c->k->tmpl) {
         int split = n->op == TS_OP_CONV ? 2 : d->type.rank;
         if (n->op == TS_OP_DOT) {   /* rows: batch and lhs free axes; columns: rhs free axes */
-            role lb, rb, lc, rc, lf, rf;
-            roles_of(n, &lb, &rb, &lc, &rc, &lf, &rf);
+            ts_role lb, rb, lc, rc, lf, rf;
+            ts_dot_roles(n, &lb, &rb, &lc, &rc, &lf, &rf);
             split = d->type.rank - rf.n;
         }
         affine af;

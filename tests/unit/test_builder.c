@@ -6,7 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "build/builder.h"
+#include "builder/builder.h"
 #include "interp/interp.h"
 
 static ts_graph *new_graph(void)

@@ -3,7 +3,7 @@
  * the interpreter's kernel as a fallback node. */
 #include "codegen/cpu/emit.h"
 
-#include "lower/lower.h"
+#include "lower/view.h"
 
 static bool reduce_op(ts_op op)
 {

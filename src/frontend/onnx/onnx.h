@@ -18,7 +18,7 @@
 #ifndef TS_ONNX_H
 #define TS_ONNX_H
 
-#include "build/builder.h"
+#include "builder/builder.h"
 
 #include <limits.h>
 

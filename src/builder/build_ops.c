@@ -1,7 +1,7 @@
 /* build_ops.c — the builder's convenience calls: numpy-style broadcasting,
  * layout helpers, reductions with keepdims, dot and matmul. Each one only
  * prepares operands and attributes and goes through ts_b_node. */
-#include "build/builder.h"
+#include "builder/builder.h"
 
 #include <stdio.h>
 #include <string.h>

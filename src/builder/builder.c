@@ -1,7 +1,7 @@
 /* builder.c — the builder's core: sticky errors, operand checks, and the
  * one path every node takes (hash-cons lookup, create, fold, simplify,
  * remember). The convenience calls are in build_ops.c. */
-#include "build/builder.h"
+#include "builder/builder.h"
 
 #include <stdio.h>
 #include <string.h>

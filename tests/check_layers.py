@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""check_layers.py — the include graph follows docs/architecture.md: each
+layer of src/ includes only the layers below it (the table's "may use"
+column), fusion does not call back into the lowering that calls it
+(fusion -> view <- lowering), and the command line (tools/) includes the
+public header and its own headers only, but for the internal headers
+listed in TOOLS_PENDING (issue 29 removes them; a listed one no longer
+included fails the check, so the list only shrinks).
+
+    python3 tests/check_layers.py
+
+Prints "N passed, N failed"; standard library only.
+"""
+import os
+import re
+import sys
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+BELOW = {
+    "core": set(),
+    "ir": {"core"},
+    "interp": {"ir", "core"},
+    "passes": {"interp", "ir", "core"},
+    "builder": {"passes", "interp", "ir", "core"},
+    "frontend": {"builder", "passes", "interp", "ir", "core"},
+    "lower": {"ir", "core"},
+    "codegen": {"lower", "ir", "core"},
+    "runtime": {"core"},
+    "io": {"core"},
+    "backend": {"codegen", "lower", "runtime", "interp", "ir", "core"},
+    "api": {"backend", "codegen", "lower", "runtime", "interp", "ir", "core", "io", "passes", "builder", "frontend"},
+}
+# fusion and the view analysis sit below lowering: they never include it
+LOWER_ONE_WAY = {"fuse.c", "fuse_row.c", "fuse.h", "view.c", "view.h"}
+LOWERING = {"lower/lower.h", "lower/lower_int.h", "lower/plan.h"}
+# tools/ FILE -> internal headers it still includes (to go: issue 29)
+TOOLS_PENDING = {
+    ("cli.h", "core/core.h"), ("check_case.c", "core/dtype.h"), ("cli.c", "core/dtype.h"),
+    ("cmd_cache.c", "backend/cpu/jit.h"), ("cmd_ir.c", "backend/cpu/cpu.h"), ("cmd_ir.c", "ir/ir.h"),
+    ("cmd_ir.c", "passes/passes.h"), ("cmd_prims.c", "interp/interp.h"), ("cmd_prims.c", "ir/ir.h"),
+    ("cmd_run.c", "ir/ir.h"), ("cmd_run.c", "passes/passes.h"), ("onnx_inputs.c", "onnx.pb-c.h"),
+    ("cmd_onnx.c", "frontend/onnx/onnx.h"),
+}
+
+passed = failed = 0
+
+
+def check(name, ok, detail=""):
+    global passed, failed
+    if ok:
+        passed += 1
+    else:
+        failed += 1
+        print("FAIL %s%s" % (name, (": " + detail) if detail else ""), file=sys.stderr)
+
+
+def includes(path):
+    with open(path, encoding="utf-8", errors="replace") as f:
+        return re.findall(r'^\s*#\s*include\s+"([^"]+)"', f.read(), re.M)
+
+
+def layer_of(path):
+    return os.path.relpath(path, os.path.join(ROOT, "src")).split(os.sep)[0]
+
+
+def check_src():
+    for d, _, files in os.walk(os.path.join(ROOT, "src")):
+        for name in sorted(files):
+            if not name.endswith((".c", ".h")) or "/rt" in d.replace(os.sep, "/"):
+                continue
+            path = os.path.join(d, name)
+            me = layer_of(path)
+            for inc in includes(path):
+                top = inc.split("/")[0]
+                if "/" not in inc or top not in BELOW:   # same folder, the public header, generated code
+                    continue
+                rel = os.path.relpath(path, ROOT)
+                check("%s includes %s" % (rel, inc), top == me or top in BELOW[me],
+                      "layer %s may use %s" % (me, ", ".join(sorted(BELOW[me])) or "nothing"))
+                if me == "lower" and name in LOWER_ONE_WAY:
+                    check("%s does not call back into lowering" % rel, inc not in LOWERING,
+                          "fusion -> view <- lowering, one way")
+
+
+def check_tools():
+    seen = set()
+    tools = os.path.join(ROOT, "tools")
+    for name in sorted(os.listdir(tools)):
+        if not name.endswith((".c", ".h")):
+            continue
+        for inc in includes(os.path.join(tools, name)):
+            local = os.path.exists(os.path.join(tools, inc))
+            if local or inc == "tessera.h":
+                continue
+            seen.add((name, inc))
+            check("tools/%s includes %s" % (name, inc), (name, inc) in TOOLS_PENDING,
+                  "tools/ uses include/tessera.h only (issue 29)")
+    for name, inc in sorted(TOOLS_PENDING - seen):
+        check("TOOLS_PENDING: tools/%s still includes %s" % (name, inc), False, "take it off the list")
+
+
+def main():
+    check_src()
+    check_tools()
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
