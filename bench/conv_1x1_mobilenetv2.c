@@ -26,8 +26,8 @@
 #define _POSIX_C_SOURCE 199309L /* clock_gettime under -std=c11 */
 #endif
 #include "bench_clock.h"
-#include "codegen/cpu/rt/scalar.h"
-#include "codegen/cpu/rt/tsrt_conv.h"
+#include "kernels/cpu/scalar.h"
+#include "kernels/cpu/tsrt_conv.h"
 
 #include <stdio.h>
 #include <stdlib.h>

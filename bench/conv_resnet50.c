@@ -32,7 +32,7 @@
  * cores would take, less the start and the join; "cpu ms" is both shares:
  * the split's total work). */
 #include "bench_clock.h"
-#include "codegen/cpu/rt/tsrt_conv.h"
+#include "kernels/cpu/tsrt_conv.h"
 
 #include <math.h>
 #include <pthread.h>

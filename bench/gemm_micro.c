@@ -1,4 +1,4 @@
-/* gemm_micro.c — how close the tsrt kernels (src/codegen/cpu/rt) come to
+/* gemm_micro.c — how close the tsrt kernels (src/kernels/cpu) come to
  * this machine's fp32 FMA peak.
  *
  *   cc -O3 -march=native -Isrc bench/gemm_micro.c -o gemm_micro -lpthread -lm
@@ -23,8 +23,8 @@
  * threads meet at a barrier before and after each run.
  * The OpenBLAS peer figure comes from bench/gemm_numpy.py (same shapes). */
 #include "bench_clock.h"
-#include "codegen/cpu/rt/tsrt_conv.h"
-#include "codegen/cpu/rt/tsrt_gemm.h"
+#include "kernels/cpu/tsrt_conv.h"
+#include "kernels/cpu/tsrt_gemm.h"
 
 #include <pthread.h>
 #include <stdio.h>

@@ -109,7 +109,7 @@ typedef struct ts_lkernel {
 
 enum { TS_NEEDS_GEMM = 1, TS_NEEDS_CONV = 2 };
 
-/* A contraction kernel calls a runtime template (codegen/cpu/rt/): its
+/* A contraction kernel calls a runtime template (kernels/cpu/): its
  * arguments are expressions over D, its epilogue a loop body run on each
  * finished block of the output, with block parameters P0..P5 = m0, n0,
  * mb, nb, rs, cs and the block itself as buffer TS_LBUF_BLOCK. */

@@ -1,4 +1,4 @@
-/* avx512_emu.h — lets the AVX-512 micro-kernel of src/codegen/cpu/rt run on
+/* avx512_emu.h — lets the AVX-512 micro-kernel of src/kernels/cpu run on
  * a machine without AVX-512: the few intrinsics it uses, as GCC/Clang
  * 64-byte vector extensions. Included (before the tsrt headers) by
  * test_rt_gemm.c and test_rt_conv.c when built with -DTSRT_TEST_AVX512_EMU

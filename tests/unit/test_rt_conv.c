@@ -1,4 +1,4 @@
-/* test_rt_conv.c — tsrt_conv (src/codegen/cpu/rt) against a naive loop
+/* test_rt_conv.c — tsrt_conv (src/kernels/cpu) against a naive loop
  * accumulating in double: every combination of padding (0, 1, 2, negative,
  * asymmetric), stride, kernel dilation, input dilation and groups (1, 2,
  * depthwise with channel multiplier 1 and 2) on small images with several
@@ -15,7 +15,7 @@
 #ifdef TSRT_TEST_AVX512_EMU
 #include "avx512_emu.h" /* the AVX-512 kernel, emulated */
 #endif
-#include "codegen/cpu/rt/tsrt_conv.h"
+#include "kernels/cpu/tsrt_conv.h"
 #include "te_ref.h"
 
 #include <float.h>

@@ -1,4 +1,4 @@
-/* test_rt_gemm.c — tsrt_sgemm (src/codegen/cpu/rt) against a naive loop
+/* test_rt_gemm.c — tsrt_sgemm (src/kernels/cpu) against a naive loop
  * that accumulates in double: many shapes (1, odd, primes, sizes that cross
  * the MR/NR/KC/MC/NC blocks), every operand layout (row-major, transposed,
  * padded, fully strided), beta 0 and 1, batches, the epilogue (bias + relu,
@@ -14,7 +14,7 @@
 #ifdef TSRT_TEST_AVX512_EMU
 #include "avx512_emu.h" /* the AVX-512 kernel, emulated */
 #endif
-#include "codegen/cpu/rt/tsrt_gemm.h"
+#include "kernels/cpu/tsrt_gemm.h"
 #include "te_ref.h"
 
 #include <float.h>

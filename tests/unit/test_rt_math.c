@@ -1,5 +1,5 @@
 /* test_rt_math.c — the f32 tsrt_expf, tsrt_logf, tsrt_tanhf, tsrt_erff of
- * src/codegen/cpu/rt/scalar.h against libm's f64 functions: the special
+ * src/kernels/cpu/scalar.h against libm's f64 functions: the special
  * values of docs/primitives.md exactly (NaN, ±inf, ±0 with its sign,
  * overflow to inf, underflow to subnormals and 0), then every 211th f32 bit
  * pattern of each function (20 million inputs, both signs, every exponent)
@@ -15,7 +15,7 @@
  * error and where it occurs; `--bench` times the functions against libm. */
 #define _POSIX_C_SOURCE 200809L
 #include "check.h"
-#include "codegen/cpu/rt/scalar.h"
+#include "kernels/cpu/scalar.h"
 
 #include <math.h>
 #include <pthread.h>

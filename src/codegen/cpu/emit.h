@@ -1,7 +1,7 @@
 /* emit.h — loop IR to C (emit_c.c).
  *
  * A generated translation unit is C11: the runtime headers of
- * src/codegen/cpu/rt/ (embedded at build time) or, for contraction
+ * src/kernels/cpu/ (embedded at build time) or, for contraction
  * templates compiled in a unit of their own, their interface, then one
  * function per kernel:
  *
