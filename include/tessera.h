@@ -35,6 +35,7 @@
 #ifndef TESSERA_H
 #define TESSERA_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -124,6 +125,17 @@ const int64_t *ts_tensor_shape(const ts_tensor *t);
 int64_t ts_tensor_numel(const ts_tensor *t);
 void *ts_tensor_data(const ts_tensor *t);
 size_t ts_tensor_nbytes(const ts_tensor *t);
+/* Element i of t (row-major, 0 <= i < numel) converted as C converts
+ * (bool 0/1, f16 and bf16 widened); 0 (NaN for f64) when t is NULL or i
+ * out of range. ts_tensor_set_f64 stores v converted to t's dtype (bf16
+ * and f16 rounded to nearest even); out of range does nothing. */
+double ts_tensor_get_f64(const ts_tensor *t, int64_t i);
+int64_t ts_tensor_get_i64(const ts_tensor *t, int64_t i);
+uint64_t ts_tensor_get_u64(const ts_tensor *t, int64_t i);
+void ts_tensor_set_f64(ts_tensor *t, int64_t i, double v);
+/* Whether dt is a floating-point format (f16, bf16, f32, f64 and the 8-
+ * and 4-bit float storage types). */
+bool ts_dtype_is_fp(ts_dtype dt);
 
 /* NumPy .npy files (format 1.0-3.0, little or big endian, C order). */
 ts_status ts_npy_read(const char *path, ts_tensor **out, ts_err *err);

@@ -6,8 +6,6 @@
  * tensors compare one by one. */
 #include "check.h"
 
-#include "core/dtype.h"
-
 #include <ctype.h>
 #include <dirent.h>
 #include <math.h>
@@ -303,16 +301,16 @@ static void index_text(char *out, size_t n, const ts_tensor *t, int64_t i)
     memmove(out, strchr(out, '['), strlen(strchr(out, '[')) + 1);
 }
 
-static bool close_enough(const case_state *st, ts_dtype dt, const void *g, const void *e, int64_t i)
+static bool close_enough(const case_state *st, ts_dtype dt, const ts_tensor *g, const ts_tensor *e, int64_t i)
 {
     if (ts_dtype_is_fp(dt)) {
-        double a = ts_elem_get_f64(dt, g, i), x = ts_elem_get_f64(dt, e, i);
+        double a = ts_tensor_get_f64(g, i), x = ts_tensor_get_f64(e, i);
         if (isnan(a) || isnan(x)) return isnan(a) && isnan(x);
         if (a == x) return true;
         return isfinite(a) && isfinite(x) && fabs(a - x) <= st->atol + st->rtol * fabs(x);
     }
-    if (dt == TS_DTYPE_U64) return ts_elem_get_u64(dt, g, i) == ts_elem_get_u64(dt, e, i);
-    return ts_elem_get_i64(dt, g, i) == ts_elem_get_i64(dt, e, i);
+    if (dt == TS_DTYPE_U64) return ts_tensor_get_u64(g, i) == ts_tensor_get_u64(e, i);
+    return ts_tensor_get_i64(g, i) == ts_tensor_get_i64(e, i);
 }
 
 /* "output 0 (y)" */
@@ -340,7 +338,7 @@ static bool compare(case_state *st, int k, int j, const ts_tensor *got, const ts
     }
     int64_t n = ts_tensor_numel(want), bad = 0, first = -1;
     for (int64_t i = 0; i < n; i++)
-        if (!close_enough(st, dt, ts_tensor_data(got), ts_tensor_data(want), i)) bad++, first = first < 0 ? i : first;
+        if (!close_enough(st, dt, got, want, i)) bad++, first = first < 0 ? i : first;
     if (!bad) return true;
     char idx[256];
     index_text(idx, sizeof idx, want, first);

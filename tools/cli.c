@@ -2,8 +2,6 @@
  * parsing, files by extension. See cli.h. */
 #include "cli.h"
 
-#include "core/dtype.h"
-
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -301,8 +299,8 @@ void elem_text(char *out, size_t n, const ts_tensor *t, int64_t i)
     ts_dtype dt = ts_tensor_dtype(t);
     const void *d = ts_tensor_data(t);
     if (dt == TS_DTYPE_BOOL) snprintf(out, n, "%s", ((const uint8_t *)d)[i] ? "true" : "false");
-    else if (ts_dtype_is_fp(dt) && isnan(ts_elem_get_f64(dt, d, i))) snprintf(out, n, "nan");  /* not "-nan" */
-    else if (ts_dtype_is_fp(dt)) snprintf(out, n, "%.9g", ts_elem_get_f64(dt, d, i));
-    else if (dt == TS_DTYPE_U64) snprintf(out, n, "%llu", (unsigned long long)ts_elem_get_u64(dt, d, i));
-    else snprintf(out, n, "%lld", (long long)ts_elem_get_i64(dt, d, i));
+    else if (ts_dtype_is_fp(dt) && isnan(ts_tensor_get_f64(t, i))) snprintf(out, n, "nan");  /* not "-nan" */
+    else if (ts_dtype_is_fp(dt)) snprintf(out, n, "%.9g", ts_tensor_get_f64(t, i));
+    else if (dt == TS_DTYPE_U64) snprintf(out, n, "%llu", (unsigned long long)ts_tensor_get_u64(t, i));
+    else snprintf(out, n, "%lld", (long long)ts_tensor_get_i64(t, i));
 }

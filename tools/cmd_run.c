@@ -217,7 +217,7 @@ static void print_tensor(const char *label, const ts_tensor *t)
     int64_t n = ts_tensor_numel(t);
     for (int64_t i = 0; i < n && i < 8; i++) {
         if (ts_dtype_is_fp(ts_tensor_dtype(t)))
-            snprintf(v, sizeof v, "%.6g", ts_elem_get_f64(ts_tensor_dtype(t), ts_tensor_data(t), i));
+            snprintf(v, sizeof v, "%.6g", ts_tensor_get_f64(t, i));
         else elem_text(v, sizeof v, t, i);
         printf("%s%s", i ? ", " : "", v);
     }
@@ -257,7 +257,7 @@ static ts_status npy_compatible(ts_tensor *t, ts_tensor **out, ts_err *err)
     }
     TS_TRY(ts_tensor_new(TS_DTYPE_F32, ts_tensor_rank(t), ts_tensor_shape(t), out, err));
     for (int64_t i = 0; i < ts_tensor_numel(t); i++)
-        ts_elem_set_f64(TS_DTYPE_F32, ts_tensor_data(*out), i, ts_elem_get_f64(TS_DTYPE_BF16, ts_tensor_data(t), i));
+        ts_tensor_set_f64(*out, i, ts_tensor_get_f64(t, i));
     return TS_OK;
 }
 

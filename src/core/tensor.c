@@ -1,6 +1,9 @@
 /* tensor.c — host tensors. */
 #include "tensor.h"
 
+#include "dtype.h"
+
+#include <math.h>
 #include <stdatomic.h>
 #include <string.h>
 
@@ -106,6 +109,29 @@ const int64_t *ts_tensor_shape(const ts_tensor *t) { return t->shape; }
 int64_t ts_tensor_numel(const ts_tensor *t) { return t->numel; }
 void *ts_tensor_data(const ts_tensor *t) { return t->data; }
 size_t ts_tensor_nbytes(const ts_tensor *t) { return t->nbytes; }
+
+static bool in_range(const ts_tensor *t, int64_t i) { return t && i >= 0 && i < t->numel; }
+
+double ts_tensor_get_f64(const ts_tensor *t, int64_t i)
+{
+    if (!in_range(t, i)) return t && t->dtype == TS_DTYPE_F64 ? NAN : 0;
+    return ts_elem_get_f64(t->dtype, t->data, i);
+}
+
+int64_t ts_tensor_get_i64(const ts_tensor *t, int64_t i)
+{
+    return in_range(t, i) ? ts_elem_get_i64(t->dtype, t->data, i) : 0;
+}
+
+uint64_t ts_tensor_get_u64(const ts_tensor *t, int64_t i)
+{
+    return in_range(t, i) ? ts_elem_get_u64(t->dtype, t->data, i) : 0;
+}
+
+void ts_tensor_set_f64(ts_tensor *t, int64_t i, double v)
+{
+    if (in_range(t, i)) ts_elem_set_f64(t->dtype, t->data, i, v);
+}
 
 ts_status ts_tensor_clone(const ts_tensor *t, ts_tensor **out, ts_err *err)
 {
