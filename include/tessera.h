@@ -276,6 +276,21 @@ int64_t ts_session_peak_bytes(const ts_session *s);
 ts_status ts_session_profile(ts_session *s, int enable, ts_err *err);
 ts_status ts_session_write_profile(ts_session *s, const char *path, ts_err *err);
 
+/* ---- the compiled-code cache -------------------------------------------
+ * Where the cpu target keeps the modules it compiled ($TESSERA_CACHE_DIR,
+ * else $XDG_CACHE_HOME/tessera, else ~/.cache/tessera; opts->cache_dir
+ * when opts is not NULL and sets it), trimmed to a size after each
+ * build, least recently used first (docs/runtime.md). */
+ts_status ts_cache_dir(const ts_session_opts *opts, char *buf, size_t cap, ts_err *err);
+/* The entries (compiled modules) and their bytes, sources included; a
+ * cache directory that does not exist yet is empty. */
+ts_status ts_cache_usage(const ts_session_opts *opts, int64_t *entries, int64_t *bytes, ts_err *err);
+/* The size the cache is trimmed to: $TESSERA_CACHE_MAX_MB, else 1 GiB. */
+int64_t ts_cache_limit_bytes(void);
+/* Remove least recently used entries until at most max_bytes remain (0:
+ * all); *removed (may be NULL) counts them. */
+ts_status ts_cache_trim(const ts_session_opts *opts, int64_t max_bytes, int64_t *removed, ts_err *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -2,8 +2,6 @@
  * target's compiled-module cache holds, and emptying or trimming it. */
 #include "cli.h"
 
-#include "backend/cpu/jit.h"
-
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -13,9 +11,9 @@ static int print_usage(const char *dir)
 {
     int64_t entries, bytes;
     ts_err err = {0};
-    if (ts_jit_cache_usage(NULL, &entries, &bytes, &err) != TS_OK) return fail_err(&err);
+    if (ts_cache_usage(NULL, &entries, &bytes, &err) != TS_OK) return fail_err(&err);
     printf("cache dir=%s entries=%lld bytes=%lld limit_bytes=%lld\n", dir, (long long)entries, (long long)bytes,
-           (long long)ts_jit_cache_limit_bytes());
+           (long long)ts_cache_limit_bytes());
     return 0;
 }
 
@@ -23,7 +21,7 @@ int cmd_cache(int argc, char **argv)
 {
     char dir[PATH_MAX];
     ts_err err = {0};
-    if (ts_jit_cache_dir(NULL, dir, sizeof dir, &err) != TS_OK) return fail_err(&err);
+    if (ts_cache_dir(NULL, dir, sizeof dir, &err) != TS_OK) return fail_err(&err);
     if (argc == 0 || strcmp(argv[0], "info") == 0) {
         if (argc > 1) return fail("cache info: unexpected argument '%s'", argv[1]);
         return print_usage(dir);
@@ -46,7 +44,7 @@ int cmd_cache(int argc, char **argv)
         max_bytes = (int64_t)mb << 20;
     }
     int64_t removed;
-    if (ts_jit_cache_trim(NULL, max_bytes, NULL, &removed, &err) != TS_OK) return fail_err(&err);
+    if (ts_cache_trim(NULL, max_bytes, &removed, &err) != TS_OK) return fail_err(&err);
     printf("removed %lld entries\n", (long long)removed);
     return print_usage(dir);
 }
