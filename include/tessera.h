@@ -180,6 +180,12 @@ ts_status ts_onnx_write_tensor(const char *path, const ts_tensor *t, const char 
 /* A description of the model for people: inputs, outputs, opsets, and an
  * operator histogram marking operators tessera cannot assemble. */
 ts_status ts_onnx_info(const char *path, char **text, ts_err *err);
+/* The ONNX operator table, one row per decomposition: row i's domain (""
+ * for the default one), op type and the model opsets it serves, since ..
+ * until (-1: to the latest). TS_ERR_INVALID_ARG past the last row
+ * (ts_onnx_op_count). The strings are static. */
+int ts_onnx_op_count(void);
+ts_status ts_onnx_op_at(int i, const char **domain, const char **op_type, int *since, int *until, ts_err *err);
 
 /* ---- ONNX sequences and optionals --------------------------------------
  * tessera's graphs hold tensors only. An ONNX input or output that is a

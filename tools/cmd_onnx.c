@@ -5,9 +5,6 @@
  * for scripts/onnx_coverage.py. */
 #include "cli.h"
 
-#include "frontend/onnx/onnx.h"
-
-#include <limits.h>
 #include <string.h>
 
 int cmd_info(int argc, char **argv)
@@ -27,17 +24,17 @@ int cmd_info(int argc, char **argv)
 
 /* Rows of other domains name their op "domain.OpType", as `tessera info`
  * does. */
-static void print_row(const char *domain, const onnx_op_entry *e, void *ud)
-{
-    (void)ud;
-    if (domain[0]) printf("%s.", domain);
-    if (e->until == INT_MAX) printf("%s %d max\n", e->op_type, e->since);
-    else printf("%s %d %d\n", e->op_type, e->since, e->until);
-}
-
 int cmd_onnx_ops(int argc, char **argv)
 {
     if (argc > 0) return fail("onnx-ops takes no arguments");
-    onnx_each_op(print_row, NULL);
+    for (int i = 0; i < ts_onnx_op_count(); i++) {
+        const char *domain, *op;
+        int since, until;
+        ts_err err = {0};
+        if (ts_onnx_op_at(i, &domain, &op, &since, &until, &err) != TS_OK) return fail_err(&err);
+        if (domain[0]) printf("%s.", domain);
+        if (until < 0) printf("%s %d max\n", op, since);
+        else printf("%s %d %d\n", op, since, until);
+    }
     return 0;
 }

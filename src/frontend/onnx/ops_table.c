@@ -71,3 +71,36 @@ void onnx_each_op(void (*fn)(const char *domain, const onnx_op_entry *e, void *u
     for (size_t d = 0; d < COUNT(other_domains); d++)
         for (const onnx_op_entry *e = other_domains[d].ops; e->op_type; e++) fn(other_domains[d].domain, e, ud);
 }
+
+/* ---- the public table (tessera.h) -------------------------------------------------- */
+
+typedef struct row_walk {
+    int want, at;
+    const char *domain;
+    const onnx_op_entry *e;
+} row_walk;
+
+static void count_row(const char *domain, const onnx_op_entry *e, void *ud)
+{
+    row_walk *w = ud;
+    if (w->at++ == w->want) w->domain = domain, w->e = e;
+}
+
+int ts_onnx_op_count(void)
+{
+    row_walk w = {-1, 0, NULL, NULL};
+    onnx_each_op(count_row, &w);
+    return w.at;
+}
+
+ts_status ts_onnx_op_at(int i, const char **domain, const char **op_type, int *since, int *until, ts_err *err)
+{
+    row_walk w = {i, 0, NULL, NULL};
+    if (i >= 0) onnx_each_op(count_row, &w);
+    if (!w.e) return ts_err_set(err, TS_ERR_INVALID_ARG, "ONNX operator row %d: the table has %d rows", i, w.at);
+    if (domain) *domain = w.domain;
+    if (op_type) *op_type = w.e->op_type;
+    if (since) *since = w.e->since;
+    if (until) *until = w.e->until == INT_MAX ? -1 : w.e->until;
+    return TS_OK;
+}
