@@ -282,6 +282,31 @@ int64_t ts_session_peak_bytes(const ts_session *s);
 ts_status ts_session_profile(ts_session *s, int enable, ts_err *err);
 ts_status ts_session_write_profile(ts_session *s, const char *path, ts_err *err);
 
+/* ---- the primitive table --------------------------------------------------
+ * The closed set every operator is assembled from (docs/primitives.md),
+ * as `tessera prims` lists it. */
+typedef struct ts_prim_desc {
+    const char *name;         /* "add" */
+    int min_in, max_in;       /* operands; max_in -1: any number */
+    int n_out;                /* results; -1: as many as the node says */
+    unsigned flags;           /* bit i set: ts_prim_flag_name(i) holds */
+    const char *attrs;        /* the attribute schema as the table writes it ("" for none) */
+    int n_regions;            /* if/while bodies */
+    const char *const *region_names;
+    int interp;               /* 1: the interpreter has a kernel; 2: declared only (needs a
+                               * multi-process runtime); 0: none */
+} ts_prim_desc;
+int ts_prim_count(void);
+/* Primitive i (0 <= i < ts_prim_count()) into *out (static strings). */
+ts_status ts_prim_describe(int i, ts_prim_desc *out, ts_err *err);
+/* The name of flag bit `bit` ("ew", "comm", "cmp", "reduce", "layout",
+ * "control", "side", "fresh"), or NULL. */
+const char *ts_prim_flag_name(int bit);
+/* Add to counts[i] (ts_prim_count() entries) the test cases under dir
+ * (IR text files, recursively) that use primitive i. Returns the number
+ * of files read, or -1 with err set. */
+int ts_prim_count_tests(const char *dir, int *counts, ts_err *err);
+
 /* ---- the compiled-code cache -------------------------------------------
  * Where the cpu target keeps the modules it compiled ($TESSERA_CACHE_DIR,
  * else $XDG_CACHE_HOME/tessera, else ~/.cache/tessera; opts->cache_dir
