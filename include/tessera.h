@@ -152,8 +152,23 @@ void ts_graph_free(ts_graph *g);
 /* The canonical text form; the caller frees *out with ts_free_string. */
 ts_status ts_graph_to_text(const ts_graph *g, char **out, ts_err *err);
 void ts_free_string(char *s);
+/* The graph as Graphviz dot text (`tessera ir --dot`); free with
+ * ts_free_string. */
+ts_status ts_graph_to_dot(const ts_graph *g, char **out, ts_err *err);
 /* Run a comma-separated pass list ("dce,cse,fold,simplify" or "default"). */
 ts_status ts_graph_run_passes(ts_graph *g, const char *passes, ts_err *err);
+/* The same, and after every run of the pass named dump_after ("all": of
+ * every pass) the graph as IR text under a "# after NAME" line, all of it
+ * in *dump (free with ts_free_string). */
+ts_status ts_graph_run_passes_dump(ts_graph *g, const char *passes, const char *dump_after, char **dump,
+                                   ts_err *err);
+/* The passes, in pipeline order: i from 0; NULL past the last. */
+const char *ts_pass_name(int i);
+/* What a target makes of a graph, as text, without running it: what "c"
+ * (the generated source) or "loops" (the fusion listing, then each
+ * kernel's loop IR). TS_ERR_UNSUPPORTED for a target that generates no
+ * code (interp) or an unknown what. Free *text with ts_free_string. */
+ts_status ts_graph_describe(const ts_graph *g, const char *target, const char *what, char **text, ts_err *err);
 
 int ts_graph_num_inputs(const ts_graph *g);
 int ts_graph_num_outputs(const ts_graph *g);

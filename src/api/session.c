@@ -85,6 +85,16 @@ ts_status ts_session_new_opts(const ts_graph *g, const char *target, const ts_se
 
 const char *ts_session_target(const ts_session *s) { return s ? s->b->name : NULL; }
 
+ts_status ts_graph_describe(const ts_graph *g, const char *target, const char *what, char **text, ts_err *err)
+{
+    if (!g || !what || !text) return ts_err_set(err, TS_ERR_INVALID_ARG, "ts_graph_describe: NULL argument");
+    *text = NULL;
+    const ts_backend *b = target ? ts_backend_find(target) : ts_backend_at(0);
+    if (!b) return ts_err_set(err, TS_ERR_UNSUPPORTED, "unknown target '%s'", target);
+    if (!b->describe) return ts_err_set(err, TS_ERR_UNSUPPORTED, "the %s target generates no code to show", b->name);
+    return b->describe(g, what, text, err);
+}
+
 const char *ts_target_name(int i)
 {
     const ts_backend *b = ts_backend_at(i);

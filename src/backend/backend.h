@@ -49,6 +49,10 @@ typedef struct ts_backend {
      * write them as a Chrome trace. [TS_ERR_UNSUPPORTED naming the target] */
     ts_status (*profile)(ts_module *m, int enable, ts_err *err);
     ts_status (*write_profile)(ts_module *m, const char *path, ts_err *err);
+    /* What it makes of g, as text, without running it: what "c" (or the
+     * target's language: its generated source) or "loops" (the fusion and
+     * loop IR listing). [TS_ERR_UNSUPPORTED: generates no code] */
+    ts_status (*describe)(const ts_graph *g, const char *what, char **text, ts_err *err);
     /* Whether this target's toolchain works here at all, as opposed to
      * rejecting one graph: the default target falls back to the
      * interpreter only when this fails with TS_ERR_TOOLCHAIN. [TS_OK] */

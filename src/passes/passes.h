@@ -32,8 +32,7 @@ const ts_pass *ts_pass_table(int *count);
  * written to out as IR text under a "# after NAME" line. dump_after NULL
  * dumps nothing. An unknown pass name, in either list, is
  * TS_ERR_INVALID_ARG naming the available ones; nothing runs then. */
-ts_status ts_graph_run_passes_dump(ts_graph *g, const char *passes, const char *dump_after,
-                                   FILE *out, ts_err *err);
+ts_status ts_pass_run_dump(ts_graph *g, const char *passes, const char *dump_after, FILE *out, ts_err *err);
 
 /* The default pipeline repeats simplify,fold,cse,dce until nothing changes,
  * at most this many rounds. */

@@ -3,6 +3,7 @@
  * default pipeline to a fixed point, dump IR text after a named pass. */
 #include "passes/passes.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static const ts_pass pipeline[] = {
@@ -127,8 +128,7 @@ static ts_status validate(const char *passes, const char *dump_after, ts_err *er
     return TS_OK;
 }
 
-ts_status ts_graph_run_passes_dump(ts_graph *g, const char *passes, const char *dump_after,
-                                   FILE *out, ts_err *err)
+ts_status ts_pass_run_dump(ts_graph *g, const char *passes, const char *dump_after, FILE *out, ts_err *err)
 {
     if (!g || !passes) return ts_err_set(err, TS_ERR_INVALID_ARG, "run passes: NULL argument");
     TS_TRY(validate(passes, dump_after, err));
@@ -145,5 +145,36 @@ ts_status ts_graph_run_passes_dump(ts_graph *g, const char *passes, const char *
 
 ts_status ts_graph_run_passes(ts_graph *g, const char *passes, ts_err *err)
 {
-    return ts_graph_run_passes_dump(g, passes, NULL, NULL, err);
+    return ts_pass_run_dump(g, passes, NULL, NULL, err);
+}
+
+/* The dump goes through a memory stream (POSIX 2008): the pipeline writes
+ * to a FILE as it runs. */
+ts_status ts_graph_run_passes_dump(ts_graph *g, const char *passes, const char *dump_after, char **dump,
+                                   ts_err *err)
+{
+    if (!dump) return ts_err_set(err, TS_ERR_INVALID_ARG, "run passes: NULL dump");
+    *dump = NULL;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    if (!out) return ts_err_set(err, TS_ERR_OOM, "out of memory for the pass dump");
+    ts_status st = ts_pass_run_dump(g, passes, dump_after, out, err);
+    bool closed = fclose(out) == 0;
+    if (st == TS_OK && !closed) st = ts_err_set(err, TS_ERR_OOM, "out of memory for the pass dump");
+    if (st == TS_OK) {
+        /* ts_free_string frees through the allocation hook: copy out of libc's buffer */
+        *dump = ts_mem_alloc(len + 1);
+        if (*dump) memcpy(*dump, text ? text : "", len + 1);
+        else st = ts_err_set(err, TS_ERR_OOM, "out of memory for the pass dump");
+    }
+    free(text);
+    return st;
+}
+
+const char *ts_pass_name(int i)
+{
+    int n;
+    const ts_pass *p = ts_pass_table(&n);
+    return i >= 0 && i < n ? p[i].name : NULL;
 }

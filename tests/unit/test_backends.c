@@ -70,6 +70,17 @@ static void test_same_answer(void)
         ts_tensor_release(got);
         ts_session_free(s);
     }
+    /* what a target makes of the graph: the cpu target's C and loop IR,
+     * nothing from the interpreter */
+    char *text = NULL;
+    CHECK_MSG(ts_graph_describe(g, "cpu", "c", &text, &err) == TS_OK && text && strstr(text, "void ts_k"), "%s",
+              err.msg);
+    ts_free_string(text);
+    CHECK(ts_graph_describe(g, "cpu", "loops", &text, &err) == TS_OK && text && strstr(text, "fusion of @m"));
+    ts_free_string(text);
+    CHECK(ts_graph_describe(g, "cpu", "ptx", &text, &err) == TS_ERR_UNSUPPORTED && !text);
+    CHECK(ts_graph_describe(g, "interp", "c", &text, &err) == TS_ERR_UNSUPPORTED && strstr(err.msg, "interp"));
+    CHECK(ts_graph_describe(g, "gpu9", "c", &text, &err) == TS_ERR_UNSUPPORTED);
     ts_tensor_release(want);
     ts_tensor_release(x);
     ts_graph_free(g);

@@ -355,19 +355,19 @@ static void test_dump_after(void)
         CHECK(0);
         return;
     }
-    CHECK(ts_graph_run_passes_dump(g, "simplify,dce", "dce", f, &err) == TS_OK);
+    CHECK(ts_pass_run_dump(g, "simplify,dce", "dce", f, &err) == TS_OK);
     char *dump = read_stream(f), *text = print(g);
     CHECK(dump && text && strncmp(dump, "# after dce\n", 12) == 0 && strcmp(dump + 12, text) == 0);
     ts_mem_free(dump);
     ts_free_string(text);
     fclose(f);
     f = tmpfile();
-    CHECK(ts_graph_run_passes_dump(g, "default", "all", f, &err) == TS_OK);
+    CHECK(ts_pass_run_dump(g, "default", "all", f, &err) == TS_OK);
     dump = read_stream(f);
     CHECK(dump && strstr(dump, "# after simplify (default round 1)\n") && strstr(dump, "# after dce (default round 1)\n"));
     ts_mem_free(dump);
     fclose(f);
-    CHECK(ts_graph_run_passes_dump(g, "dce", "nope", stdout, &err) == TS_ERR_INVALID_ARG);
+    CHECK(ts_pass_run_dump(g, "dce", "nope", stdout, &err) == TS_ERR_INVALID_ARG);
     CHECK(strstr(err.msg, "nope") != NULL);
     ts_graph_free(g);
 }

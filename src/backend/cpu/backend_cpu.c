@@ -10,6 +10,7 @@
 #include "runtime/trace.h"
 
 #include <pthread.h>
+#include <string.h>
 
 struct ts_module {
     ts_cpu_program *prog;
@@ -92,6 +93,13 @@ static ts_status write_profile(ts_module *m, const char *path, ts_err *err)
     return st;
 }
 
+static ts_status describe(const ts_graph *g, const char *what, char **text, ts_err *err)
+{
+    if (strcmp(what, "c") == 0) return ts_cpu_source(g, text, err);
+    if (strcmp(what, "loops") == 0) return ts_cpu_loops_text(g, text, err);
+    return ts_err_set(err, TS_ERR_UNSUPPORTED, "the cpu target describes \"c\" or \"loops\", not \"%s\"", what);
+}
+
 static ts_status probe(const ts_session_opts *o, ts_err *err)
 {
     ts_cpu_opts co = cpu_opts(o);
@@ -107,5 +115,6 @@ const ts_backend ts_backend_cpu = {
     .stats = stats,
     .profile = profile,
     .write_profile = write_profile,
+    .describe = describe,
     .probe = probe,
 };
