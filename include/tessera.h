@@ -170,6 +170,17 @@ const char *ts_pass_name(int i);
  * code (interp) or an unknown what. Free *text with ts_free_string. */
 ts_status ts_graph_describe(const ts_graph *g, const char *target, const char *what, char **text, ts_err *err);
 
+/* Whether in[0..n_in) fit the graph's inputs (dtype, rank, constant dims,
+ * and symbolic dims bound consistently across inputs, in order). TS_OK;
+ * or TS_ERR_SHAPE with *bad (may be NULL) the first input that does not
+ * fit and a message without its name, so the caller can say how it
+ * named it: "expected f32[seq, 16], got f32[4, 8]" (then ": why" for a
+ * symbol bound otherwise by an earlier input). */
+ts_status ts_graph_check_inputs(const ts_graph *g, int n_in, ts_tensor *const *in, int *bad, ts_err *err);
+/* Whether s (len bytes) can be spelt as a value name in IR text
+ * ([A-Za-z_][A-Za-z0-9_.]*, or a run of digits). */
+bool ts_ir_name_valid(const char *s, size_t len);
+
 int ts_graph_num_inputs(const ts_graph *g);
 int ts_graph_num_outputs(const ts_graph *g);
 const char *ts_graph_input_name(const ts_graph *g, int i);

@@ -13,8 +13,6 @@
  * .pb file, or as one .npy file per tensor (docs/cli.md). */
 #include "cli.h"
 
-#include "ir/ir.h"
-#include "passes/passes.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -91,7 +89,7 @@ static const char *named_eq(const slots *s, const char *spec)
     const char *eq = strchr(spec, '=');
     if (!eq || eq == spec) return NULL;
     size_t len = (size_t)(eq - spec);
-    return find_slot(s, spec, len) >= 0 || ts_ir_name_ok(spec, len, true) ? eq : NULL;
+    return find_slot(s, spec, len) >= 0 || ts_ir_name_valid(spec, len) ? eq : NULL;
 }
 
 static int bind_named(slots *s, const cli *c)
@@ -148,36 +146,6 @@ static int read_bound(slots *s)
             return fail("input '%s' is a map or a sparse tensor: tessera holds tensors, sequences and optionals",
                         slot_label(s, i, tmp, sizeof tmp));
         if (read_value_file(s->path[i], s->kind[i], &s->value[i], NULL, &err) != TS_OK) return fail_err(&err);
-    }
-    return 0;
-}
-
-/* ---- checking inputs against the declared types ---------------------------------- */
-
-static int type_mismatch(const ts_value *p, const ts_tensor *t, const char *label, const char *path,
-                         const char *why)
-{
-    char got[256];
-    ts_buf want = {0};
-    ts_type_print(&want, &p->type);
-    shape_text(got, sizeof got, ts_tensor_dtype(t), ts_tensor_rank(t), ts_tensor_shape(t));
-    int r = fail("input '%s' (%s): expected %s, got %s%s%s", label, path, want.data ? want.data : "?", got,
-                 why ? ": " : "", why ? why : "");
-    ts_buf_free(&want);
-    return r;
-}
-
-/* The interpreter checks too; checking here names the input and its file. */
-static int check_input(const ts_graph *g, int i, const ts_tensor *t, const char *label, const char *path,
-                       ts_symbind *b)
-{
-    const ts_value *p = g->body->params[i];
-    if (ts_tensor_dtype(t) != p->type.dtype || ts_tensor_rank(t) != p->type.rank)
-        return type_mismatch(p, t, label, path, NULL);
-    for (int d = 0; d < p->type.rank; d++) {
-        ts_err err = {0};
-        if (ts_dim_match(p->type.dims[d], ts_tensor_shape(t)[d], b, &err) != TS_OK)
-            return type_mismatch(p, t, label, path, ts_dim_is_const(p->type.dims[d]) ? NULL : err.msg);
     }
     return 0;
 }
@@ -456,9 +424,11 @@ static int bind_graph_inputs(run_state *st)
     st->in_path = calloc((size_t)st->n_in + 1, sizeof *st->in_path);
     char (*label)[300] = calloc((size_t)st->n_in + 1, sizeof *label);
     int r = !st->in || !st->out || !st->in_path || !label ? fail("out of memory") : gather_inputs(st, label);
-    ts_symbind b = {0};
-    for (int i = 0; i < st->n_in && !r; i++) r = check_input(st->g, i, st->in[i], label[i], st->in_path[i], &b);
-    ts_symbind_free(&b);
+    /* the session checks too; checking here names the input and its file */
+    ts_err err = {0};
+    int bad = -1;
+    if (!r && ts_graph_check_inputs(st->g, st->n_in, st->in, &bad, &err) != TS_OK)
+        r = bad >= 0 ? fail("input '%s' (%s): %s", label[bad], st->in_path[bad], err.msg) : fail_err(&err);
     free(label);
     return r;
 }

@@ -165,3 +165,45 @@ const char *ts_graph_output_name(const ts_graph *g, int i)
     if (i < 0 || i >= g->body->n_results) return NULL;
     return g->body->results[i]->name;
 }
+
+/* ---- inputs against the declared types ---------------------------------- */
+
+static ts_status input_mismatch(const ts_value *p, const ts_tensor *t, const char *why, ts_err *err)
+{
+    ts_buf want = {0}, got = {0};
+    ts_type_print(&want, &p->type);
+    ts_buf_printf(&got, "%s[", ts_dtype_name(t->dtype));
+    for (int i = 0; i < t->rank; i++) ts_buf_printf(&got, "%s%lld", i ? ", " : "", (long long)t->shape[i]);
+    ts_buf_puts(&got, "]");
+    ts_status st = ts_err_set(err, TS_ERR_SHAPE, "expected %s, got %s%s%s", want.data ? want.data : "?",
+                              got.data ? got.data : "?", why ? ": " : "", why ? why : "");
+    ts_buf_free(&want);
+    ts_buf_free(&got);
+    return st;
+}
+
+ts_status ts_graph_check_inputs(const ts_graph *g, int n_in, ts_tensor *const *in, int *bad, ts_err *err)
+{
+    if (!g || (n_in && !in)) return ts_err_set(err, TS_ERR_INVALID_ARG, "ts_graph_check_inputs: NULL argument");
+    if (n_in != g->body->n_params)
+        return ts_err_set(err, TS_ERR_INVALID_ARG, "%d inputs given, the graph takes %d", n_in, g->body->n_params);
+    ts_symbind b = {0};
+    ts_status st = TS_OK;
+    for (int i = 0; i < n_in && st == TS_OK; i++) {
+        const ts_value *p = g->body->params[i];
+        const ts_tensor *t = in[i];
+        if (bad) *bad = i;
+        if (!t) st = ts_err_set(err, TS_ERR_INVALID_ARG, "input %d is NULL", i);
+        else if (t->dtype != p->type.dtype || t->rank != p->type.rank) st = input_mismatch(p, t, NULL, err);
+        for (int d = 0; st == TS_OK && d < p->type.rank; d++) {
+            ts_err why = {0};
+            if (ts_dim_match(p->type.dims[d], t->shape[d], &b, &why) != TS_OK)
+                st = input_mismatch(p, t, ts_dim_is_const(p->type.dims[d]) ? NULL : why.msg, err);
+        }
+    }
+    ts_symbind_free(&b);
+    if (st == TS_OK && bad) *bad = -1;
+    return st;
+}
+
+bool ts_ir_name_valid(const char *s, size_t len) { return ts_ir_name_ok(s, len, true); }
