@@ -206,6 +206,27 @@ ts_status ts_onnx_write_tensor(const char *path, const ts_tensor *t, const char 
 /* A description of the model for people: inputs, outputs, opsets, and an
  * operator histogram marking operators tessera cannot assemble. */
 ts_status ts_onnx_info(const char *path, char **text, ts_err *err);
+/* What an ONNX model declares at its edges, read without building it:
+ * every graph input in order (initializers a model also lists as inputs
+ * among them, marked: a value given for one replaces the default) and
+ * every output. Free with ts_onnx_signature_free. Errors as
+ * ts_onnx_load's for a file that does not parse. */
+typedef struct ts_onnx_sig ts_onnx_sig;
+ts_status ts_onnx_signature(const char *path, ts_onnx_sig **out, ts_err *err);
+void ts_onnx_signature_free(ts_onnx_sig *s);
+int ts_onnx_sig_inputs(const ts_onnx_sig *s);
+int ts_onnx_sig_outputs(const ts_onnx_sig *s);
+/* Input i (output k): its name; whether an initializer gives it a
+ * default; its kind (NULL for a tensor, else "sequence", "optional",
+ * "map", "sparse tensor"); its element type (TensorProto.DataType, 0 when
+ * not a tensor); its rank (-1 when no shape is declared) and dims (rank
+ * entries, -1 for a symbolic or missing one). Every out pointer may be
+ * NULL; strings and dims live as long as s. */
+ts_status ts_onnx_sig_input(const ts_onnx_sig *s, int i, const char **name, bool *initializer, const char **kind,
+                            int *elem_type, int *rank, const int64_t **dims, ts_err *err);
+ts_status ts_onnx_sig_output(const ts_onnx_sig *s, int k, const char **name, const char **kind, int *elem_type,
+                             int *rank, const int64_t **dims, ts_err *err);
+
 /* The ONNX operator table, one row per decomposition: row i's domain (""
  * for the default one), op type and the model opsets it serves, since ..
  * until (-1: to the latest). TS_ERR_INVALID_ARG past the last row

@@ -49,7 +49,7 @@ typedef struct case_state {
     char why[CHECK_LINE_MAX];
 } case_state;
 
-static bool failf(case_state *st, const char *fmt, ...) TS_PRINTF(2, 3);
+static bool failf(case_state *st, const char *fmt, ...) CLI_PRINTF(2, 3);
 static bool failf(case_state *st, const char *fmt, ...)
 {
     va_list ap;

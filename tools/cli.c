@@ -25,6 +25,18 @@ int fail(const char *fmt, ...)
     return 1;
 }
 
+ts_status cli_err(ts_err *err, ts_status code, const char *fmt, ...)
+{
+    if (err && err->code == TS_OK) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        va_end(ap);
+        err->code = code;
+    }
+    return code;
+}
+
 int fail_err(const ts_err *err) { return fail("%s", err->msg[0] ? err->msg : "unknown error"); }
 
 int no_file(void) { return fail("no model file given (see tessera --help)"); }
@@ -240,7 +252,7 @@ static ts_status adopt_value(value *v, char *form, int n, ts_tensor **t, ts_err 
     ts_onnx_value_free(form, ok ? 0 : n, t);   /* the references are v's now */
     if (ok) return TS_OK;
     value_free(v);
-    return ts_err_set(err, TS_ERR_OOM, "out of memory");
+    return cli_err(err, TS_ERR_OOM, "out of memory");
 }
 
 ts_status read_value_file(const char *path, char kind, value *out, char **name, ts_err *err)
@@ -249,19 +261,19 @@ ts_status read_value_file(const char *path, char kind, value *out, char **name, 
     if (name) *name = NULL;
     if (kind == 't') {
         out->t = calloc(1, sizeof *out->t);
-        if (!out->t) return ts_err_set(err, TS_ERR_OOM, "out of memory");
+        if (!out->t) return cli_err(err, TS_ERR_OOM, "out of memory");
         ts_status s = read_tensor_file(path, &out->t[0], name, err);
         if (s != TS_OK) return value_free(out), s;
         out->n = 1;
         return TS_OK;
     }
     if (!has_ext(path, ".pb"))
-        return ts_err_set(err, TS_ERR_INVALID_ARG, "%s: a %s is read from a .pb file (an ONNX %s)", path,
+        return cli_err(err, TS_ERR_INVALID_ARG, "%s: a %s is read from a .pb file (an ONNX %s)", path,
                           kind == '[' ? "sequence" : "optional", kind == '[' ? "SequenceProto" : "OptionalProto");
     char *form;
     int n;
     ts_tensor **t;
-    TS_TRY(ts_onnx_read_value(path, kind, &form, &n, &t, name, err));
+    CLI_TRY(ts_onnx_read_value(path, kind, &form, &n, &t, name, err));
     return adopt_value(out, form, n, t, err);
 }
 
@@ -272,7 +284,7 @@ ts_status bf16_from_u16_bits(ts_tensor **t, int declared_elem_type, ts_err *err)
 {
     if (declared_elem_type != ONNX_BFLOAT16 || !*t || ts_tensor_dtype(*t) != TS_DTYPE_U16) return TS_OK;
     ts_tensor *b = NULL;
-    TS_TRY(ts_tensor_new(TS_DTYPE_BF16, ts_tensor_rank(*t), ts_tensor_shape(*t), &b, err));
+    CLI_TRY(ts_tensor_new(TS_DTYPE_BF16, ts_tensor_rank(*t), ts_tensor_shape(*t), &b, err));
     memcpy(ts_tensor_data(b), ts_tensor_data(*t), ts_tensor_nbytes(*t));
     ts_tensor_release(*t);
     *t = b;

@@ -10,8 +10,6 @@
 
 #include "tessera.h"
 
-#include "core/core.h"
-
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -21,10 +19,21 @@
 
 extern const char cli_usage_text[];
 
+/* printf-style arguments, checked by the compiler */
+#if defined(__GNUC__)
+#define CLI_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define CLI_PRINTF(f, a)
+#endif
+
 /* ---- errors ---------------------------------------------------------------
  * fail prints "tessera: <message>" as one line on stderr and returns 1, so a
  * command writes `return fail(...)`. */
-int fail(const char *fmt, ...) TS_PRINTF(1, 2);
+int fail(const char *fmt, ...) CLI_PRINTF(1, 2);
+/* Record code and a message in *err (when it holds none yet, as the
+ * library does) and return code. */
+ts_status cli_err(ts_err *err, ts_status code, const char *fmt, ...) CLI_PRINTF(3, 4);
+#define CLI_TRY(expr) do { ts_status cli_s_ = (expr); if (cli_s_ != TS_OK) return cli_s_; } while (0)
 int fail_err(const ts_err *err);
 int no_file(void);
 int usage(void);
@@ -122,7 +131,7 @@ void shape_text(char *out, size_t n, ts_dtype dt, int rank, const int64_t *shape
 void elem_text(char *out, size_t n, const ts_tensor *t, int64_t i);
 
 /* ---- the inputs an ONNX model declares --------------------------------------
- * Read from the protobuf before the model is loaded, because ts_onnx_load
+ * Read (ts_onnx_signature) before the model is loaded, because ts_onnx_load
  * wants the values of some inputs by name (shape inputs) and the CLI binds
  * files by position. Graph input i of the loaded model is in[graph[i]],
  * and output k is out_name[k]: ts_graph_input_name is NULL for an ONNX
@@ -145,6 +154,7 @@ typedef struct model_inputs {
     char **out_name;       /* their names: the IR may not keep a name it cannot spell */
     const char **out_kind; /* as model_input.kind */
     int *out_elem_type;    /* as model_input.elem_type */
+    ts_onnx_sig *sig;      /* the signature read (the kinds point into it) */
 } model_inputs;
 
 /* 0, or a ts_err message (not printed). */

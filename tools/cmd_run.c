@@ -223,7 +223,7 @@ static ts_status npy_compatible(ts_tensor *t, ts_tensor **out, ts_err *err)
         *out = t;
         return TS_OK;
     }
-    TS_TRY(ts_tensor_new(TS_DTYPE_F32, ts_tensor_rank(t), ts_tensor_shape(t), out, err));
+    CLI_TRY(ts_tensor_new(TS_DTYPE_F32, ts_tensor_rank(t), ts_tensor_shape(t), out, err));
     for (int64_t i = 0; i < ts_tensor_numel(t); i++)
         ts_tensor_set_f64(*out, i, ts_tensor_get_f64(t, i));
     return TS_OK;
@@ -259,7 +259,7 @@ static ts_status write_one(const run_state *st, const char *dir, int k, ts_tenso
     }
     for (int j = 0; j < ts_onnx_form_tensors(form); j++) {
         snprintf(path, sizeof path, "%s/output_%d_%d.npy", dir, k, j);
-        TS_TRY(write_npy(path, t[j], err));
+        CLI_TRY(write_npy(path, t[j], err));
     }
     return TS_OK;
 }
