@@ -17,6 +17,8 @@ import re
 import sys
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+from pycheck import check, report  # noqa: E402
 BELOW = {
     "core": set(),
     "ir": {"core"},
@@ -37,18 +39,6 @@ LOWER_ONE_WAY = {"fuse.c", "fuse_row.c", "fuse.h", "view.c", "view.h"}
 LOWERING = {"lower/lower.h", "lower/lower_int.h", "lower/plan.h"}
 # (tools/ file, internal header) pairs still allowed: none
 TOOLS_PENDING = set()
-
-passed = failed = 0
-
-
-def check(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL %s%s" % (name, (": " + detail) if detail else ""), file=sys.stderr)
-
 
 def includes(path):
     with open(path, encoding="utf-8", errors="replace") as f:
@@ -98,8 +88,7 @@ def check_tools():
 def main():
     check_src()
     check_tools()
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    return report()
 
 
 if __name__ == "__main__":

@@ -30,26 +30,6 @@ static bool is_splat_const(const ts_node *n)
     return true;
 }
 
-/* Layout ops the index arithmetic expresses (pad only without interior
- * padding: a stride test per element would be needed otherwise). */
-static bool view_op(const ts_node *n)
-{
-    switch (n->op) {
-    case TS_OP_RESHAPE: case TS_OP_BROADCAST: case TS_OP_TRANSPOSE: case TS_OP_SLICE:
-    case TS_OP_REVERSE: case TS_OP_CONCAT:
-        return true;
-    case TS_OP_PAD: {
-        int c = 0;
-        const int64_t *in = ts_node_ints(n, "interior", &c);
-        for (int i = 0; i < c; i++)
-            if (in[i]) return false;
-        return true;
-    }
-    default:
-        return false;
-    }
-}
-
 static bool reduce_op(ts_op op)
 {
     return op == TS_OP_REDUCE_SUM || op == TS_OP_REDUCE_PROD || op == TS_OP_REDUCE_MAX || op == TS_OP_REDUCE_MIN ||
@@ -61,7 +41,7 @@ static bool inlinable(const ts_node *n)
 {
     const ts_op_info *info = ts_op_get(n->op);
     if (n->op == TS_OP_BITCAST) return false;
-    return (info->flags & TS_OPF_EW) || view_op(n) || n->op == TS_OP_IOTA || n->op == TS_OP_CONST;
+    return (info->flags & TS_OPF_EW) || ts_view_op(n) || n->op == TS_OP_IOTA || n->op == TS_OP_CONST;
 }
 
 /* Whether the backend generates code for n (else it is a FALLBACK group):
@@ -78,7 +58,7 @@ static bool cheap(const ts_fusion *f, const ts_value *v)
     if (f->mat[v->id] || !v->def) return true;
     const ts_node *n = v->def;
     if (n->op == TS_OP_IOTA || is_splat_const(n)) return true;
-    if (!view_op(n) || n->op == TS_OP_PAD || n->op == TS_OP_CONCAT) return false;
+    if (!ts_view_op(n) || n->op == TS_OP_PAD || n->op == TS_OP_CONCAT) return false;
     return cheap(f, n->in[0]);
 }
 
@@ -109,7 +89,7 @@ static bool available(const ts_fusion *f, const ts_value *v, const ts_node *n, c
     if (f->mat[v->id] || (f->uses[v->id] >= 2 && !cheap(f, v))) return false;
     if (d->op == TS_OP_IOTA) return true;
     /* views of it, or arithmetic on such values (sqrt(2) written out) */
-    if (!view_op(d) && !((ts_op_get(d->op)->flags & TS_OPF_EW) && inlinable(d))) return false;
+    if (!ts_view_op(d) && !((ts_op_get(d->op)->flags & TS_OPF_EW) && inlinable(d))) return false;
     for (int i = 0; i < d->n_in; i++)
         if (!available(f, d->in[i], n, pos)) return false;
     return true;

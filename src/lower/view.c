@@ -4,6 +4,26 @@
  * template dot can read in place; lowering asks it their geometry. */
 #include "lower/view.h"
 
+/* ---- layout ops as index arithmetic ---------------------------------------------- */
+
+bool ts_view_op(const ts_node *n)
+{
+    switch (n->op) {
+    case TS_OP_RESHAPE: case TS_OP_BROADCAST: case TS_OP_TRANSPOSE: case TS_OP_SLICE:
+    case TS_OP_REVERSE: case TS_OP_CONCAT:
+        return true;
+    case TS_OP_PAD: {
+        int c = 0;
+        const int64_t *in = ts_node_ints(n, "interior", &c);
+        for (int i = 0; i < c; i++)
+            if (in[i]) return false;
+        return true;
+    }
+    default:
+        return false;
+    }
+}
+
 /* ---- strided views (D26) ------------------------------------------------------------- */
 
 static bool static_dims(const ts_value *v)

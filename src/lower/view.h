@@ -23,6 +23,12 @@ typedef struct ts_role {
     int64_t ax[TS_MAX_RANK];
 } ts_role;
 
+/* Whether layout op n is plain index arithmetic over its operand, so a
+ * kernel can read through it: reshape, broadcast, transpose, slice,
+ * reverse, concat, and pad without interior padding (a stride test per
+ * element would be needed otherwise). */
+bool ts_view_op(const ts_node *n);
+
 /* Whether v is stored (stored[v->id]), or a chain of transpose, reshape
  * and slice over a stored value with constant dims, as a strided view
  * (false: neither). */

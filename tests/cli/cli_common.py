@@ -10,22 +10,14 @@ import sys
 
 import numpy as np
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from pycheck import check  # noqa: E402,F401
+
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 MODELS = os.path.join(ROOT, "tests", "cli", "models")
 
 TESSERA = None
 TMP = None
-passed = failed = 0
-
-
-def check(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL %s%s" % (name, (": " + detail) if detail else ""), file=sys.stderr)
-    return ok
 
 
 def tessera(*args):

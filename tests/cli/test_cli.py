@@ -35,6 +35,7 @@ sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import gen_default_model as attention  # noqa: E402
 
 import cli_common  # noqa: E402
+import pycheck  # noqa: E402
 from cli_common import check, close, expect_error, run_model, save, tessera, tmp  # noqa: E402,F401
 from cli_cpu import (test_cpu_target, test_exp_shift, test_row_kernel, test_row_maxmin_lanes,  # noqa: E402
                      test_runtime_unit, test_streamed_rows, test_tile_epilogue)
@@ -789,8 +790,7 @@ def main():
                 test()
             except Exception as e:  # a crash in one test is one failure, not the end
                 check(test.__name__, False, "%s: %s" % (type(e).__name__, e))
-    print("%d passed, %d failed" % (cli_common.passed, cli_common.failed))
-    return 1 if cli_common.failed else 0
+    return pycheck.report()
 
 
 if __name__ == "__main__":

@@ -42,6 +42,8 @@ import tempfile
 sys.dont_write_bytecode = True
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+from pycheck import check, report  # noqa: E402
 
 try:
     import onnx
@@ -63,19 +65,6 @@ UNJUDGEABLE = {
     ("TopK", "sorted", 0): "the k results may come in any order; tessera returns them sorted, one of those orders",
     **{(op, None, None): "random draws (onnx_attr_domains.RANDOM_OPS)" for op in dom.RANDOM_OPS},
 }
-
-passed = failed = 0
-
-
-def check(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL %s%s" % (name, (": " + detail) if detail else ""), file=sys.stderr)
-    return ok
-
 
 # ---- tessera's table ----------------------------------------------------------------------------
 
@@ -236,8 +225,7 @@ def main():
               "decomposition and list them in tests/onnx_opsets/refused.txt):" % len(missing), file=sys.stderr)
         for m in missing:
             print("  " + m, file=sys.stderr)
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    return report()
 
 
 if __name__ == "__main__":

@@ -11,26 +11,6 @@ static bool reduce_op(ts_op op)
            op == TS_OP_REDUCE_WINDOW;
 }
 
-/* Layout ops become index arithmetic; pad only without interior padding
- * (a stride test per element would be needed otherwise). */
-static bool layout_op(const ts_node *n)
-{
-    switch (n->op) {
-    case TS_OP_RESHAPE: case TS_OP_BROADCAST: case TS_OP_TRANSPOSE: case TS_OP_SLICE:
-    case TS_OP_REVERSE: case TS_OP_CONCAT:
-        return true;
-    case TS_OP_PAD: {
-        int c = 0;
-        const int64_t *in = ts_node_ints(n, "interior", &c);
-        for (int i = 0; i < c; i++)
-            if (in[i]) return false;
-        return true;
-    }
-    default:
-        return false;
-    }
-}
-
 bool ts_emit_c_compiles(const ts_node *n)
 {
     for (int i = 0; i < n->n_in; i++)
@@ -39,6 +19,6 @@ bool ts_emit_c_compiles(const ts_node *n)
         if (!ts_emit_ctype(n->out[i]->type.dtype)) return false;
     if (n->op == TS_OP_CONV) return ts_contract_template(n);
     if (n->op == TS_OP_BITCAST) return false;
-    return (ts_op_get(n->op)->flags & TS_OPF_EW) || layout_op(n) || n->op == TS_OP_IOTA || n->op == TS_OP_CONST ||
+    return (ts_op_get(n->op)->flags & TS_OPF_EW) || ts_view_op(n) || n->op == TS_OP_IOTA || n->op == TS_OP_CONST ||
            reduce_op(n->op) || n->op == TS_OP_DOT;
 }
