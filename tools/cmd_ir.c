@@ -26,11 +26,12 @@ static int run_passes(ts_graph *g, const cli *c)
     return s == TS_OK ? 0 : fail_err(&err);
 }
 
-static int print_text(const ts_graph *g)
+/* The graph as text, from ts_graph_to_text or ts_graph_to_dot. */
+static int print_as(const ts_graph *g, ts_status (*to)(const ts_graph *, char **, ts_err *))
 {
     char *text = NULL;
     ts_err err = {0};
-    if (ts_graph_to_text(g, &text, &err) != TS_OK) return fail_err(&err);
+    if (to(g, &text, &err) != TS_OK) return fail_err(&err);
     fputs(text, stdout);
     ts_free_string(text);
     return 0;
@@ -52,16 +53,6 @@ static int print_compiled(const ts_graph *g, const cli *c)
     return 0;
 }
 
-static int print_dot(const ts_graph *g)
-{
-    char *text = NULL;
-    ts_err err = {0};
-    if (ts_graph_to_dot(g, &text, &err) != TS_OK) return fail_err(&err);
-    fputs(text, stdout);
-    ts_free_string(text);
-    return 0;
-}
-
 int cmd_ir(int argc, char **argv)
 {
     cli c = {0};
@@ -75,7 +66,7 @@ int cmd_ir(int argc, char **argv)
     if (!r) r = run_passes(g, &c);
     if (!r && c.dump_after && !c.dot) printf("# final\n");
     if (!r && (c.fusion || c.loops || c.emit)) r = print_compiled(g, &c);
-    else if (!r) r = c.dot ? print_dot(g) : print_text(g);
+    else if (!r) r = print_as(g, c.dot ? ts_graph_to_dot : ts_graph_to_text);
     ts_graph_free(g);
     return r;
 }
