@@ -48,6 +48,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.dont_write_bytecode = True   # keep bench/ free of __pycache__
 sys.path.insert(0, HERE)
+import doc_sections  # noqa: E402
 import models  # noqa: E402
 
 MIN_RUNS = 20   # docs/PERFORMANCE.md: medians of >= 20 runs after warm-up
@@ -385,8 +386,9 @@ def write_doc(rows, desc, args, command):
              (t, "s" if t > 1 else "", m, n, "s" if n > 1 else "") for t, (m, n) in g.items()]
     text += ["", "Cases: " + "; ".join("`%s` %s" % (c, models.CASES[c]["desc"]) for c in args.cases) + ".", ""]
     path = os.path.join(ROOT, "docs", "perf.md")
+    others = doc_sections.kept(path, {"Machine", "Results"})   # sections other benchmarks write
     with open(path, "w") as f:
-        f.write("\n".join(text))
+        f.write("\n".join(text) + ("\n" + others if others else ""))
     print("wrote %s" % os.path.relpath(path, ROOT))
 
 

@@ -85,6 +85,7 @@ typedef struct ts_err {
 typedef struct ts_graph ts_graph;
 typedef struct ts_tensor ts_tensor;
 typedef struct ts_session ts_session;
+typedef struct ts_value ts_value;       /* a value of a graph (building graphs, below) */
 
 /* ---- status -------------------------------------------------------- */
 
@@ -185,6 +186,102 @@ int ts_graph_num_inputs(const ts_graph *g);
 int ts_graph_num_outputs(const ts_graph *g);
 const char *ts_graph_input_name(const ts_graph *g, int i);
 const char *ts_graph_output_name(const ts_graph *g, int i);
+/* Graph input i (output k) as a value: its type by ts_value_type, and an
+ * operand for a builder on g (tessera.h's building section); NULL out of
+ * range. */
+ts_value *ts_graph_input(const ts_graph *g, int i);
+ts_value *ts_graph_output(const ts_graph *g, int k);
+
+/* ---- building graphs ------------------------------------------------
+ * A graph can be built node by node instead of parsed from text, the way
+ * every frontend builds it (docs/api.md has a complete example):
+ *
+ *     ts_graph *g = NULL;
+ *     ts_builder *b = NULL;
+ *     ts_graph_new("scale", &g, &err);
+ *     ts_graph_builder(g, &b, &err);
+ *     ts_value *x = ts_build_input(b, "x", "f32[batch, 4]");   // a symbolic batch
+ *     ts_value *two = ts_build_scalar(b, TS_DTYPE_F32, 2.0);
+ *     ts_value *y = ts_build2(b, "mul", x, two);                // broadcasts
+ *     ts_value *t = ts_build1(b, "transpose", y, "perm=[1, 0]");
+ *     ts_build_outputs(b, 1, &t, (const char *[]){"y"});
+ *     if (ts_builder_status(b, &err) != TS_OK) ...             // one check at the end
+ *     ts_builder_free(b);                                      // g keeps the nodes
+ *
+ * Every node is checked and typed as it is built (its shape rule, as the
+ * text parser does), folded when its operands are constants, simplified
+ * (x*1 is x) and merged with an identical node built before. Elementwise
+ * operations broadcast their operands numpy-style; dtypes must match
+ * (casts are explicit: ts_build1(b, "cast", x, "dtype=f16")). Operations
+ * are the primitives of docs/primitives.md (`tessera prims`), named as in
+ * the text form, their attributes written as the text form writes them.
+ *
+ * Errors stick: the first failure is kept in the builder, every later call
+ * returns NULL (or does nothing), and ts_builder_status reports it with
+ * its message ("transpose: perm has 3 entries for a rank-2 operand"). A
+ * NULL operand after an error is expected; callers chain calls and check
+ * once. A ts_value lives as long as its graph. Do not run passes on a
+ * graph while a builder on it is alive; a new builder after them is fine
+ * (it sees the nodes already there). */
+typedef struct ts_builder ts_builder;
+
+/* A new graph with no inputs, nodes or outputs. */
+ts_status ts_graph_new(const char *name, ts_graph **out, ts_err *err);
+/* A builder appending to g's body: its inputs, nodes and outputs. */
+ts_status ts_graph_builder(ts_graph *g, ts_builder **out, ts_err *err);
+void ts_builder_free(ts_builder *b);                  /* NULL is fine */
+/* TS_OK, or the first error (its message copied into err). */
+ts_status ts_builder_status(const ts_builder *b, ts_err *err);
+
+/* A new graph input (or region parameter) named name (NULL: unnamed;
+ * else [A-Za-z_][A-Za-z0-9_.]*, unique in the graph) of a type in the
+ * text form's spelling: "f32[2, 3]", "i64[]", "f16[batch, seq, 64]" (a
+ * name is a symbolic dim: every input dim with that name has one size in
+ * a run). */
+ts_value *ts_build_input(ts_builder *b, const char *name, const char *type);
+/* A constant holding t's values (the graph takes a reference; a tensor
+ * over caller memory is copied). */
+ts_value *ts_build_const(ts_builder *b, ts_tensor *t);
+/* A rank-0 constant of dtype dt holding v, converted as ts_tensor_set_f64 does. */
+ts_value *ts_build_scalar(ts_builder *b, ts_dtype dt, double v);
+/* A node of primitive op ("add", "dot", "reduce_sum", ...) over in[0..n_in)
+ * with attributes in the text form's spelling ("axes=[1]", NULL or "" for
+ * the defaults); its result (its first one if it has several). */
+ts_value *ts_build(ts_builder *b, const char *op, int n_in, ts_value *const *in, const char *attrs);
+static inline ts_value *ts_build1(ts_builder *b, const char *op, ts_value *x, const char *attrs)
+{
+    return ts_build(b, op, 1, &x, attrs);
+}
+static inline ts_value *ts_build2(ts_builder *b, const char *op, ts_value *x, ts_value *y)
+{
+    ts_value *in[2] = {x, y};
+    return ts_build(b, op, 2, in, NULL);
+}
+/* numpy's matmul over dot: rank-1 operands promoted and the added dim
+ * dropped again, leading (batch) dims broadcast. */
+ts_value *ts_build_matmul(ts_builder *b, ts_value *x, ts_value *y);
+/* A builder for one region of a control node ("if": then, else; "while":
+ * cond, body) built inside b's graph. Its ts_build_input calls declare the
+ * region's parameters, its ts_build_outputs what the region yields. A
+ * region sees only its own parameters: pass what it needs as operands. */
+ts_status ts_builder_region(ts_builder *b, ts_builder **out, ts_err *err);
+/* Any node, control nodes and several results included: regions[0 ..
+ * n_regions) are region builders (the node takes their blocks; free the
+ * builders afterwards), out (cap entries) receives the results and *n_out
+ * their count. Returns the builder's status. */
+ts_status ts_build_node(ts_builder *b, const char *op, int n_in, ts_value *const *in, const char *attrs,
+                        int n_regions, ts_builder *const *regions, int cap, ts_value **out, int *n_out);
+/* The graph's outputs (a region's results), named names[i] when names is
+ * not NULL and names[i] is not NULL (rules as for inputs; a value named
+ * already, an input, keeps its name: another is an error). Returns the
+ * builder's status. */
+ts_status ts_build_outputs(ts_builder *b, int n, ts_value *const *vals, const char *const *names);
+
+/* A built value's dtype, rank, and type as text ("f32[batch, 4]") into buf
+ * (cap bytes, truncated and NUL-terminated); the text's full length. */
+ts_dtype ts_value_dtype(const ts_value *v);
+int ts_value_rank(const ts_value *v);
+size_t ts_value_type(const ts_value *v, char *buf, size_t cap);
 
 /* ---- ONNX ------------------------------------------------------------
  * ts_onnx_load reads an ONNX model (protobuf; external data files are
@@ -312,8 +409,11 @@ typedef struct ts_session_opts {
 ts_status ts_session_new_opts(const ts_graph *g, const char *target, const ts_session_opts *opts,
                               ts_session **out, ts_err *err);
 void ts_session_free(ts_session *s);
-/* inputs[i] binds graph input i; outputs[k] receives a new reference to
- * graph output k. */
+/* inputs[i] binds graph input i (read during the run, never kept);
+ * outputs[k] receives a new reference to graph output k, in memory the
+ * caller owns: it shares bytes with no input, no constant of the graph
+ * and no other output (one that would is copied), so it may be written
+ * and kept after the inputs are gone. */
 ts_status ts_session_run(ts_session *s, int n_in, ts_tensor *const *inputs,
                          int n_out, ts_tensor **outputs, ts_err *err);
 /* What building the session cost: compile wall time in ms, 1 if the code

@@ -39,3 +39,11 @@ need_onnx_dev() {
     install_pkgs protobuf-c-compiler libprotobuf-c-dev libonnx-dev
   fi
 }
+
+# The Python package's extension builds against the headers of the Python
+# that runs pip (Debian's python3-dev for Debian's python3).
+need_python_dev() {
+  local py=$1
+  "$py" -c 'import os, sys, sysconfig; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' \
+    >/dev/null 2>&1 || install_pkgs python3-dev
+}

@@ -10,9 +10,12 @@
 #    backend test data against tests/onnx_conformance/expected_failures.txt);
 # 3. build-asan/ Debug with AddressSanitizer + UBSan, leaks on: the same
 #    (without the light models, too slow unoptimised and instrumented);
-# 4. valgrind --leak-check=full on representative programs of build/
+# 4. python: the package (pip install . into .venv, its build tree in
+#    build-py/) and its tests, pytest tests/python (against onnxruntime,
+#    numpy and torch);
+# 5. valgrind --leak-check=full on representative programs of build/
 #    (tessera check on a few ONNX node tests among them);
-# 5. build-fuzz/ clang + libFuzzer: fuzz_onnx_load for TS_FUZZ_SECONDS
+# 6. build-fuzz/ clang + libFuzzer: fuzz_onnx_load for TS_FUZZ_SECONDS
 #    (default 60), seeded with node test models; a crash fails the run.
 # Exits non-zero if anything failed; the last line says what ran.
 set -euo pipefail
@@ -73,9 +76,29 @@ conformance() {
   echo "   conformance wall time: $((SECONDS - t0)) s"
 }
 
+# python_package — `pip install .` as a user runs it (an isolated build
+# through scikit-build-core; build-py/ keeps the CMake tree between runs),
+# then the package's tests against the installed package.
+python_package() {
+  local t0=$SECONDS
+  echo "== python: pip install . (build-py) and pytest tests/python"
+  need_python_dev "$py"
+  if ! "$py" -c 'import pytest, torch, onnxruntime' >/dev/null 2>&1; then
+    .venv/bin/pip install -q pytest torch onnxruntime || { failed+=("python test dependencies"); return; }
+  fi
+  if ! .venv/bin/pip install -q . -C build-dir=build-py; then
+    failed+=("python pip install .")
+    return
+  fi
+  (cd / && "$py" -c 'import tessera; print("   tessera", tessera.__version__, "from", tessera.__file__)')
+  "$py" -m pytest -q -p no:cacheprovider tests/python || failed+=("python tests")
+  echo "   python wall time: $((SECONDS - t0)) s"
+}
+
 # TS_ONNX_TESTS=ON: the suites are required here (the default, AUTO, would
 # leave them out quietly if .venv lacked onnx)
 build_and_test release build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTS_WERROR=ON -DTS_SANITIZE=OFF -DTS_ONNX_TESTS=ON
+python_package
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
   build_and_test asan build-asan -DCMAKE_BUILD_TYPE=Debug -DTS_SANITIZE=ON -DTS_WERROR=OFF -DTS_ONNX_TESTS=ON
 
@@ -159,4 +182,4 @@ if [[ ${#failed[@]} -gt 0 ]]; then
   echo "test.sh: FAILED: ${failed[*]}"
   exit 1
 fi
-echo "test.sh: all passed (ctest and ONNX conformance in build and build-asan, valgrind on $n_vg programs, fuzz)"
+echo "test.sh: all passed (ctest and ONNX conformance in build and build-asan, the Python package's tests, valgrind on $n_vg programs, fuzz)"

@@ -23,6 +23,13 @@ add_test(NAME cli
 # on a slow machine, seconds otherwise.
 set_tests_properties(cli PROPERTIES TIMEOUT 900)
 
+# docs/api.md's C examples compile against include/ and the archive, run,
+# and print what the page shows (standard library Python only).
+add_test(NAME doc_examples
+         COMMAND ${TS_PYTHON} ${CMAKE_SOURCE_DIR}/tests/doc_examples.py $<TARGET_FILE:tessera_static> ${PROTOBUF_C_LIB}
+                 -lm -lpthread ${CMAKE_DL_LIBS}
+         WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+
 # The include graph follows docs/architecture.md's layers (standard
 # library Python only).
 add_test(NAME layers COMMAND ${TS_PYTHON} ${CMAKE_SOURCE_DIR}/tests/check_layers.py WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})

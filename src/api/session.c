@@ -6,14 +6,121 @@
 
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+/* A byte range [lo, hi) of host memory. */
+typedef struct span {
+    uintptr_t lo, hi;
+} span;
 
 struct ts_session {
     const ts_graph *g;
     const ts_backend *b;
     ts_module *m;
     _Atomic int64_t peak;
+    span *consts;             /* the graph's constants' bytes, sorted, disjoint */
+    int n_consts;
 };
+
+/* ---- outputs the caller owns ----------------------------------------------------
+ * A backend may hand out a graph input, a constant, or a view of either as
+ * an output (an identity graph, a reshape of an input). The caller of
+ * ts_session_run owns what it gets: it may write it and keep it after the
+ * inputs are gone (a numpy array in Python does both). So an output that
+ * shares bytes with an input, a constant or an earlier output is copied
+ * here, for every target alike. */
+
+static span span_of(const ts_tensor *t)
+{
+    uintptr_t lo = (uintptr_t)ts_tensor_data(t);
+    span s = {lo, lo + ts_tensor_nbytes(t)};
+    return s;
+}
+
+static bool overlap(span a, span b) { return a.lo < b.hi && b.lo < a.hi; }
+
+static int span_cmp(const void *a, const void *b)
+{
+    const span *x = a, *y = b;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+static ts_status collect_consts(const ts_block *blk, span **v, int *n, int *cap)
+{
+    for (const ts_node *nd = blk->first; nd; nd = nd->next) {
+        if (nd->op == TS_OP_CONST && nd->attrs[0].t && nd->attrs[0].t->nbytes) {
+            if (*n == *cap) {
+                int bigger = *cap ? *cap * 2 : 16;
+                span *w = ts_mem_realloc(*v, sizeof *w * (size_t)bigger);
+                if (!w) return TS_ERR_OOM;
+                *v = w;
+                *cap = bigger;
+            }
+            (*v)[(*n)++] = span_of(nd->attrs[0].t);
+        }
+        for (int r = 0; r < nd->n_regions; r++) TS_TRY(collect_consts(nd->regions[r], v, n, cap));
+    }
+    return TS_OK;
+}
+
+/* The constants' bytes, sorted and merged (views of one mapping overlap). */
+static ts_status const_spans(ts_session *s, ts_err *err)
+{
+    int cap = 0, n = 0;
+    span *v = NULL;
+    if (collect_consts(s->g->body, &v, &n, &cap) != TS_OK) {
+        ts_mem_free(v);
+        return ts_err_set(err, TS_ERR_OOM, "out of memory creating a session");
+    }
+    if (n) qsort(v, (size_t)n, sizeof *v, span_cmp);
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        if (m && v[i].lo < v[m - 1].hi) {
+            if (v[i].hi > v[m - 1].hi) v[m - 1].hi = v[i].hi;
+        } else {
+            v[m++] = v[i];
+        }
+    }
+    s->consts = v;
+    s->n_consts = m;
+    return TS_OK;
+}
+
+static bool in_consts(const ts_session *s, span x)
+{
+    int lo = 0, hi = s->n_consts;   /* the first span starting at or after x.hi */
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (s->consts[mid].lo < x.hi) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo > 0 && overlap(s->consts[lo - 1], x);
+}
+
+static bool shares_bytes(const ts_session *s, int n_in, ts_tensor *const *in, ts_tensor *const *out, int k)
+{
+    span x = span_of(out[k]);
+    if (x.lo == x.hi) return false;
+    for (int i = 0; i < n_in; i++)
+        if (in[i] && overlap(x, span_of(in[i]))) return true;
+    for (int j = 0; j < k; j++)
+        if (out[j] && overlap(x, span_of(out[j]))) return true;
+    return in_consts(s, x);
+}
+
+static ts_status own_outputs(const ts_session *s, int n_in, ts_tensor *const *in, int n_out, ts_tensor **out,
+                             ts_err *err)
+{
+    for (int k = 0; k < n_out; k++) {
+        if (!out[k] || !shares_bytes(s, n_in, in, out, k)) continue;
+        ts_tensor *copy = NULL;
+        TS_TRY(ts_tensor_clone(out[k], &copy, err));
+        ts_tensor_release(out[k]);
+        out[k] = copy;
+    }
+    return TS_OK;
+}
 
 ts_status ts_session_new(const ts_graph *g, const char *target, ts_session **out, ts_err *err)
 {
@@ -66,6 +173,10 @@ ts_status ts_session_new_opts(const ts_graph *g, const char *target, const ts_se
     ts_session *s = ts_mem_zalloc(sizeof *s);
     if (!s) return ts_err_set(err, TS_ERR_OOM, "out of memory creating a session");
     s->g = g;
+    if (const_spans(s, err) != TS_OK) {
+        ts_session_free(s);
+        return TS_ERR_OOM;
+    }
     ts_err why = {0};
     ts_status st = b->compile(g, o, &s->m, &why);
     if (st == TS_ERR_TOOLCHAIN && !target && fall_back(b, o, &why)) {
@@ -105,6 +216,7 @@ void ts_session_free(ts_session *s)
 {
     if (!s) return;
     if (s->m) s->b->free(s->m);
+    ts_mem_free(s->consts);
     ts_mem_free(s);
 }
 
@@ -116,6 +228,11 @@ ts_status ts_session_run(ts_session *s, int n_in, ts_tensor *const *inputs, int 
     int64_t peak = 0;
     ts_status st = s->b->run(s->m, n_in, inputs, n_out, outputs, &peak, err);
     atomic_store(&s->peak, peak);
+    if (st == TS_OK && (st = own_outputs(s, n_in, inputs, n_out, outputs, err)) != TS_OK)
+        for (int k = 0; k < n_out; k++) {
+            ts_tensor_release(outputs[k]);
+            outputs[k] = NULL;
+        }
     return st;
 }
 
@@ -164,6 +281,16 @@ const char *ts_graph_output_name(const ts_graph *g, int i)
 {
     if (i < 0 || i >= g->body->n_results) return NULL;
     return g->body->results[i]->name;
+}
+
+ts_value *ts_graph_input(const ts_graph *g, int i)
+{
+    return g && i >= 0 && i < g->body->n_params ? g->body->params[i] : NULL;
+}
+
+ts_value *ts_graph_output(const ts_graph *g, int k)
+{
+    return g && k >= 0 && k < g->body->n_results ? g->body->results[k] : NULL;
 }
 
 /* ---- inputs against the declared types ---------------------------------- */

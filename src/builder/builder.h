@@ -47,9 +47,7 @@ enum {
 /* A builder appending to block b of g (g's body when b is NULL). Nodes
  * already in b take part in hash-consing. NULL when out of memory. */
 ts_builder *ts_builder_new(ts_graph *g, ts_block *b);
-void ts_builder_free(ts_builder *b);
-/* TS_OK, or the first error (its message copied into err). */
-ts_status ts_builder_status(const ts_builder *b, ts_err *err);
+/* ts_builder_free and ts_builder_status are public (tessera.h). */
 ts_graph *ts_builder_graph(const ts_builder *b);
 ts_block *ts_builder_block(const ts_builder *b);
 void ts_builder_set_flags(ts_builder *b, unsigned flags);

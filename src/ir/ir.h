@@ -244,6 +244,17 @@ bool ts_type_eq(const ts_type *a, const ts_type *b);
 /* "f32[batch, 4]" appended to b */
 void ts_type_print(ts_buf *b, const ts_type *t);
 
+/* ---- pieces of the text form (the public builder's way in) ------------- */
+
+/* A type as the text form writes it ("f32[batch, 4]"), the whole string;
+ * dims in g's arena, symbols in g's table. Errors say where. */
+ts_status ts_ir_parse_type(ts_graph *g, const char *text, ts_type *out, ts_err *err);
+/* Attributes of op as a node's text writes them, braces optional
+ * ("perm=[1, 0]"; NULL or "" for all defaults), into a fresh
+ * ts_ir_attrs_new array. A tensor literal has no declared type here to
+ * take its shape from: constants are built from tensors instead. */
+ts_status ts_ir_parse_attrs(ts_graph *g, ts_op op, const char *text, ts_attr **out, ts_err *err);
+
 /* ---- checking ---------------------------------------------------------- */
 
 /* Structural checks of the whole graph: SSA (every operand defined before

@@ -454,3 +454,52 @@ ts_status ts_graph_load_file(const char *path, ts_graph **out, ts_err *err)
     ts_mem_free(data);
     return s;
 }
+
+/* ---- pieces of the text form, for the public builder ---------------------------- */
+
+/* A parser over a whole string that must be used up; name labels messages. */
+static ts_status piece_done(parser *p)
+{
+    ts_parse_skip_blank(p);
+    if (p->pos < p->len) {
+        char buf[48];
+        return PERR(p, p->pos, "unexpected %s after the end", ts_parse_found(p, buf, sizeof buf));
+    }
+    return TS_OK;
+}
+
+ts_status ts_ir_parse_type(ts_graph *g, const char *text, ts_type *out, ts_err *err)
+{
+    if (!g || !text || !out) return ts_err_set(err, TS_ERR_INVALID_ARG, "ts_ir_parse_type: NULL argument");
+    parser p = {.s = text, .len = strlen(text), .name = "type", .g = g, .err = err};
+    ts_dim dims[TS_MAX_RANK];
+    TS_TRY(parse_type(&p, &out->dtype, &out->rank, dims));
+    TS_TRY(piece_done(&p));
+    out->dims = ts_arena_alloc(g->arena, sizeof *dims * (size_t)(out->rank ? out->rank : 1));
+    if (!out->dims) return ts_err_set(err, TS_ERR_OOM, "out of memory");
+    memcpy(out->dims, dims, sizeof *dims * (size_t)out->rank);
+    return TS_OK;
+}
+
+ts_status ts_ir_parse_attrs(ts_graph *g, ts_op op, const char *text, ts_attr **out, ts_err *err)
+{
+    if (!g || !out) return ts_err_set(err, TS_ERR_INVALID_ARG, "ts_ir_parse_attrs: NULL argument");
+    const char *s = text ? text : "";
+    /* the braces are optional: "perm=[1, 0]" and "{perm=[1, 0]}" alike */
+    size_t len = strlen(s), lead = strspn(s, " \t\n");
+    ts_buf braced = {0};
+    if (s[lead] != '{') {
+        ts_buf_printf(&braced, "{%s}", s);
+        if (!braced.data) return ts_err_set(err, TS_ERR_OOM, "out of memory");
+        s = braced.data;
+        len = braced.len;
+    }
+    parser p = {.s = s, .len = len, .name = "attributes", .g = g, .err = err};
+    attr_ctx c = {op, ts_ir_attrs_new(g, op), NULL};
+    ts_status st = c.attrs ? TS_OK : ts_err_set(err, TS_ERR_OOM, "out of memory");
+    if (st == TS_OK) st = ts_parse_attrs(&p, &c, 0);
+    if (st == TS_OK) st = piece_done(&p);
+    ts_buf_free(&braced);
+    if (st == TS_OK) *out = c.attrs;
+    return st;
+}

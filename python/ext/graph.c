@@ -1,0 +1,706 @@
+/* graph.c — tessera.Graph (IR text in and out, passes, and the builder of
+ * tessera.h: inputs, constants, one node per primitive, outputs) and
+ * tessera.Value (a value being built, with Python's arithmetic). */
+#include "ext.h"
+
+#include <string.h>
+
+typedef struct {
+    PyObject_HEAD
+    ts_graph *g;
+    ts_builder *b;            /* made on first use, let go before passes and sessions */
+    int sessions;             /* sessions running it: no edits meanwhile */
+    unsigned long gen;        /* bumped by passes: older Values are gone */
+} TsxGraph;
+
+typedef struct {
+    PyObject_HEAD
+    TsxGraph *graph;
+    ts_value *v;
+    unsigned long gen;
+} TsxValue;
+
+static void graph_dealloc(TsxGraph *self)
+{
+    ts_builder_free(self->b);
+    ts_graph_free(self->g);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+PyObject *tsx_graph_new(ts_graph *g)
+{
+    TsxGraph *self = PyObject_New(TsxGraph, &TsxGraph_Type);
+    if (!self) return NULL;
+    self->g = g;
+    self->b = NULL;
+    self->sessions = 0;
+    self->gen = 0;
+    return (PyObject *)self;
+}
+
+ts_graph *tsx_graph_get(PyObject *o)
+{
+    if (!PyObject_TypeCheck(o, &TsxGraph_Type)) {
+        PyErr_Format(PyExc_TypeError, "expected a tessera.Graph, got %.100s", Py_TYPE(o)->tp_name);
+        return NULL;
+    }
+    TsxGraph *self = (TsxGraph *)o;
+    ts_builder_free(self->b);
+    self->b = NULL;
+    return self->g;
+}
+
+void tsx_graph_freeze(PyObject *o, int delta) { ((TsxGraph *)o)->sessions += delta; }
+
+static bool editable(TsxGraph *self)
+{
+    if (!self->sessions) return true;
+    tsx_raise_msg(TS_ERR_INVALID_ARG, "the graph is in use by %d session%s: close them (or build another graph) "
+                  "before changing it", self->sessions, self->sessions == 1 ? "" : "s");
+    return false;
+}
+
+/* The builder, made on demand. */
+static ts_builder *builder(TsxGraph *self)
+{
+    if (!editable(self)) return NULL;
+    if (!self->b) {
+        ts_err e = {0};
+        if (ts_graph_builder(self->g, &self->b, &e) != TS_OK) return (void *)tsx_raise(&e);
+    }
+    return self->b;
+}
+
+/* After a build call: raise the builder's error, if any, and start over
+ * with a fresh builder next time (errors stick in a builder). */
+static bool built(TsxGraph *self)
+{
+    ts_err e = {0};
+    if (ts_builder_status(self->b, &e) == TS_OK) return true;
+    ts_builder_free(self->b);
+    self->b = NULL;
+    tsx_raise(&e);
+    return false;
+}
+
+static PyObject *value_new(TsxGraph *g, ts_value *v)
+{
+    TsxValue *self = PyObject_New(TsxValue, &TsxValue_Type);
+    if (!self) return NULL;
+    Py_INCREF(g);
+    self->graph = g;
+    self->v = v;
+    self->gen = g->gen;
+    return (PyObject *)self;
+}
+
+/* o's ts_value, if it is a current Value of this graph. */
+static ts_value *value_of(TsxGraph *self, PyObject *o, const char *what)
+{
+    if (!PyObject_TypeCheck(o, &TsxValue_Type)) {
+        PyErr_Format(PyExc_TypeError, "%s: expected a tessera.Value, got %.100s", what, Py_TYPE(o)->tp_name);
+        return NULL;
+    }
+    TsxValue *v = (TsxValue *)o;
+    if (v->graph != self) return (void *)tsx_raise_msg(TS_ERR_INVALID_ARG, "%s: the value is of another graph", what);
+    if (v->gen != self->gen)
+        return (void *)tsx_raise_msg(TS_ERR_INVALID_ARG, "%s: the value is from before run_passes, which may have "
+                                     "removed it", what);
+    return v->v;
+}
+
+/* ---- construction and text ------------------------------------------------------------- */
+
+static PyObject *graph_tp_new(PyTypeObject *type, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"name", NULL};
+    const char *name = "main";
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|s:Graph", kwlist, &name)) return NULL;
+    ts_graph *g = NULL;
+    ts_err e = {0};
+    if (ts_graph_new(name, &g, &e) != TS_OK) return tsx_raise(&e);
+    PyObject *r = tsx_graph_new(g);
+    if (!r) ts_graph_free(g);
+    return r;
+}
+
+static PyObject *graph_parse(PyObject *cls, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"text", "name", NULL};
+    const char *text, *name = "<string>";
+    Py_ssize_t len;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "s#|s:parse", kwlist, &text, &len, &name)) return NULL;
+    ts_graph *g = NULL;
+    ts_err e = {0};
+    if (ts_graph_parse(text, (size_t)len, name, &g, &e) != TS_OK) return tsx_raise(&e);
+    PyObject *r = tsx_graph_new(g);
+    if (!r) ts_graph_free(g);
+    return r;
+}
+
+static PyObject *graph_load(PyObject *cls, PyObject *args)
+{
+    PyObject *path = NULL;
+    if (!PyArg_ParseTuple(args, "O&:load", PyUnicode_FSConverter, &path)) return NULL;
+    ts_graph *g = NULL;
+    ts_err e = {0};
+    ts_status st = ts_graph_load_file(PyBytes_AS_STRING(path), &g, &e);
+    Py_DECREF(path);
+    if (st != TS_OK) return tsx_raise(&e);
+    PyObject *r = tsx_graph_new(g);
+    if (!r) ts_graph_free(g);
+    return r;
+}
+
+/* Call as text_result(st, text, &e) only after the call that set text:
+ * C does not order the evaluation of arguments. */
+static PyObject *text_result(ts_status st, char *text, const ts_err *e)
+{
+    if (st != TS_OK) return tsx_raise(e);
+    PyObject *r = PyUnicode_FromString(text ? text : "");
+    ts_free_string(text);
+    return r;
+}
+
+static PyObject *graph_str(TsxGraph *self)
+{
+    char *text = NULL;
+    ts_err e = {0};
+    ts_status st = ts_graph_to_text(self->g, &text, &e);
+    return text_result(st, text, &e);
+}
+
+static PyObject *graph_to_dot(TsxGraph *self, PyObject *unused)
+{
+    char *text = NULL;
+    ts_err e = {0};
+    ts_status st = ts_graph_to_dot(self->g, &text, &e);
+    return text_result(st, text, &e);
+}
+
+static PyObject *graph_run_passes(TsxGraph *self, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"passes", "dump_after", NULL};
+    const char *passes = "default", *dump_after = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|sz:run_passes", kwlist, &passes, &dump_after)) return NULL;
+    if (!editable(self)) return NULL;
+    ts_builder_free(self->b);   /* a builder must not outlive the nodes passes remove */
+    self->b = NULL;
+    self->gen++;
+    ts_err e = {0};
+    char *dump = NULL;
+    ts_status st = dump_after ? ts_graph_run_passes_dump(self->g, passes, dump_after, &dump, &e)
+                              : ts_graph_run_passes(self->g, passes, &e);
+    if (!dump_after) {
+        if (st != TS_OK) return tsx_raise(&e);
+        Py_RETURN_NONE;
+    }
+    return text_result(st, dump, &e);
+}
+
+static PyObject *graph_describe(TsxGraph *self, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"what", "target", NULL};
+    const char *what = "c", *target = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|sz:describe", kwlist, &what, &target)) return NULL;
+    char *text = NULL;
+    ts_err e = {0};
+    ts_graph *g = tsx_graph_get((PyObject *)self);
+    ts_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = ts_graph_describe(g, target, what, &text, &e);
+    Py_END_ALLOW_THREADS
+    return text_result(st, text, &e);
+}
+
+/* ---- building ----------------------------------------------------------------------------- */
+
+/* "f32[batch, 4]" from a dtype-like and a shape of ints and names. */
+static PyObject *type_text(PyObject *dtype, PyObject *shape)
+{
+    ts_dtype dt;
+    if (!tsx_dtype_arg(dtype, &dt)) return NULL;
+    PyObject *seq = PySequence_Fast(shape, "shape must be a sequence of ints and dim names");
+    if (!seq) return NULL;
+    PyObject *parts = PyList_New(0);
+    for (Py_ssize_t i = 0; parts && i < PySequence_Fast_GET_SIZE(seq); i++) {
+        PyObject *d = PySequence_Fast_GET_ITEM(seq, i);
+        PyObject *s = PyLong_Check(d) || PyUnicode_Check(d) ? PyObject_Str(d) : NULL;
+        if (!s && !PyErr_Occurred())
+            PyErr_Format(PyExc_TypeError, "shape entries are ints or dim names, not %.100s", Py_TYPE(d)->tp_name);
+        if (!s || PyList_Append(parts, s) < 0) Py_CLEAR(parts);
+        Py_XDECREF(s);
+    }
+    Py_DECREF(seq);
+    if (!parts) return NULL;
+    PyObject *sep = PyUnicode_FromString(", ");
+    PyObject *dims = sep ? PyUnicode_Join(sep, parts) : NULL;
+    Py_XDECREF(sep);
+    Py_DECREF(parts);
+    if (!dims) return NULL;
+    PyObject *r = PyUnicode_FromFormat("%s[%U]", ts_dtype_name(dt), dims);
+    Py_DECREF(dims);
+    return r;
+}
+
+static PyObject *graph_input(TsxGraph *self, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"name", "type", "shape", NULL};
+    const char *name;
+    PyObject *type, *shape = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "zO|O:input", kwlist, &name, &type, &shape)) return NULL;
+    ts_builder *b = builder(self);
+    if (!b) return NULL;
+    PyObject *text = shape == Py_None ? (Py_INCREF(type), type) : type_text(type, shape);
+    if (!text) return NULL;
+    const char *t = PyUnicode_Check(text) ? PyUnicode_AsUTF8(text) : NULL;
+    if (!t) {
+        Py_DECREF(text);
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_TypeError, "input(name, type): type is text such as 'f32[batch, 4]', or a dtype "
+                            "followed by a shape");
+        return NULL;
+    }
+    ts_value *v = ts_build_input(b, name, t);
+    Py_DECREF(text);
+    return built(self) ? value_new(self, v) : NULL;
+}
+
+static PyObject *graph_const(TsxGraph *self, PyObject *arg)
+{
+    ts_builder *b = builder(self);
+    if (!b) return NULL;
+    PyObject *keep = NULL;
+    ts_tensor *t = tsx_tensor_borrow(arg, "const", &keep);
+    if (!t) return NULL;
+    ts_value *v = ts_build_const(b, t);   /* copies borrowed memory */
+    ts_tensor_release(t);
+    Py_XDECREF(keep);
+    return built(self) ? value_new(self, v) : NULL;
+}
+
+static PyObject *graph_scalar(TsxGraph *self, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"value", "dtype", NULL};
+    double value;
+    PyObject *dtype = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "d|O:scalar", kwlist, &value, &dtype)) return NULL;
+    ts_dtype dt = TS_DTYPE_F32;
+    if (dtype && !tsx_dtype_arg(dtype, &dt)) return NULL;
+    ts_builder *b = builder(self);
+    if (!b) return NULL;
+    ts_value *v = ts_build_scalar(b, dt, value);
+    return built(self) ? value_new(self, v) : NULL;
+}
+
+/* The kind of attribute key of primitive op, from its schema ("perm:ints
+ * axis:int=0"); NULL when op or key is unknown (the builder says which). */
+static const char *attr_kind(const char *op, const char *key, char *buf, size_t cap)
+{
+    for (int i = 0; i < ts_prim_count(); i++) {
+        ts_prim_desc d;
+        if (ts_prim_describe(i, &d, NULL) != TS_OK || strcmp(d.name, op) != 0) continue;
+        size_t kl = strlen(key);
+        for (const char *s = d.attrs; *s;) {
+            const char *end = strchr(s, ' ');
+            size_t n = end ? (size_t)(end - s) : strlen(s);
+            if (n > kl && strncmp(s, key, kl) == 0 && s[kl] == ':') {
+                size_t m = strcspn(s + kl + 1, " =(");
+                PyOS_snprintf(buf, cap, "%.*s", (int)m, s + kl + 1);
+                return buf;
+            }
+            s += n;
+            while (*s == ' ') s++;
+        }
+        return NULL;
+    }
+    return NULL;
+}
+
+/* One attribute value in the text form: ints, floats, names (dims,
+ * enums, dtypes), quoted strings, lists of those. */
+static int append_attr(PyObject *parts, PyObject *v, bool quote)
+{
+    PyObject *s = NULL;
+    if (PyBool_Check(v)) {
+        s = PyUnicode_FromString(v == Py_True ? "1" : "0");
+    } else if (PyLong_Check(v)) {
+        s = PyObject_Str(v);
+    } else if (PyFloat_Check(v)) {
+        s = PyObject_Repr(v);
+    } else if (PyUnicode_Check(v)) {
+        if (quote) {
+            PyObject *json = PyImport_ImportModule("json");
+            s = json ? PyObject_CallMethod(json, "dumps", "O", v) : NULL;
+            Py_XDECREF(json);
+        } else {
+            Py_INCREF(v);
+            s = v;
+        }
+    } else if (PyList_Check(v) || PyTuple_Check(v)) {
+        PyObject *inner = PyList_New(0);
+        Py_ssize_t n = PySequence_Size(v);
+        for (Py_ssize_t i = 0; inner && i < n; i++) {
+            PyObject *item = PySequence_GetItem(v, i);
+            if (!item || append_attr(inner, item, quote) < 0) Py_CLEAR(inner);
+            Py_XDECREF(item);
+        }
+        PyObject *sep = inner ? PyUnicode_FromString(", ") : NULL;
+        PyObject *body = sep ? PyUnicode_Join(sep, inner) : NULL;
+        s = body ? PyUnicode_FromFormat("[%U]", body) : NULL;
+        Py_XDECREF(sep);
+        Py_XDECREF(body);
+        Py_XDECREF(inner);
+    } else {
+        ts_dtype dt;
+        if (tsx_dtype_arg(v, &dt)) s = PyUnicode_FromString(ts_dtype_name(dt));
+    }
+    if (!s) return -1;
+    int r = PyList_Append(parts, s);
+    Py_DECREF(s);
+    return r;
+}
+
+/* "key=value, ..." for op from keyword arguments. */
+static PyObject *attrs_text(const char *op, PyObject *kw)
+{
+    if (!kw || !PyDict_Size(kw)) return PyUnicode_FromString("");
+    PyObject *items = PyList_New(0), *key, *val;
+    Py_ssize_t pos = 0;
+    while (items && PyDict_Next(kw, &pos, &key, &val)) {
+        char kind[32];
+        const char *k = PyUnicode_AsUTF8(key);
+        const char *kd = k ? attr_kind(op, k, kind, sizeof kind) : NULL;
+        PyObject *one = PyList_New(0);
+        if (!one || append_attr(one, val, kd && strcmp(kd, "str") == 0) < 0) {
+            Py_XDECREF(one);
+            Py_CLEAR(items);
+            break;
+        }
+        PyObject *s = PyUnicode_FromFormat("%U=%U", key, PyList_GET_ITEM(one, 0));
+        Py_DECREF(one);
+        if (!s || PyList_Append(items, s) < 0) Py_CLEAR(items);
+        Py_XDECREF(s);
+    }
+    if (!items) return NULL;
+    PyObject *sep = PyUnicode_FromString(", ");
+    PyObject *r = sep ? PyUnicode_Join(sep, items) : NULL;
+    Py_XDECREF(sep);
+    Py_DECREF(items);
+    return r;
+}
+
+#define MAX_OPERANDS 256
+#define MAX_RESULTS 64
+
+/* Operands: Values of this graph, and Python numbers, which become
+ * scalars of the first Value's dtype (f32 if there is none). */
+static int operands(TsxGraph *self, const char *op, PyObject *args, Py_ssize_t from, ts_value **in)
+{
+    Py_ssize_t n = PyTuple_GET_SIZE(args) - from;
+    if (n > MAX_OPERANDS) return tsx_raise_msg(TS_ERR_INVALID_ARG, "%s: over %d operands", op, MAX_OPERANDS), -1;
+    ts_dtype dt = TS_DTYPE_F32;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *o = PyTuple_GET_ITEM(args, from + i);
+        if (PyObject_TypeCheck(o, &TsxValue_Type)) {
+            dt = ts_value_dtype(((TsxValue *)o)->v);
+            break;
+        }
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *o = PyTuple_GET_ITEM(args, from + i);
+        if (PyLong_Check(o) || PyFloat_Check(o)) {
+            double x = PyFloat_AsDouble(o);
+            if (x == -1.0 && PyErr_Occurred()) return -1;
+            in[i] = ts_build_scalar(self->b, dt, x);
+        } else if (!(in[i] = value_of(self, o, op))) {
+            return -1;
+        }
+    }
+    return (int)n;
+}
+
+static PyObject *build_op(TsxGraph *self, const char *op, PyObject *args, Py_ssize_t from, PyObject *kw)
+{
+    if (!builder(self)) return NULL;
+    ts_value *in[MAX_OPERANDS], *out[MAX_RESULTS];
+    int n_in = operands(self, op, args, from, in);
+    if (n_in < 0) return NULL;
+    PyObject *attrs = attrs_text(op, kw);
+    if (!attrs) return NULL;
+    int n_out = 0;
+    ts_build_node(self->b, op, n_in, in, PyUnicode_AsUTF8(attrs), 0, NULL, MAX_RESULTS, out, &n_out);
+    Py_DECREF(attrs);
+    if (!built(self)) return NULL;
+    if (n_out == 0) Py_RETURN_NONE;
+    if (n_out == 1) return value_new(self, out[0]);
+    PyObject *r = PyTuple_New(n_out);
+    for (int i = 0; r && i < n_out; i++) {
+        PyObject *v = value_new(self, out[i]);
+        if (!v) Py_CLEAR(r);
+        else PyTuple_SET_ITEM(r, i, v);
+    }
+    return r;
+}
+
+static PyObject *graph_op(TsxGraph *self, PyObject *args, PyObject *kw)
+{
+    if (PyTuple_GET_SIZE(args) < 1 || !PyUnicode_Check(PyTuple_GET_ITEM(args, 0))) {
+        PyErr_SetString(PyExc_TypeError, "op(name, *operands, **attributes): name is a primitive's name");
+        return NULL;
+    }
+    const char *op = PyUnicode_AsUTF8(PyTuple_GET_ITEM(args, 0));
+    return op ? build_op(self, op, args, 1, kw) : NULL;
+}
+
+static PyObject *graph_matmul(TsxGraph *self, PyObject *args)
+{
+    PyObject *x, *y;
+    if (!PyArg_ParseTuple(args, "OO:matmul", &x, &y) || !builder(self)) return NULL;
+    ts_value *a = value_of(self, x, "matmul"), *b = a ? value_of(self, y, "matmul") : NULL;
+    if (!b) return NULL;
+    ts_value *v = ts_build_matmul(self->b, a, b);
+    return built(self) ? value_new(self, v) : NULL;
+}
+
+static PyObject *graph_output(TsxGraph *self, PyObject *args, PyObject *kw)
+{
+    PyObject *names = kw ? PyDict_GetItemString(kw, "names") : NULL;
+    if (kw && PyDict_Size(kw) != (names ? 1 : 0)) {
+        PyErr_SetString(PyExc_TypeError, "output(*values, names=None) takes no other keyword");
+        return NULL;
+    }
+    if (!builder(self)) return NULL;
+    Py_ssize_t n = PyTuple_GET_SIZE(args);
+    if (n > MAX_OPERANDS) return tsx_raise_msg(TS_ERR_INVALID_ARG, "output: over %d values", MAX_OPERANDS);
+    ts_value *vals[MAX_OPERANDS];
+    const char *cnames[MAX_OPERANDS];
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (!(vals[i] = value_of(self, PyTuple_GET_ITEM(args, i), "output"))) return NULL;
+    PyObject *seq = NULL;
+    if (names && names != Py_None) {
+        seq = PySequence_Fast(names, "names must be a sequence of str or None");
+        if (!seq) return NULL;
+        if (PySequence_Fast_GET_SIZE(seq) != n) {
+            Py_DECREF(seq);
+            return tsx_raise_msg(TS_ERR_INVALID_ARG, "output: %zd values but %zd names", n,
+                                 PySequence_Fast_GET_SIZE(seq));
+        }
+        for (Py_ssize_t i = 0; i < n; i++) {
+            PyObject *s = PySequence_Fast_GET_ITEM(seq, i);
+            cnames[i] = s == Py_None ? NULL : PyUnicode_Check(s) ? PyUnicode_AsUTF8(s) : NULL;
+            if (s != Py_None && !cnames[i]) {
+                Py_DECREF(seq);
+                if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "names must be str or None");
+                return NULL;
+            }
+        }
+    }
+    ts_build_outputs(self->b, (int)n, vals, seq ? cnames : NULL);
+    Py_XDECREF(seq);
+    if (!built(self)) return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *values_list(TsxGraph *self, bool inputs)
+{
+    int n = inputs ? ts_graph_num_inputs(self->g) : ts_graph_num_outputs(self->g);
+    PyObject *l = PyList_New(n);
+    for (int i = 0; l && i < n; i++) {
+        PyObject *v = value_new(self, inputs ? ts_graph_input(self->g, i) : ts_graph_output(self->g, i));
+        if (!v) Py_CLEAR(l);
+        else PyList_SET_ITEM(l, i, v);
+    }
+    return l;
+}
+
+static PyObject *graph_inputs(TsxGraph *self, void *u) { return values_list(self, true); }
+static PyObject *graph_outputs(TsxGraph *self, void *u) { return values_list(self, false); }
+
+static PyMethodDef GRAPH_METHODS[] = {
+    {"parse", (PyCFunction)(void (*)(void))graph_parse, METH_VARARGS | METH_KEYWORDS | METH_CLASS,
+     "Graph.parse(text, name='<string>') -> Graph\n\nA graph from IR text (docs/ir.md); errors say line:col."},
+    {"load", (PyCFunction)graph_load, METH_VARARGS | METH_CLASS, "Graph.load(path) -> Graph\n\nA graph from an IR file."},
+    {"to_dot", (PyCFunction)graph_to_dot, METH_NOARGS, "to_dot() -> str\n\nThe graph as Graphviz dot text."},
+    {"run_passes", (PyCFunction)(void (*)(void))graph_run_passes, METH_VARARGS | METH_KEYWORDS,
+     "run_passes(passes='default', dump_after=None) -> None | str\n\n"
+     "Run a comma-separated pass list in place. With dump_after (a pass name, or 'all'), return the graph's "
+     "text after each run of it. Values built before are no longer usable."},
+    {"describe", (PyCFunction)(void (*)(void))graph_describe, METH_VARARGS | METH_KEYWORDS,
+     "describe(what='c', target=None) -> str\n\nWhat a target makes of the graph: 'c' (generated source) or "
+     "'loops' (fusion and loop IR)."},
+    {"input", (PyCFunction)(void (*)(void))graph_input, METH_VARARGS | METH_KEYWORDS,
+     "input(name, type, shape=None) -> Value\n\nA new graph input: input('x', 'f32[batch, 4]') or "
+     "input('x', 'f32', ('batch', 4)); a name in a shape is a symbolic dim. name may be None."},
+    {"const", (PyCFunction)graph_const, METH_O, "const(array) -> Value\n\nA constant holding a copy of array."},
+    {"scalar", (PyCFunction)(void (*)(void))graph_scalar, METH_VARARGS | METH_KEYWORDS,
+     "scalar(value, dtype='f32') -> Value\n\nA rank-0 constant."},
+    {"op", (PyCFunction)(void (*)(void))graph_op, METH_VARARGS | METH_KEYWORDS,
+     "op(name, *operands, **attributes) -> Value | tuple[Value, ...]\n\n"
+     "A node of primitive `name` (tessera.prims()): op('transpose', x, perm=[1, 0]). Elementwise operations "
+     "broadcast; Python numbers become scalars of the first Value's dtype. Shapes are inferred and checked "
+     "as the node is built; a bad one raises InvalidArgument."},
+    {"matmul", (PyCFunction)graph_matmul, METH_VARARGS, "matmul(a, b) -> Value\n\nnumpy's matmul, over dot."},
+    {"output", (PyCFunction)(void (*)(void))graph_output, METH_VARARGS | METH_KEYWORDS,
+     "output(*values, names=None) -> None\n\nSet the graph's outputs (replacing any), optionally naming them."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef GRAPH_GETSET[] = {
+    {"inputs", (getter)graph_inputs, NULL, "The graph inputs, as Values.", NULL},
+    {"outputs", (getter)graph_outputs, NULL, "The graph outputs, as Values.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+PyTypeObject TsxGraph_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "tessera.Graph",
+    .tp_basicsize = sizeof(TsxGraph),
+    .tp_dealloc = (destructor)graph_dealloc,
+    .tp_str = (reprfunc)graph_str,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Graph(name='main')\n--\n\n"
+              "A graph of tessera primitives: built node by node (input, const, op, output), parsed from IR "
+              "text (Graph.parse), or loaded from ONNX (tessera.load_onnx). str(g) is its IR text.",
+    .tp_methods = GRAPH_METHODS,
+    .tp_getset = GRAPH_GETSET,
+    .tp_new = graph_tp_new,
+};
+
+/* ---- values ---------------------------------------------------------------------------------- */
+
+static void value_dealloc(TsxValue *self)
+{
+    Py_XDECREF(self->graph);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *value_type(TsxValue *self, void *u)
+{
+    char buf[512];
+    ts_value_type(self->v, buf, sizeof buf);
+    return PyUnicode_FromString(buf);
+}
+
+static PyObject *value_dtype(TsxValue *self, void *u)
+{
+    return PyUnicode_FromString(ts_dtype_name(ts_value_dtype(self->v)));
+}
+
+/* The dims of the type text, split at top-level commas: ints, or the
+ * symbolic dim's text. */
+static PyObject *value_shape(TsxValue *self, void *u)
+{
+    char buf[1024];
+    ts_value_type(self->v, buf, sizeof buf);
+    char *p = strchr(buf, '[');
+    PyObject *l = PyList_New(0);
+    if (!p || !l) return l;
+    int depth = 0;
+    char *start = ++p;
+    for (; l && *p; p++) {
+        if (*p == '(') depth++;
+        if (*p == ')') depth--;
+        if ((*p == ',' && depth == 0) || (*p == ']' && depth == 0)) {
+            char *s = start, *e = p;
+            while (*s == ' ') s++;
+            if (e > s) {
+                PyObject *text = PyUnicode_FromStringAndSize(s, e - s);
+                PyObject *d = text && strspn(s, "0123456789") == (size_t)(e - s) ? PyLong_FromUnicodeObject(text, 10)
+                                                                                : (Py_XINCREF(text), text);
+                Py_XDECREF(text);
+                if (!d || PyList_Append(l, d) < 0) Py_CLEAR(l);
+                Py_XDECREF(d);
+            }
+            start = p + 1;
+            if (*p == ']') break;
+        }
+    }
+    if (!l) return NULL;
+    PyObject *t = PyList_AsTuple(l);
+    Py_DECREF(l);
+    return t;
+}
+
+static PyObject *value_ndim(TsxValue *self, void *u) { return PyLong_FromLong(ts_value_rank(self->v)); }
+static PyObject *value_graph(TsxValue *self, void *u) { return Py_NewRef((PyObject *)self->graph); }
+
+static PyObject *value_repr(TsxValue *self)
+{
+    char buf[512];
+    ts_value_type(self->v, buf, sizeof buf);
+    return PyUnicode_FromFormat("tessera.Value(%s)", buf);
+}
+
+/* a OP b with either side a Value (the other a Value of the same graph,
+ * or a Python number). */
+static PyObject *binop(PyObject *a, PyObject *b, const char *op)
+{
+    PyObject *v = PyObject_TypeCheck(a, &TsxValue_Type) ? a : b;
+    if (!PyObject_TypeCheck(a, &TsxValue_Type) && !PyLong_Check(a) && !PyFloat_Check(a)) Py_RETURN_NOTIMPLEMENTED;
+    if (!PyObject_TypeCheck(b, &TsxValue_Type) && !PyLong_Check(b) && !PyFloat_Check(b)) Py_RETURN_NOTIMPLEMENTED;
+    TsxGraph *g = ((TsxValue *)v)->graph;
+    PyObject *args = Py_BuildValue("(sOO)", op, a, b);
+    PyObject *r = args ? graph_op(g, args, NULL) : NULL;
+    Py_XDECREF(args);
+    return r;
+}
+
+static PyObject *v_add(PyObject *a, PyObject *b) { return binop(a, b, "add"); }
+static PyObject *v_sub(PyObject *a, PyObject *b) { return binop(a, b, "sub"); }
+static PyObject *v_mul(PyObject *a, PyObject *b) { return binop(a, b, "mul"); }
+static PyObject *v_div(PyObject *a, PyObject *b) { return binop(a, b, "div"); }
+static PyObject *v_pow(PyObject *a, PyObject *b, PyObject *mod)
+{
+    if (mod != Py_None) Py_RETURN_NOTIMPLEMENTED;
+    return binop(a, b, "pow");
+}
+
+static PyObject *v_neg(PyObject *a)
+{
+    PyObject *args = Py_BuildValue("(sO)", "neg", a);
+    PyObject *r = args ? graph_op(((TsxValue *)a)->graph, args, NULL) : NULL;
+    Py_XDECREF(args);
+    return r;
+}
+
+static PyObject *v_matmul(PyObject *a, PyObject *b)
+{
+    if (!PyObject_TypeCheck(a, &TsxValue_Type) || !PyObject_TypeCheck(b, &TsxValue_Type)) Py_RETURN_NOTIMPLEMENTED;
+    PyObject *args = Py_BuildValue("(OO)", a, b);
+    PyObject *r = args ? graph_matmul(((TsxValue *)a)->graph, args) : NULL;
+    Py_XDECREF(args);
+    return r;
+}
+
+static PyNumberMethods VALUE_NUMBER = {
+    .nb_add = v_add,
+    .nb_subtract = v_sub,
+    .nb_multiply = v_mul,
+    .nb_true_divide = v_div,
+    .nb_power = v_pow,
+    .nb_negative = v_neg,
+    .nb_matrix_multiply = v_matmul,
+};
+
+static PyGetSetDef VALUE_GETSET[] = {
+    {"type", (getter)value_type, NULL, "The type as IR text: 'f32[batch, 4]'.", NULL},
+    {"dtype", (getter)value_dtype, NULL, "The dtype's name.", NULL},
+    {"shape", (getter)value_shape, NULL, "The dims: ints, and symbolic dims as their text ('batch').", NULL},
+    {"ndim", (getter)value_ndim, NULL, "The rank.", NULL},
+    {"graph", (getter)value_graph, NULL, "The Graph it belongs to.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+PyTypeObject TsxValue_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "tessera.Value",
+    .tp_basicsize = sizeof(TsxValue),
+    .tp_dealloc = (destructor)value_dealloc,
+    .tp_repr = (reprfunc)value_repr,
+    .tp_as_number = &VALUE_NUMBER,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A value of a Graph being built (made by Graph.input, const, op): its type, and + - * / ** @ "
+              "and unary - as graph nodes.",
+    .tp_getset = VALUE_GETSET,
+};
