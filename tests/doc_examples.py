@@ -3,7 +3,7 @@
 public header and the library, run, and print what the page shows under
 each (the ```text block that follows it).
 
-    python3 tests/doc_examples.py LIBTESSERA_A [LINK_LIBS...]
+    python3 tests/doc_examples.py LIBTESSERA_A [LINK_LIBS_AND_FLAGS...]
 
 Standard library only; prints "N passed, N failed"."""
 import os

@@ -25,9 +25,14 @@ set_tests_properties(cli PROPERTIES TIMEOUT 900)
 
 # docs/api.md's C examples compile against include/ and the archive, run,
 # and print what the page shows (standard library Python only).
+# An instrumented library needs its sanitizers' runtimes at link time.
+set(TS_DOC_LINK_FLAGS)
+if(TS_SANITIZE OR TS_FUZZ)
+  set(TS_DOC_LINK_FLAGS -fsanitize=address,undefined)
+endif()
 add_test(NAME doc_examples
          COMMAND ${TS_PYTHON} ${CMAKE_SOURCE_DIR}/tests/doc_examples.py $<TARGET_FILE:tessera_static> ${PROTOBUF_C_LIB}
-                 -lm -lpthread ${CMAKE_DL_LIBS}
+                 -lm -lpthread ${CMAKE_DL_LIBS} ${TS_DOC_LINK_FLAGS}
          WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 
 # The include graph follows docs/architecture.md's layers (standard

@@ -60,6 +60,9 @@ extern PyTypeObject TsxGraph_Type;
 extern PyTypeObject TsxValue_Type;
 /* A tessera.Graph owning g. */
 PyObject *tsx_graph_new(ts_graph *g);
+/* The Graph for a call that returned st and made g (its error if st is
+ * not TS_OK); g is freed if the Graph cannot be made. */
+PyObject *tsx_graph_made(ts_status st, ts_graph *g, const ts_err *e);
 /* The graph of a tessera.Graph, ready to compile or run (its builder let
  * go); NULL with an exception set if o is not a Graph. */
 ts_graph *tsx_graph_get(PyObject *o);

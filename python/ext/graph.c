@@ -9,7 +9,7 @@ typedef struct {
     PyObject_HEAD
     ts_graph *g;
     ts_builder *b;            /* made on first use, let go before passes and sessions */
-    int sessions;             /* sessions running it: no edits meanwhile */
+    int sessions;             /* sessions (and readers without the GIL) using it: no edits meanwhile */
     unsigned long gen;        /* bumped by passes: older Values are gone */
 } TsxGraph;
 
@@ -36,6 +36,14 @@ PyObject *tsx_graph_new(ts_graph *g)
     self->sessions = 0;
     self->gen = 0;
     return (PyObject *)self;
+}
+
+PyObject *tsx_graph_made(ts_status st, ts_graph *g, const ts_err *e)
+{
+    if (st != TS_OK) return tsx_raise(e);
+    PyObject *r = tsx_graph_new(g);
+    if (!r) ts_graph_free(g);
+    return r;
 }
 
 ts_graph *tsx_graph_get(PyObject *o)
@@ -118,10 +126,8 @@ static PyObject *graph_tp_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     if (!PyArg_ParseTupleAndKeywords(args, kw, "|s:Graph", kwlist, &name)) return NULL;
     ts_graph *g = NULL;
     ts_err e = {0};
-    if (ts_graph_new(name, &g, &e) != TS_OK) return tsx_raise(&e);
-    PyObject *r = tsx_graph_new(g);
-    if (!r) ts_graph_free(g);
-    return r;
+    ts_status st = ts_graph_new(name, &g, &e);
+    return tsx_graph_made(st, g, &e);
 }
 
 static PyObject *graph_parse(PyObject *cls, PyObject *args, PyObject *kw)
@@ -132,10 +138,8 @@ static PyObject *graph_parse(PyObject *cls, PyObject *args, PyObject *kw)
     if (!PyArg_ParseTupleAndKeywords(args, kw, "s#|s:parse", kwlist, &text, &len, &name)) return NULL;
     ts_graph *g = NULL;
     ts_err e = {0};
-    if (ts_graph_parse(text, (size_t)len, name, &g, &e) != TS_OK) return tsx_raise(&e);
-    PyObject *r = tsx_graph_new(g);
-    if (!r) ts_graph_free(g);
-    return r;
+    ts_status st = ts_graph_parse(text, (size_t)len, name, &g, &e);
+    return tsx_graph_made(st, g, &e);
 }
 
 static PyObject *graph_load(PyObject *cls, PyObject *args)
@@ -146,10 +150,7 @@ static PyObject *graph_load(PyObject *cls, PyObject *args)
     ts_err e = {0};
     ts_status st = ts_graph_load_file(PyBytes_AS_STRING(path), &g, &e);
     Py_DECREF(path);
-    if (st != TS_OK) return tsx_raise(&e);
-    PyObject *r = tsx_graph_new(g);
-    if (!r) ts_graph_free(g);
-    return r;
+    return tsx_graph_made(st, g, &e);
 }
 
 /* Call as text_result(st, text, &e) only after the call that set text:
@@ -207,9 +208,11 @@ static PyObject *graph_describe(TsxGraph *self, PyObject *args, PyObject *kw)
     ts_err e = {0};
     ts_graph *g = tsx_graph_get((PyObject *)self);
     ts_status st;
+    self->sessions++;   /* frozen while it is read without the GIL */
     Py_BEGIN_ALLOW_THREADS
     st = ts_graph_describe(g, target, what, &text, &e);
     Py_END_ALLOW_THREADS
+    self->sessions--;
     return text_result(st, text, &e);
 }
 

@@ -193,20 +193,56 @@ static PyObject *m_dtypes(PyObject *self, PyObject *unused)
     return l;
 }
 
-static PyObject *m_load_onnx(PyObject *self, PyObject *args)
+/* load_onnx(path, known=None): known maps input names to values the
+ * loader may read (a shape, a trip count); the graph is pinned to them. */
+static PyObject *m_load_onnx(PyObject *self, PyObject *args, PyObject *kw)
 {
-    PyObject *path = NULL;
-    if (!PyArg_ParseTuple(args, "O&:load_onnx", PyUnicode_FSConverter, &path)) return NULL;
-    ts_graph *g = NULL;
-    ts_err e = {0};
-    ts_status st;
-    Py_BEGIN_ALLOW_THREADS
-    st = ts_onnx_load(PyBytes_AS_STRING(path), 0, NULL, NULL, &g, &e);
-    Py_END_ALLOW_THREADS
+    static char *kwlist[] = {"path", "known", NULL};
+    PyObject *path = NULL, *known = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|O:load_onnx", kwlist, PyUnicode_FSConverter, &path, &known))
+        return NULL;
+    if (known != Py_None && !PyDict_Check(known)) {
+        Py_DECREF(path);
+        return tsx_raise_msg(TS_ERR_INVALID_ARG, "load_onnx: known must be a dict {input name: array}");
+    }
+    Py_ssize_t n = known == Py_None ? 0 : PyDict_Size(known);
+    const char **names = PyMem_Calloc((size_t)n + 1, sizeof *names);
+    ts_tensor **values = PyMem_Calloc((size_t)n + 1, sizeof *values);
+    PyObject **keep = PyMem_Calloc((size_t)n + 1, sizeof *keep);
+    PyObject *key, *val, *r = NULL;
+    Py_ssize_t pos = 0, i = 0;
+    bool ok = names && values && keep;
+    if (!ok) PyErr_NoMemory();
+    while (ok && PyDict_Next(known, &pos, &key, &val)) {
+        names[i] = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) : NULL;
+        if (!names[i]) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "load_onnx: known's keys are input names (str)");
+            ok = false;
+            break;
+        }
+        char what[160];
+        PyOS_snprintf(what, sizeof what, "known value '%.100s'", names[i]);
+        values[i] = tsx_tensor_borrow(val, what, &keep[i]);
+        ok = values[i] != NULL;
+        i++;
+    }
+    if (ok) {
+        ts_graph *g = NULL;
+        ts_err e = {0};
+        ts_status st;
+        Py_BEGIN_ALLOW_THREADS
+        st = ts_onnx_load(PyBytes_AS_STRING(path), (int)n, names, values, &g, &e);
+        Py_END_ALLOW_THREADS
+        r = tsx_graph_made(st, g, &e);
+    }
+    for (Py_ssize_t k = 0; k < i; k++) {
+        ts_tensor_release(values[k]);
+        Py_XDECREF(keep[k]);
+    }
+    PyMem_Free(names);
+    PyMem_Free(values);
+    PyMem_Free(keep);
     Py_DECREF(path);
-    if (st != TS_OK) return tsx_raise(&e);
-    PyObject *r = tsx_graph_new(g);
-    if (!r) ts_graph_free(g);
     return r;
 }
 
@@ -231,8 +267,11 @@ static PyMethodDef METHODS[] = {
      "The primitive table: (name, min operands, max operands (-1: any), results (-1: as the node says), "
      "attribute schema such as 'perm:ints')."},
     {"dtypes", m_dtypes, METH_NOARGS, "dtypes() -> list[str]\n\nEvery dtype name, in tessera's order."},
-    {"load_onnx", m_load_onnx, METH_VARARGS,
-     "load_onnx(path) -> Graph\n\nRead an ONNX model and assemble it from primitives."},
+    {"load_onnx", (PyCFunction)(void (*)(void))m_load_onnx, METH_VARARGS | METH_KEYWORDS,
+     "load_onnx(path, known=None) -> Graph\n\nRead an ONNX model and assemble it from primitives. known: "
+     "{input name: array} for inputs whose values the model needs to build (a Reshape's shape, a Loop's "
+     "trip count); the graph is pinned to them (a run with other values is an error) and still takes them "
+     "as inputs."},
     {"onnx_info", m_onnx_info, METH_VARARGS,
      "onnx_info(path) -> str\n\nA description of an ONNX model for people: inputs, outputs, opsets, operators."},
     {"from_dlpack", tsx_from_dlpack, METH_O,

@@ -74,10 +74,12 @@ static int session_init(TsxSession *self, PyObject *args, PyObject *kw)
     ts_session *s = NULL;
     ts_err e = {0};
     ts_status st;
+    tsx_graph_freeze(graph, +1);   /* from now: no other thread edits it while it compiles */
     Py_BEGIN_ALLOW_THREADS
     st = ts_session_new_opts(g, target, &o, &s, &e);
     Py_END_ALLOW_THREADS
     if (st != TS_OK) {
+        tsx_graph_freeze(graph, -1);
         tsx_raise(&e);
         return -1;
     }
@@ -85,7 +87,6 @@ static int session_init(TsxSession *self, PyObject *args, PyObject *kw)
     self->g = g;
     Py_INCREF(graph);
     self->graph = graph;
-    tsx_graph_freeze(graph, +1);
     self->n_in = ts_graph_num_inputs(g);
     self->n_out = ts_graph_num_outputs(g);
     self->in_names = PyTuple_New(self->n_in);

@@ -96,20 +96,22 @@ class InferenceSession(Session):
     "interp"; threads: per run (default: all cores). sess_options,
     providers and provider_options are accepted for onnxruntime's callers
     and ignored, except sess_options.intra_op_num_threads when threads is
-    not given."""
+    not given. known_inputs: {name: array} for inputs whose values the
+    model needs to build (a Reshape's shape, a Loop's trip count): the
+    session is specialised on them, and runs must pass the same values."""
 
     def __init__(self, path_or_bytes, sess_options=None, providers=None, provider_options=None, *,
                  target: Optional[str] = None, threads: Optional[int] = None, cache_dir: Optional[str] = None,
-                 **kwargs):
+                 known_inputs: Optional[dict] = None, **kwargs):
         if kwargs:
             raise TypeError("unexpected keyword argument(s): %s" % ", ".join(sorted(kwargs)))
         if threads is None and sess_options is not None:
             threads = getattr(sess_options, "intra_op_num_threads", 0) or None
         if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
-            graph = _load_onnx_bytes(bytes(path_or_bytes))
+            graph = _load_onnx_bytes(bytes(path_or_bytes), known_inputs)
             self._model_path = None
         elif isinstance(path_or_bytes, (str, os.PathLike)):
-            graph = load_onnx(path_or_bytes)
+            graph = load_onnx(path_or_bytes, known_inputs)
             self._model_path = os.fspath(path_or_bytes)
         else:
             raise TypeError("InferenceSession takes a model path or the model's bytes, not %s"
@@ -121,11 +123,11 @@ class InferenceSession(Session):
         return ["tessera:" + self.target]
 
 
-def _load_onnx_bytes(data: bytes) -> Graph:
+def _load_onnx_bytes(data: bytes, known: Optional[dict]) -> Graph:
     # the loader reads files (external data is resolved beside the model):
     # a private folder holds the bytes while they load
     with tempfile.TemporaryDirectory(prefix="tessera-") as d:
         path = os.path.join(d, "model.onnx")
         with open(path, "wb") as f:
             f.write(data)
-        return load_onnx(path)
+        return load_onnx(path, known)

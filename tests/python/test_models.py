@@ -75,6 +75,23 @@ def test_node_tests(name, cache_dir):
     compare(d, cache_dir, rtol=1e-3, atol=1e-3)
 
 
+def test_known_inputs(cache_dir):
+    # the cases a path alone cannot load: given the values they need
+    d = os.path.join(ROOT, "tests", "onnx_models", "loop_if")
+    path = os.path.join(d, "model.onnx")
+    m, x = read_pb(os.path.join(d, "test_data_set_0", "input_0.pb")), read_pb(os.path.join(d, "test_data_set_0", "input_1.pb"))
+    s = tessera.InferenceSession(path, known_inputs={"M": m}, cache_dir=cache_dir)
+    want = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {"M": m, "x": x})
+    for g, w in zip(s.run(None, {"M": m, "x": x}), want):
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)
+    with pytest.raises(tessera.Error, match="M"):
+        s.run(None, {"M": m + 1, "x": x})   # pinned
+    with pytest.raises(tessera.InvalidArgument):
+        tessera.load_onnx(path, known=[m])
+    with pytest.raises(TypeError):
+        tessera.load_onnx(path, known={1: m})
+
+
 def test_pick_outputs_by_name(cache_dir):
     d = os.path.join(ROOT, "tests", "onnx_models", "lstm")
     s = tessera.InferenceSession(os.path.join(d, "model.onnx"), cache_dir=cache_dir)

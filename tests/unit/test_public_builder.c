@@ -88,6 +88,22 @@ static void test_text(void)
         }
         ts_session_free(sess);
     }
+    /* the graph's edges as values, and a builder on a parsed graph */
+    CHECK(ts_graph_input(g, 0) && ts_graph_input(g, 1) == NULL && ts_graph_output(g, 2) == NULL);
+    char ty[32];
+    ts_value_type(ts_graph_output(g, 1), ty, sizeof ty);
+    CHECK_STR(ty, "f32[4]");
+    ts_graph_free(g);
+
+    const char *src = "graph @m(%a: f32[n, 3], %b: f32[3]) {\n  return %a\n}\n";
+    CHECK(ts_graph_parse(src, strlen(src), "m", &g, &err) == TS_OK);
+    CHECK(ts_graph_builder(g, &b, &err) == TS_OK);
+    ts_value *mv = ts_build_matmul(b, ts_graph_input(g, 0), ts_graph_input(g, 1));
+    ts_build_outputs(b, 1, &mv, (const char *[]){"mv"});
+    CHECK_MSG(ts_builder_status(b, &err) == TS_OK, "%s", err.msg);
+    ts_value_type(mv, ty, sizeof ty);
+    CHECK_STR(ty, "f32[n]");
+    ts_builder_free(b);
     ts_graph_free(g);
 }
 
