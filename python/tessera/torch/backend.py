@@ -1,0 +1,161 @@
+"""torch.compile(model, backend="tessera"): Dynamo captures the model's
+graphs; AOTAutograd turns each into a forward and a backward graph of
+core ATen operators (torch._decomp.core_aten_decompositions); each is
+partitioned (torch.fx's CapabilityBasedPartitioner) into regions of
+operators tessera assembles from its primitives, compiled and run by
+tessera, and the rest, which runs in eager PyTorch. Tensors cross between
+them by DLPack, without copies."""
+import operator
+import os
+import sys
+
+import torch
+from torch._decomp import core_aten_decompositions
+from torch._functorch.aot_autograd import aot_module_simplified, make_boxed_func
+from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
+from torch.fx.passes.operator_support import OperatorSupport
+
+from .lower import CHECKS, LOWERINGS, TS_DTYPE, fake
+from .region import Region, build
+
+_DECOMPOSITIONS = None
+
+
+def decompositions():
+    global _DECOMPOSITIONS
+    if _DECOMPOSITIONS is None:
+        _DECOMPOSITIONS = core_aten_decompositions()
+    return _DECOMPOSITIONS
+
+
+class Report:
+    """What the backend did with the graphs it was given: per graph the
+    number of regions tessera compiled, the nodes it ran, and each
+    operator left to eager PyTorch with the reason."""
+
+    def __init__(self):
+        self.graphs = []
+
+    def add(self, kind, regions, compiled, fallbacks):
+        self.graphs.append({"kind": kind, "regions": regions, "compiled_nodes": compiled, "fallbacks": fallbacks})
+
+    @property
+    def fallbacks(self):
+        return [f for g in self.graphs for f in g["fallbacks"]]
+
+    @property
+    def regions(self):
+        return sum(g["regions"] for g in self.graphs)
+
+    def __str__(self):
+        lines = []
+        for i, g in enumerate(self.graphs):
+            lines.append("graph %d (%s): %d tessera region%s, %d operators compiled, %d left to PyTorch" %
+                         (i, g["kind"], g["regions"], "" if g["regions"] == 1 else "s", g["compiled_nodes"],
+                          len(g["fallbacks"])))
+            for op, why in g["fallbacks"]:
+                lines.append("  fallback %s: %s" % (op, why))
+        return "\n".join(lines) if lines else "no graphs compiled"
+
+    __repr__ = __str__
+
+
+REPORT = Report()
+
+
+def why_not(node):
+    """None if tessera takes this node, else the reason it does not."""
+    if node.op != "call_function":
+        return "not an operator call"
+    if node.target is operator.getitem:
+        src = node.args[0]
+        return None if isinstance(src, torch.fx.Node) and why_not(src) is None else "a result of a fallback"
+    if node.target not in LOWERINGS:
+        return "no lowering for %s" % node.target
+    vals = [fake(node)] if not isinstance(fake(node), (tuple, list)) else list(fake(node))
+    for a in node.all_input_nodes:
+        vals.append(fake(a))
+    for v in vals:
+        if v is None:
+            continue
+        if not isinstance(v, torch.Tensor):
+            return "a non-tensor value (%s)" % type(v).__name__
+        if v.dtype not in TS_DTYPE:
+            return "dtype %s" % v.dtype
+        if v.device.type != "cpu":
+            return "a tensor on %s" % v.device
+        if any(not isinstance(d, int) for d in v.shape):
+            return "a symbolic size"
+    check = CHECKS.get(node.target)
+    return check(node) if check else None
+
+
+class _Support(OperatorSupport):
+    def is_node_supported(self, submodules, node):
+        return why_not(node) is None
+
+
+def _options(options):
+    o = dict(options or {})
+    known = {"target", "threads", "cache_dir"}
+    bad = sorted(set(o) - known)
+    if bad:
+        raise TypeError("tessera backend: unknown option(s) %s (known: %s)" % (", ".join(bad), ", ".join(sorted(known))))
+    return o
+
+
+def compile_graph(gm, example_inputs, options, kind):
+    """A forward or backward graph of core ATen: its supported regions
+    replaced by tessera Regions; the result, boxed for AOTAutograd."""
+    fallbacks = [(str(n.target), why_not(n)) for n in gm.graph.nodes
+                 if n.op == "call_function" and why_not(n) is not None and n.target is not operator.getitem]
+    partitioner = CapabilityBasedPartitioner(gm, _Support(), allows_single_node_partition=True)
+    partitions = partitioner.propose_partitions()
+    fused = partitioner.fuse_partitions(partitions)
+    regions = compiled = 0
+    for node in list(fused.graph.nodes):
+        if node.op != "call_module" or not node.target.startswith("fused_"):
+            continue
+        sub = getattr(fused, node.target)
+        compiled += sum(1 for n in sub.graph.nodes if n.op == "call_function" and n.target is not operator.getitem)
+        graph, single = build(sub, "%s_%s" % (kind, node.target))
+        setattr(fused, node.target, Region(graph, single, options.get("target"), options.get("threads"),
+                                           options.get("cache_dir")))
+        regions += 1
+    fused.recompile()
+    REPORT.add(kind, regions, compiled, fallbacks)
+    if os.environ.get("TESSERA_LOG"):
+        print("tessera: %s graph: %d region(s), %d operators compiled, %d left to PyTorch%s" %
+              (kind, regions, compiled, len(fallbacks), "".join("\n  fallback %s: %s" % f for f in fallbacks)),
+              file=sys.stderr)
+    return make_boxed_func(fused.forward)
+
+
+def backend(gm, example_inputs, options=None, **kwargs):
+    """The torch.compile backend: torch.compile(model, backend="tessera",
+    options={"target": "cpu" | "interp", "threads": N, "cache_dir": path})."""
+    opts = _options(dict(options or {}, **kwargs))
+
+    def forward(g, inputs):
+        return compile_graph(g, inputs, opts, "forward")
+
+    def backward(g, inputs):
+        return compile_graph(g, inputs, opts, "backward")
+
+    return aot_module_simplified(gm, example_inputs, fw_compiler=forward, bw_compiler=backward,
+                                 decompositions=decompositions())
+
+
+def explain(model, *inputs, **options):
+    """Compile model with the tessera backend, run it once on inputs, and
+    return the Report: regions, compiled operators, and every operator left
+    to PyTorch with the reason (TESSERA_LOG=1 prints the same as it
+    compiles)."""
+    import torch._dynamo
+    torch._dynamo.reset()
+    start = len(REPORT.graphs)
+    compiled = torch.compile(model, backend=lambda gm, ex: backend(gm, ex, options))
+    compiled(*inputs)
+    r = Report()
+    r.graphs = REPORT.graphs[start:]
+    return r

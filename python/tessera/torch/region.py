@@ -1,0 +1,46 @@
+"""One region of an FX graph that tessera runs: its nodes assembled from
+primitives into a tessera.Graph, compiled once into a Session, and an
+nn.Module that runs it on torch tensors (in and out by DLPack, no
+copies where memory allows)."""
+import operator
+
+import torch
+
+import tessera
+
+from .lower import LOWERINGS, Lowerer, fake, type_text
+
+
+def build(gm, name):
+    """A tessera.Graph from a fused submodule's graph; its placeholders
+    are the region's inputs, in order."""
+    L = Lowerer(name)
+    for n in gm.graph.nodes:
+        if n.op == "placeholder":
+            L.env[n] = L.g.input(None, type_text(fake(n)))
+        elif n.op == "call_function" and n.target is operator.getitem:
+            L.env[n] = L.env[n.args[0]][n.args[1]]
+        elif n.op == "call_function":
+            L.env[n] = LOWERINGS[n.target](L, n)
+        elif n.op == "output":
+            outs = n.args[0]
+            single = not isinstance(outs, (tuple, list))
+            vals = [L.env[o] for o in ([outs] if single else outs)]
+            L.g.output(*vals)
+            return L.g, single
+    raise tessera.InternalError("a region without an output")
+
+
+class Region(torch.nn.Module):
+    """Runs a compiled region: tensors in, tensors out, as the submodule
+    it replaces did."""
+
+    def __init__(self, graph, single, target, threads, cache_dir):
+        super().__init__()
+        self.session = tessera.Session(graph, target=target, threads=threads, cache_dir=cache_dir)
+        self.single = single
+
+    def forward(self, *args):
+        ins = [a.detach() if a.requires_grad else a for a in args]
+        outs = [torch.from_dlpack(t) for t in self.session.run_tensors(ins)]
+        return outs[0] if self.single else tuple(outs)

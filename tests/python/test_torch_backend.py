@@ -1,0 +1,149 @@
+"""torch.compile(model, backend="tessera"): models give eager PyTorch's
+results, forward and backward; what tessera lowers runs compiled (no
+fallbacks for these models), what it does not falls back to eager with
+its reason reported; the backend is found by name once installed."""
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+
+import tessera.torch as tt
+
+
+@pytest.fixture(autouse=True)
+def fresh_dynamo():
+    import torch._dynamo
+    torch._dynamo.reset()
+    yield
+    torch._dynamo.reset()
+
+
+def backend(cache_dir):
+    return lambda gm, ex: tt.backend(gm, ex, options={"cache_dir": cache_dir})
+
+
+def mlp():
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(6, 16), torch.nn.GELU(), torch.nn.LayerNorm(16),
+                               torch.nn.Linear(16, 16), torch.nn.Tanh(), torch.nn.Linear(16, 4))
+
+
+class CNN(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.c1 = torch.nn.Conv2d(1, 8, 3, padding=1)
+        self.b1 = torch.nn.BatchNorm2d(8)
+        self.c2 = torch.nn.Conv2d(8, 16, 3, stride=2, groups=2)
+        self.pool = torch.nn.AvgPool2d(2, ceil_mode=True)
+        self.fc = torch.nn.Linear(16 * 2 * 2, 10)
+
+    def forward(self, x):
+        x = torch.relu(self.b1(self.c1(x)))
+        x = torch.nn.functional.max_pool2d(x, 2)
+        x = torch.sigmoid(self.c2(x))
+        x = self.pool(x).flatten(1)
+        return torch.log_softmax(self.fc(x), dim=-1)
+
+
+def assert_close(a, b, tol=1e-5):
+    torch.testing.assert_close(a, b, rtol=tol, atol=tol)
+
+
+def test_mlp_forward_and_backward_compiled(cache_dir):
+    m = mlp()
+    x = torch.randn(5, 6)
+    start = len(tt.REPORT.graphs)
+    c = torch.compile(m, backend=backend(cache_dir))
+    y = c(x)
+    assert_close(y, m(x))
+    (y * y).sum().backward()
+    got = [p.grad.clone() for p in m.parameters()]
+    m.zero_grad()
+    (m(x) ** 2).sum().backward()
+    for g, p in zip(got, m.parameters()):
+        assert_close(g, p.grad)
+    graphs = tt.REPORT.graphs[start:]
+    assert [g["kind"] for g in graphs] == ["forward", "backward"]
+    assert all(g["regions"] == 1 and not g["fallbacks"] for g in graphs), tt.REPORT
+
+
+def test_cnn_inference_compiled(cache_dir):
+    m = CNN().eval()
+    x = torch.randn(3, 1, 14, 14)
+    with torch.no_grad():   # an inference graph: nothing saved for a backward pass
+        r = tt.explain(m, x, cache_dir=cache_dir)
+        assert r.regions == 1 and not r.fallbacks, r
+        assert_close(torch.compile(m, backend=backend(cache_dir))(x), m(x))
+
+
+def test_fallback_is_not_an_error(cache_dir):
+    def f(x):
+        y = torch.exp(x) * 2
+        v, i = torch.sort(y, dim=-1)          # no lowering: eager
+        return torch.tanh(v) + i.float()
+
+    x = torch.randn(4, 5)
+    r = tt.explain(f, x, cache_dir=cache_dir)
+    assert r.regions == 2, r
+    assert any("sort" in op and "no lowering" in why for op, why in r.fallbacks), r
+    assert_close(torch.compile(f, backend=backend(cache_dir))(x), f(x))
+
+
+def test_unsupported_arguments_fall_back(cache_dir):
+    def f(x):
+        return torch.div(x, 3, rounding_mode="floor") + torch.nn.functional.gelu(x, approximate="tanh")
+
+    x = torch.randn(6) * 10
+    assert_close(torch.compile(f, backend=backend(cache_dir))(x), f(x))
+    # integer and bool tensors, type promotion
+    def g(a, b):
+        return (a + b * 2.5, a // 3, a % 3, (a > 1) & (b < 0), torch.where(a > 0, a, b.long()))
+
+    a = torch.tensor([-7, -1, 0, 4, 9])
+    b = torch.tensor([0.5, -1.5, 2.0, -3.0, 1.0])
+    for got, want in zip(torch.compile(g, backend=backend(cache_dir))(a, b), g(a, b)):
+        assert got.dtype == want.dtype
+        torch.testing.assert_close(got, want)
+
+
+def test_training_steps_match_eager(cache_dir):
+    torch.manual_seed(1)
+    x, y = torch.randn(16, 6), torch.randint(0, 4, (16,))
+
+    def train(compiled):
+        m = mlp()
+        opt = torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
+        step_model = torch.compile(m, backend=backend(cache_dir)) if compiled else m
+        losses = []
+        for _ in range(5):
+            opt.zero_grad()
+            loss = torch.nn.functional.cross_entropy(step_model(x), y)
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+        return losses
+
+    eager, ours = train(False), train(True)
+    for a, b in zip(ours, eager):
+        assert abs(a - b) <= 1e-4 * abs(b)
+
+
+def test_log_and_registered_name(cache_dir):
+    code = ("import torch\n"
+            "m = torch.nn.Linear(3, 2)\n"
+            "c = torch.compile(m, backend='tessera', options={'cache_dir': %r})\n"
+            "x = torch.randn(2, 3)\n"
+            "torch.testing.assert_close(c(x), m(x))\n" % cache_dir)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600,
+                       env=dict(os.environ, TESSERA_LOG="1"))
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "tessera: forward graph: 1 region(s)" in r.stderr
+
+
+def test_bad_options():
+    with pytest.raises(Exception, match="unknown option"):
+        torch.compile(torch.nn.Linear(2, 2), backend=lambda gm, ex: tt.backend(gm, ex, options={"colour": 1}))(
+            torch.randn(1, 2))

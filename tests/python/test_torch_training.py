@@ -1,0 +1,69 @@
+"""Training end to end through the backend: a small CNN on
+scikit-learn's bundled digits (8x8 images, no download), forward and
+backward graphs compiled by tessera, reaches 95% test accuracy, and its
+loss over the first 50 steps follows eager PyTorch's with the same seed."""
+import torch
+
+import tessera.torch as tt
+
+import sklearn.datasets as sklearn_datasets  # noqa: E402  (a test dependency: scripts/test.sh installs it)
+
+
+def digits():
+    d = sklearn_datasets.load_digits()
+    x = torch.tensor(d.images, dtype=torch.float32).unsqueeze(1) / 16.0
+    y = torch.tensor(d.target, dtype=torch.int64)
+    g = torch.Generator().manual_seed(0)
+    perm = torch.randperm(len(y), generator=g)
+    x, y = x[perm], y[perm]
+    return (x[:1400], y[:1400]), (x[1400:], y[1400:])
+
+
+class DigitsCNN(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c1 = torch.nn.Conv2d(1, 16, 3, padding=1)
+        self.c2 = torch.nn.Conv2d(16, 32, 3, padding=1)
+        self.fc = torch.nn.Linear(32 * 2 * 2, 10)
+
+    def forward(self, x):
+        x = torch.nn.functional.max_pool2d(torch.relu(self.c1(x)), 2)
+        x = torch.nn.functional.max_pool2d(torch.relu(self.c2(x)), 2)
+        return self.fc(x.flatten(1))
+
+
+def train(compiled, cache_dir, steps, batch=100):
+    (xtr, ytr), (xte, yte) = digits()
+    torch.manual_seed(0)
+    m = DigitsCNN()
+    opt = torch.optim.Adam(m.parameters(), lr=0.01)
+    # dynamic=False: the test set's batch size compiles a graph of its own
+    # (symbolic sizes do not reach tessera yet: they would fall back)
+    run = torch.compile(m, backend=lambda gm, ex: tt.backend(gm, ex, options={"cache_dir": cache_dir}),
+                        dynamic=False) if compiled else m
+    losses = []
+    for step in range(steps):
+        i = (step * batch) % len(ytr)
+        xb, yb = xtr[i:i + batch], ytr[i:i + batch]
+        opt.zero_grad()
+        loss = torch.nn.functional.cross_entropy(run(xb), yb)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    with torch.no_grad():
+        acc = (run(xte).argmax(1) == yte).float().mean().item()
+    return losses, acc
+
+
+def test_digits_cnn_trains_like_eager(cache_dir):
+    import torch._dynamo
+    torch._dynamo.reset()
+    start = len(tt.REPORT.graphs)
+    ours, acc = train(True, cache_dir, steps=140)
+    graphs = tt.REPORT.graphs[start:]
+    assert graphs and all(not g["fallbacks"] for g in graphs), tt.REPORT
+    assert {g["kind"] for g in graphs} >= {"forward", "backward"}
+    eager, eager_acc = train(False, cache_dir, steps=50)
+    for k, (a, b) in enumerate(zip(ours[:50], eager)):
+        assert abs(a - b) <= 1e-4 * abs(b), f"step {k}: tessera {a}, eager {b}"
+    assert acc >= 0.95, f"test accuracy {acc:.3f}"
