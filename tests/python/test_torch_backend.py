@@ -82,13 +82,13 @@ def test_cnn_inference_compiled(cache_dir):
 def test_fallback_is_not_an_error(cache_dir):
     def f(x):
         y = torch.exp(x) * 2
-        v, i = torch.sort(y, dim=-1)          # no lowering: eager
-        return torch.tanh(v) + i.float()
+        d = torch.cdist(y, y)                 # _cdist_forward: no lowering, eager
+        return torch.tanh(d) + 1
 
     x = torch.randn(4, 5)
     r = tt.explain(f, x, cache_dir=cache_dir)
     assert r.regions == 2, r
-    assert any("sort" in op and "no lowering" in why for op, why in r.fallbacks), r
+    assert any("cdist" in op and "no lowering" in why for op, why in r.fallbacks), r
     assert_close(torch.compile(f, backend=backend(cache_dir))(x), f(x))
 
 
@@ -147,3 +147,93 @@ def test_bad_options():
     with pytest.raises(Exception, match="unknown option"):
         torch.compile(torch.nn.Linear(2, 2), backend=lambda gm, ex: tt.backend(gm, ex, options={"colour": 1}))(
             torch.randn(1, 2))
+
+
+def test_batchnorm_training_upsample_pool(cache_dir):
+    import copy
+    torch.manual_seed(0)
+    m = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.BatchNorm2d(4), torch.nn.ReLU(),
+                            torch.nn.Upsample(scale_factor=2), torch.nn.AvgPool2d(2))
+    ref = copy.deepcopy(m)
+    x = torch.randn(2, 3, 8, 8)
+    xa, xb = x.clone().requires_grad_(), x.clone().requires_grad_()
+    start = len(tt.REPORT.graphs)
+    y = torch.compile(m, backend=backend(cache_dir))(xa)
+    (y ** 2).sum().backward()
+    want = ref(xb)
+    (want ** 2).sum().backward()
+    assert_close(y, want)
+    assert_close(xa.grad, xb.grad)
+    for p, q in zip(m.parameters(), ref.parameters()):
+        assert_close(p.grad, q.grad, 1e-4)
+    # the running statistics, updated in place as eager does
+    assert_close(m[1].running_mean, ref[1].running_mean)
+    assert_close(m[1].running_var, ref[1].running_var)
+    assert all(not g["fallbacks"] for g in tt.REPORT.graphs[start:]), tt.REPORT
+
+
+def test_indexing_and_sorting(cache_dir):
+    def f(a, v, w, i, j):
+        b = a.clone()
+        b[:, i] = v
+        return (torch.gather(a, 1, j), a[i], a[:, i], b, a.index_put((i,), w, accumulate=True),
+                torch.topk(a, 2).values, torch.sort(a, dim=0, descending=True).values)
+
+    a, v, w = torch.randn(4, 5), torch.randn(4, 3), torch.randn(3, 5)
+    i, j = torch.tensor([3, 0, -1]), torch.randint(0, 5, (4, 2))
+    start = len(tt.REPORT.graphs)
+    for got, want in zip(torch.compile(f, backend=backend(cache_dir))(a, v, w, i, j), f(a, v, w, i, j)):
+        torch.testing.assert_close(got, want)
+    assert all(not g["fallbacks"] for g in tt.REPORT.graphs[start:]), tt.REPORT
+
+
+def test_dynamic_batch_compiles_once(tmp_path):
+    """A batch dimension marked dynamic becomes a tessera symbol: new batch
+    sizes run on the code compiled for the first, forward and backward."""
+    cache = str(tmp_path / "cache")
+    m = mlp()
+    x0 = torch.randn(3, 6)
+    torch._dynamo.mark_dynamic(x0, 0)
+    start = len(tt.REPORT.graphs)
+    c = torch.compile(m, backend=backend(cache))
+    entries = None
+    for b in (3, 5, 8):
+        x = x0 if b == 3 else torch.randn(b, 6)
+        y = c(x)
+        (y * y).sum().backward()
+        got = [p.grad.clone() for p in m.parameters()]
+        m.zero_grad()
+        want = m(x)
+        (want * want).sum().backward()
+        assert_close(y, want)
+        for g, p in zip(got, m.parameters()):
+            assert_close(g, p.grad)
+        m.zero_grad()
+        n = len(os.listdir(cache))
+        assert entries is None or n == entries, "batch %d compiled new C" % b
+        entries = n
+    graphs = tt.REPORT.graphs[start:]
+    assert [g["kind"] for g in graphs] == ["forward", "backward"], tt.REPORT   # compiled once
+    assert all(g["regions"] == 1 and not g["fallbacks"] for g in graphs), tt.REPORT
+
+
+def test_a_region_tessera_refuses_runs_in_pytorch(cache_dir, monkeypatch):
+    """If building a region fails (here: a lowering made to refuse), the
+    region runs in eager PyTorch and the report says why: never a crash."""
+    import tessera
+    from tessera.torch.lower import LOWERINGS
+
+    def refuse(L, node):
+        raise tessera.Unsupported("refused for the test")
+
+    monkeypatch.setitem(LOWERINGS, torch.ops.aten.relu.default, refuse)
+    m = mlp()
+    x = torch.randn(4, 6)
+
+    def f(x):
+        return torch.relu(m(x)) * 2
+
+    r = tt.explain(f, x, cache_dir=cache_dir)
+    assert any("Unsupported: refused for the test" in why for _, why in r.fallbacks), r
+    with torch.no_grad():
+        assert_close(torch.compile(f, backend=backend(cache_dir))(x), f(x))

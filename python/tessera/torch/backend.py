@@ -15,7 +15,10 @@ from torch._functorch.aot_autograd import aot_module_simplified, make_boxed_func
 from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 from torch.fx.passes.operator_support import OperatorSupport
 
-from .lower import CHECKS, LOWERINGS, TS_DTYPE, fake
+import tessera
+
+from .lower import CHECKS, DYNAMIC, LOWERINGS, SIZE_ARGS, TS_DTYPE, fake
+from .lower.table import NotExpressible, dim_text, is_symbolic
 from .region import Region, build
 
 _DECOMPOSITIONS = None
@@ -63,6 +66,12 @@ class Report:
 REPORT = Report()
 
 
+def makes_tensor(node):
+    v = fake(node)
+    return isinstance(v, torch.Tensor) or (isinstance(v, (tuple, list)) and
+                                           any(isinstance(x, torch.Tensor) for x in v))
+
+
 def why_not(node):
     """None if tessera takes this node, else the reason it does not."""
     if node.op != "call_function":
@@ -74,7 +83,15 @@ def why_not(node):
         return "no lowering for %s" % node.target
     vals = [fake(node)] if not isinstance(fake(node), (tuple, list)) else list(fake(node))
     for a in node.all_input_nodes:
-        vals.append(fake(a))
+        v = fake(a)
+        if isinstance(v, torch.SymInt) and node.target in SIZE_ARGS:
+            vals.append(None)   # a size argument: the lowering reads the result's shape
+            try:
+                dim_text(v)
+            except NotExpressible as e:
+                return "a size tessera cannot spell (%s)" % e
+        else:
+            vals.append(v)
     for v in vals:
         if v is None:
             continue
@@ -84,8 +101,13 @@ def why_not(node):
             return "dtype %s" % v.dtype
         if v.device.type != "cpu":
             return "a tensor on %s" % v.device
-        if any(not isinstance(d, int) for d in v.shape):
-            return "a symbolic size"
+        if is_symbolic(v):
+            if node.target not in DYNAMIC:
+                return "a symbolic size (this lowering takes static sizes only)"
+            try:
+                [dim_text(d) for d in v.shape]
+            except NotExpressible as e:
+                return "a size tessera cannot spell (%s)" % e
     check = CHECKS.get(node.target)
     return check(node) if check else None
 
@@ -107,8 +129,10 @@ def _options(options):
 def compile_graph(gm, example_inputs, options, kind):
     """A forward or backward graph of core ATen: its supported regions
     replaced by tessera Regions; the result, boxed for AOTAutograd."""
+    # operators on tensors that stay in PyTorch (size arithmetic on SymInts is not one)
     fallbacks = [(str(n.target), why_not(n)) for n in gm.graph.nodes
-                 if n.op == "call_function" and why_not(n) is not None and n.target is not operator.getitem]
+                 if n.op == "call_function" and n.target is not operator.getitem and makes_tensor(n)
+                 and why_not(n) is not None]
     partitioner = CapabilityBasedPartitioner(gm, _Support(), allows_single_node_partition=True)
     partitions = partitioner.propose_partitions()
     fused = partitioner.fuse_partitions(partitions)
@@ -117,10 +141,18 @@ def compile_graph(gm, example_inputs, options, kind):
         if node.op != "call_module" or not node.target.startswith("fused_"):
             continue
         sub = getattr(fused, node.target)
-        compiled += sum(1 for n in sub.graph.nodes if n.op == "call_function" and n.target is not operator.getitem)
-        graph, single = build(sub, "%s_%s" % (kind, node.target))
-        setattr(fused, node.target, Region(graph, single, options.get("target"), options.get("threads"),
-                                           options.get("cache_dir")))
+        ops = [n for n in sub.graph.nodes if n.op == "call_function" and n.target is not operator.getitem]
+        try:
+            graph, single, tensors = build(sub, "%s_%s" % (kind, node.target))
+            region = Region(graph, single, tensors, options.get("target"), options.get("threads"),
+                            options.get("cache_dir"))
+        except tessera.Error as e:
+            # a region tessera refuses as a whole (a symbolic size it cannot
+            # prove equal, say) runs in PyTorch: a fallback, never a crash
+            fallbacks.append(("region of %d operators" % len(ops), "%s: %s" % (type(e).__name__, e)))
+            continue
+        setattr(fused, node.target, region)
+        compiled += len(ops)
         regions += 1
     fused.recompile()
     REPORT.add(kind, regions, compiled, fallbacks)

@@ -12,12 +12,19 @@ from .lower import LOWERINGS, Lowerer, fake, type_text
 
 
 def build(gm, name):
-    """A tessera.Graph from a fused submodule's graph; its placeholders
-    are the region's inputs, in order."""
+    """A tessera.Graph from a fused submodule's graph: its tensor
+    placeholders are the graph's inputs, in order (the positions are
+    returned); its size placeholders (SymInts) are not inputs: tessera
+    binds the symbols from the tensors' shapes."""
     L = Lowerer(name)
+    tensors = []
+    for i, n in enumerate(n for n in gm.graph.nodes if n.op == "placeholder"):
+        if isinstance(fake(n), torch.Tensor):
+            tensors.append(i)
     for n in gm.graph.nodes:
         if n.op == "placeholder":
-            L.env[n] = L.g.input(None, type_text(fake(n)))
+            if isinstance(fake(n), torch.Tensor):
+                L.env[n] = L.g.input(None, type_text(fake(n)))
         elif n.op == "call_function" and n.target is operator.getitem:
             L.env[n] = L.env[n.args[0]][n.args[1]]
         elif n.op == "call_function":
@@ -27,7 +34,7 @@ def build(gm, name):
             single = not isinstance(outs, (tuple, list))
             vals = [L.env[o] for o in ([outs] if single else outs)]
             L.g.output(*vals)
-            return L.g, single
+            return L.g, single, tensors
     raise tessera.InternalError("a region without an output")
 
 
@@ -35,12 +42,14 @@ class Region(torch.nn.Module):
     """Runs a compiled region: tensors in, tensors out, as the submodule
     it replaces did."""
 
-    def __init__(self, graph, single, target, threads, cache_dir):
+    def __init__(self, graph, single, tensors, target, threads, cache_dir):
         super().__init__()
         self.session = tessera.Session(graph, target=target, threads=threads, cache_dir=cache_dir)
         self.single = single
+        self.tensors = tensors
 
     def forward(self, *args):
-        ins = [a.detach() if a.requires_grad else a for a in args]
+        ins = [args[i] for i in self.tensors]
+        ins = [a.detach() if a.requires_grad else a for a in ins]
         outs = [torch.from_dlpack(t) for t in self.session.run_tensors(ins)]
         return outs[0] if self.single else tuple(outs)

@@ -2,12 +2,18 @@
 its contents are unspecified), full_like."""
 import torch
 
-from .table import lowers
+import functools
+
+from .table import lowers as _lowers
+
+# sizes come from the result's shape, so symbolic ones (and SymInt arguments) are fine
+lowers = functools.partial(_lowers, dynamic=True, size_args=True)
 
 aten = torch.ops.aten
 
 
 def _cpu_only(node):
+    """tensors on another device"""
     dev = node.kwargs.get("device")
     if dev is not None and torch.device(dev).type != "cpu":
         return "a tensor on device %s" % dev

@@ -6,7 +6,13 @@ import math
 
 import torch
 
-from .table import fake, lowers, ts_dtype
+import functools
+
+from .table import fake, ts_dtype
+from .table import lowers as _lowers
+
+# every elementwise lowering takes symbolic sizes: it never computes with them
+lowers = functools.partial(_lowers, dynamic=True)
 
 aten = torch.ops.aten
 
@@ -26,6 +32,7 @@ def both(L, node, dtype=None):
 # ---- arithmetic ------------------------------------------------------------------------------
 
 def _alpha_ok(node):
+    """an alpha that is not a number"""
     alpha = node.kwargs.get("alpha", 1)
     return None if isinstance(alpha, (int, float)) else "alpha is not a number"
 
@@ -63,6 +70,7 @@ def mul(L, node):
 
 
 def _div_mode_ok(node):
+    """rounding modes other than trunc and floor"""
     mode = node.kwargs.get("rounding_mode", node.args[2] if len(node.args) > 2 else None)
     return None if mode in (None, "trunc", "floor") else "rounding_mode %r" % mode
 
@@ -179,6 +187,7 @@ def dtype_of(node):
 
 
 def _int_or_bool(node):
+    """floating-point tensors"""
     return None if dtype_of(node) in ("bool", "i8", "u8", "i16", "i32", "i64") else "not an integer or bool tensor"
 
 
@@ -228,6 +237,7 @@ for _name, _prim in [("abs", "abs"), ("neg", "neg"), ("exp", "exp"), ("log", "lo
 
 
 def _float_out(node):
+    """integer tensors"""
     return None if dtype_of(node) in ("f16", "bf16", "f32", "f64") else "integer result"
 
 
@@ -304,6 +314,7 @@ def relu(L, node):
 
 
 def _gelu_ok(node):
+    """approximations other than none and tanh"""
     approx = node.kwargs.get("approximate", "none")
     return None if approx in ("none", "tanh") else "approximate=%r" % approx
 
@@ -341,6 +352,7 @@ def elu(L, node):
 
 
 def _clamp_ok(node):
+    """bounds that are neither numbers nor tensors"""
     for a in list(node.args[1:3]) + [node.kwargs.get("min"), node.kwargs.get("max")]:
         if a is not None and not isinstance(a, (int, float, torch.fx.Node)):
             return "bound %r" % (a,)

@@ -18,29 +18,31 @@ def reshape_to(L, node, v):
 
 
 @lowers(aten.view.default, aten._unsafe_view.default, aten.reshape.default, aten.squeeze.dims,
-        aten.squeeze.dim, aten.squeeze.default, aten.unsqueeze.default, aten.view_copy.default)
+        aten.squeeze.dim, aten.squeeze.default, aten.unsqueeze.default, aten.view_copy.default, dynamic=True,
+        size_args=True)
 def view(L, node):
     return reshape_to(L, node, L.value(node.args[0]))
 
 
-@lowers(aten.alias.default, aten.clone.default, aten.lift_fresh_copy.default, aten.detach.default)
+@lowers(aten.alias.default, aten.clone.default, aten.lift_fresh_copy.default, aten.detach.default, dynamic=True)
 def identity(L, node):
     return L.value(node.args[0])
 
 
 def _to_copy_ok(node):
+    """copies to another device"""
     dev = node.kwargs.get("device")
     if dev is not None and torch.device(dev).type != "cpu":
         return "a copy to device %s" % dev
     return None
 
 
-@lowers(aten._to_copy.default, check=_to_copy_ok)
+@lowers(aten._to_copy.default, check=_to_copy_ok, dynamic=True)
 def to_copy(L, node):
     return L.cast(L.value(node.args[0]), L.out_dtype(node))
 
 
-@lowers(aten.permute.default)
+@lowers(aten.permute.default, dynamic=True)
 def permute(L, node):
     x = L.value(node.args[0])
     rank = len(x.shape)
@@ -48,7 +50,7 @@ def permute(L, node):
     return x if perm == list(range(rank)) else L.g.op("transpose", x, perm=perm)
 
 
-@lowers(aten.t.default, aten.transpose.int)
+@lowers(aten.t.default, aten.transpose.int, dynamic=True)
 def transpose(L, node):
     x = L.value(node.args[0])
     rank = len(x.shape)
@@ -60,7 +62,7 @@ def transpose(L, node):
     return L.g.op("transpose", x, perm=perm)
 
 
-@lowers(aten.expand.default)
+@lowers(aten.expand.default, dynamic=True, size_args=True)
 def expand(L, node):
     return L.broadcast_to(L.value(node.args[0]), L.shape(node))
 
@@ -92,16 +94,15 @@ def clamp_range(start, end, step, n):
     return start, end, step
 
 
-def _static_ints(*names):
-    def check(node):
-        for a in node.args[1:]:
-            if isinstance(a, torch.fx.Node):
-                return "a size or index computed at run time"
-        return None
-    return check
+def _static_ints(node):
+    """starts, ends or indices computed at run time"""
+    for a in node.args[1:]:
+        if isinstance(a, torch.fx.Node):
+            return "a size or index computed at run time"
+    return None
 
 
-@lowers(aten.slice.Tensor, check=_static_ints())
+@lowers(aten.slice.Tensor, check=_static_ints)
 def slice_(L, node):
     x = L.value(node.args[0])
     rank = len(x.shape)
@@ -120,7 +121,7 @@ def slice_(L, node):
     return L.slice(x, starts, limits, strides)
 
 
-@lowers(aten.select.int, check=_static_ints())
+@lowers(aten.select.int, check=_static_ints)
 def select(L, node):
     x = L.value(node.args[0])
     rank = len(x.shape)
@@ -133,13 +134,13 @@ def select(L, node):
     return reshape_to(L, node, L.slice(x, starts, limits))
 
 
-@lowers(aten.cat.default)
+@lowers(aten.cat.default, dynamic=True)
 def cat(L, node):
     dim = node.args[1] if len(node.args) > 1 else node.kwargs.get("dim", 0)
     out = L.out_dtype(node)
     rank = len(L.shape(node))
     # legacy: 1-d empty tensors are skipped
-    parts = [L.value(t, out) for t in node.args[0] if not (fake(t).dim() == 1 and fake(t).shape[0] == 0)]
+    parts = [L.value(t, out) for t in node.args[0] if not (fake(t).dim() == 1 and L.shape(t)[0] == 0)]
     if len(parts) == 1:
         return parts[0]
     return L.g.op("concat", *parts, axis=dim % rank)
@@ -164,7 +165,7 @@ def split(L, node):
     return tuple(outs)
 
 
-@lowers(aten.constant_pad_nd.default)
+@lowers(aten.constant_pad_nd.default, dynamic=True)
 def constant_pad(L, node):
     x = L.value(node.args[0])
     pads = list(node.args[1])
@@ -176,7 +177,7 @@ def constant_pad(L, node):
     return L.g.op("pad", x, L.full(value, x.dtype, ()), lo=lo, hi=hi, interior=[0] * rank)
 
 
-@lowers(aten.flip.default)
+@lowers(aten.flip.default, dynamic=True)
 def flip(L, node):
     x = L.value(node.args[0])
     rank = len(x.shape)

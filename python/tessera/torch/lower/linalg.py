@@ -7,13 +7,13 @@ from .table import fake, lowers
 aten = torch.ops.aten
 
 
-@lowers(aten.mm.default)
+@lowers(aten.mm.default, dynamic=True)
 def mm(L, node):
     out = L.out_dtype(node)
     return L.g.op("dot", L.value(node.args[0], out), L.value(node.args[1], out), lhs_contract=[1], rhs_contract=[0])
 
 
-@lowers(aten.bmm.default)
+@lowers(aten.bmm.default, dynamic=True)
 def bmm(L, node):
     out = L.out_dtype(node)
     return L.g.op("dot", L.value(node.args[0], out), L.value(node.args[1], out), lhs_batch=[0], rhs_batch=[0],
@@ -21,13 +21,14 @@ def bmm(L, node):
 
 
 def _scales_ok(node):
+    """alpha or beta that are not numbers"""
     for k in ("beta", "alpha"):
         if not isinstance(node.kwargs.get(k, 1), (int, float)):
             return "%s is not a number" % k
     return None
 
 
-@lowers(aten.addmm.default, check=_scales_ok)
+@lowers(aten.addmm.default, check=_scales_ok, dynamic=True)
 def addmm(L, node):
     out = L.out_dtype(node)
     bias, a, b = (L.value(x, out) for x in node.args[:3])
@@ -41,6 +42,7 @@ def addmm(L, node):
 
 
 def _conv_ok(node):
+    """unbatched inputs, a transposed convolution's output_padding"""
     x, w = fake(node.args[0]), fake(node.args[1])
     if x.dim() < 3 or x.dim() != w.dim():
         return "unbatched or mismatched ranks"
@@ -51,7 +53,7 @@ def _conv_ok(node):
     return None
 
 
-@lowers(aten.convolution.default, check=_conv_ok)
+@lowers(aten.convolution.default, check=_conv_ok, dynamic=True)
 def convolution(L, node):
     x_n, w_n, b_n, stride, padding, dilation, transposed, output_padding, groups = node.args[:9]
     out = L.out_dtype(node)
@@ -75,11 +77,12 @@ def convolution(L, node):
                    rhs_dilation=dilation, groups=groups)
     if b_n is not None:
         b = L.value(b_n, out)
-        y = y + L.g.op("reshape", b, shape=[1, fake(b_n).shape[0]] + [1] * k)
+        y = y + L.g.op("reshape", b, shape=[1, L.shape(b_n)[0]] + [1] * k)
     return y
 
 
 def _conv_backward_ok(node):
+    """transposed, grouped or non-2-d convolutions"""
     if node.args[7]:
         return "a transposed convolution's gradient"
     if node.args[9] != 1:

@@ -34,11 +34,11 @@ def _softmax(log):
     return lower
 
 
-lowers(aten._softmax.default)(_softmax(False))
-lowers(aten._log_softmax.default)(_softmax(True))
+lowers(aten._softmax.default, dynamic=True)(_softmax(False))
+lowers(aten._log_softmax.default, dynamic=True)(_softmax(True))
 
 
-@lowers(aten.native_layer_norm.default)
+@lowers(aten.native_layer_norm.default, dynamic=True)
 def layer_norm(L, node):
     x_n, norm_shape, w_n, b_n, eps = node.args[:5]
     out = L.out_dtype(node)
@@ -46,13 +46,12 @@ def layer_norm(L, node):
     shape = L.shape(x_n)
     k = len(norm_shape)
     axes = list(range(len(shape) - k, len(shape)))
-    n = 1
-    for a in axes:
-        n *= shape[a]
+    n = L.count(shape, axes, out)
+    inv = (lambda v: v * (1.0 / n)) if isinstance(n, int) else (lambda v: v / n)
     stat_shape = list(shape[:len(shape) - k]) + [1] * k
-    mean = L.g.op("reshape", L.g.op("reduce_sum", x, axes=axes) * (1.0 / n), shape=stat_shape)
+    mean = L.g.op("reshape", inv(L.g.op("reduce_sum", x, axes=axes)), shape=stat_shape)
     d = x - L.broadcast_to(mean, shape)
-    var = L.g.op("reshape", L.g.op("reduce_sum", d * d, axes=axes) * (1.0 / n), shape=stat_shape)
+    var = L.g.op("reshape", inv(L.g.op("reduce_sum", d * d, axes=axes)), shape=stat_shape)
     rstd = 1.0 / L.g.op("sqrt", var + float(eps))
     y = d * L.broadcast_to(rstd, shape)
     if w_n is not None:
@@ -62,7 +61,7 @@ def layer_norm(L, node):
     return y, mean, rstd
 
 
-@lowers(aten._native_batch_norm_legit_no_training.default)
+@lowers(aten._native_batch_norm_legit_no_training.default, dynamic=True)
 def batch_norm_inference(L, node):
     x_n, w_n, b_n, mean_n, var_n, _momentum, eps = node.args[:7]
     out = L.out_dtype(node)
@@ -168,6 +167,7 @@ def max_pool2d_backward(L, node):
 
 
 def _avg_ok(node):
+    """divisor_override"""
     args = list(node.args) + [None] * 7
     if args[6] is not None:
         return "divisor_override"
@@ -202,6 +202,7 @@ def avg_pool2d(L, node):
 
 
 def _adaptive_ok(node):
+    """output sizes that do not divide the input"""
     shape = fake(node.args[0]).shape
     out = list(node.args[1])
     if any(o == 0 or shape[-2 + i] % o for i, o in enumerate(out)):
@@ -224,15 +225,78 @@ def adaptive_avg_pool2d(L, node):
     return s * (1.0 / (kernel[0] * kernel[1]))
 
 
-@lowers(aten.embedding.default)
+@lowers(aten.embedding.default, dynamic=True)
 def embedding(L, node):
     w, idx = L.value(node.args[0]), L.value(node.args[1])
     return L.g.op("gather", w, L.cast(idx, "i64"), axis=0)
 
 
-@lowers(aten.index_select.default)
+@lowers(aten.index_select.default, dynamic=True)
 def index_select(L, node):
     x, dim, idx = node.args[0], node.args[1], node.args[2]
     rank = max(len(L.shape(x)), 1)
     return L.g.op("gather", L.value(x), L.cast(L.value(idx), "i64"), axis=dim % rank)
 
+
+
+def _avg_backward_ok(node):
+    """divisor_override, count_include_pad=False, ceil_mode padding"""
+    x = fake(node.args[1])
+    args = list(node.args) + [None] * 8
+    kernel, stride, padding = list(args[2]), list(args[3]) or list(args[2]), list(args[4])
+    kernel, stride, padding = (v * (2 // len(v)) for v in (kernel, stride, padding))
+    if args[7] is not None:
+        return "divisor_override"
+    if x.dim() != 4:
+        return "not a batched 2-d pooling"
+    his = [pool_geometry(x.shape[2 + i], kernel[i], stride[i], padding[i], 1, bool(args[5]))[1] for i in range(2)]
+    if not args[6] or his != padding:
+        return "a divisor that varies with the position"
+    return None
+
+
+@lowers(aten.avg_pool2d_backward.default, check=_avg_backward_ok)
+def avg_pool2d_backward(L, node):
+    """Each output gradient spread evenly over its window: a transposed
+    depthwise convolution of the gradient with a constant kernel."""
+    g_n, x_n = node.args[0], node.args[1]
+    args = list(node.args) + [None] * 8
+    kernel, stride, padding = list(args[2]), list(args[3]) or list(args[2]), list(args[4])
+    kernel, stride, padding = (v * (2 // len(v)) for v in (kernel, stride, padding))
+    out = L.out_dtype(node)
+    xs, gs = L.shape(x_n), L.shape(g_n)
+    c = xs[1]
+    w = L.full(1.0 / (kernel[0] * kernel[1]), out, (c, 1, kernel[0], kernel[1]))
+    lo = [kernel[i] - 1 - padding[i] for i in range(2)]
+    covered = [stride[i] * (gs[2 + i] - 1) + kernel[i] - 2 * padding[i] for i in range(2)]
+    hi = [lo[i] + xs[2 + i] - covered[i] for i in range(2)]
+    return L.g.op("conv", L.value(g_n, out), w, strides=[1, 1], pad_lo=lo, pad_hi=hi, lhs_dilation=stride,
+                  rhs_dilation=[1, 1], groups=c)
+
+
+@lowers(aten._native_batch_norm_legit_functional.default)
+def batch_norm_training(L, node):
+    """Batch statistics over every axis but the channels'; the running
+    statistics updated as PyTorch does (the unbiased variance)."""
+    x_n, w_n, b_n, rm_n, rv_n, training, momentum, eps = node.args[:8]
+    out = L.out_dtype(node)
+    x = L.value(x_n, out)
+    shape = L.shape(x_n)
+    axes = [0] + list(range(2, len(shape)))
+    n = 1
+    for a in axes:
+        n *= shape[a]
+    c = [1, shape[1]] + [1] * (len(shape) - 2)
+    mean = L.g.op("reduce_sum", x, axes=axes) * (1.0 / n)
+    d = x - L.broadcast_to(L.g.op("reshape", mean, shape=c), shape)
+    var = L.g.op("reduce_sum", d * d, axes=axes) * (1.0 / n)
+    rstd = 1.0 / L.g.op("sqrt", var + float(eps))
+    scale = rstd * L.value(w_n, out) if w_n is not None else rstd
+    y = d * L.broadcast_to(L.g.op("reshape", scale, shape=c), shape)
+    if b_n is not None:
+        y = y + L.g.op("reshape", L.value(b_n, out), shape=c)
+    m = float(momentum)
+    new_mean = L.value(rm_n) * (1.0 - m) + L.cast(mean, L.env[rm_n].dtype) * m
+    unbiased = var * (n / (n - 1.0) if n > 1 else float("nan"))
+    new_var = L.value(rv_n) * (1.0 - m) + L.cast(unbiased, L.env[rv_n].dtype) * m
+    return y, mean, rstd, new_mean, new_var

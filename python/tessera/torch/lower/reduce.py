@@ -3,7 +3,7 @@ argmax/argmin, var, any, cumsum. An empty or missing dim list reduces
 every axis, as PyTorch does; keepdim is a reshape to the result's shape."""
 import torch
 
-from .table import fake, lowers
+from .table import dim_text, fake, lowers
 
 aten = torch.ops.aten
 
@@ -14,7 +14,8 @@ def axes_of(x_node, dims):
         return list(range(rank))
     if isinstance(dims, int):
         dims = [dims]
-    return sorted({d % rank if rank else 0 for d in dims})
+    # a 0-d tensor's dim 0 (or -1) is the tensor itself: nothing to reduce
+    return sorted({d % rank for d in dims}) if rank else []
 
 
 def finish(L, node, v):
@@ -34,25 +35,29 @@ def _reduce(prim):
     return lower
 
 
-lowers(aten.sum.dim_IntList, aten.sum.default)(_reduce("reduce_sum"))
-lowers(aten.prod.dim_int, aten.prod.default)(_reduce("reduce_prod"))
-lowers(aten.amax.default)(_reduce("reduce_max"))
-lowers(aten.amin.default)(_reduce("reduce_min"))
-lowers(aten.max.default)(_reduce("reduce_max"))
-lowers(aten.min.default)(_reduce("reduce_min"))
+lowers(aten.sum.dim_IntList, aten.sum.default, dynamic=True)(_reduce("reduce_sum"))
+lowers(aten.prod.dim_int, aten.prod.default, dynamic=True)(_reduce("reduce_prod"))
+lowers(aten.amax.default, dynamic=True)(_reduce("reduce_max"))
+lowers(aten.amin.default, dynamic=True)(_reduce("reduce_min"))
+lowers(aten.max.default, dynamic=True)(_reduce("reduce_max"))
+lowers(aten.min.default, dynamic=True)(_reduce("reduce_min"))
 
 
-@lowers(aten.mean.dim, aten.mean.default)
+def scale_by_count(L, s, n):
+    """s / n, n a Python number or a Value (a count known at run time)."""
+    if isinstance(n, int):
+        return s * (1.0 / n if n else float("nan"))
+    return s / L.cast(n, s.dtype)
+
+
+@lowers(aten.mean.dim, aten.mean.default, dynamic=True)
 def mean(L, node):
     x = node.args[0]
     dims = node.args[1] if len(node.args) > 1 else node.kwargs.get("dim")
     axes = axes_of(x, dims)
-    shape = L.shape(x)
-    n = 1
-    for a in axes:
-        n *= shape[a]
-    s = L.g.op("reduce_sum", L.value(x, L.out_dtype(node)), axes=axes) if axes else L.value(x, L.out_dtype(node))
-    return finish(L, node, s * (1.0 / n if n else float("nan")))
+    out = L.out_dtype(node)
+    s = L.g.op("reduce_sum", L.value(x, out), axes=axes) if axes else L.value(x, out)
+    return finish(L, node, scale_by_count(L, s, L.count(L.shape(x), axes, out)))
 
 
 def _arg(prim):
@@ -61,15 +66,15 @@ def _arg(prim):
         dim = node.args[1] if len(node.args) > 1 else node.kwargs.get("dim")
         v = L.value(x)
         if dim is None:
-            v = L.g.op("reshape", v, shape=[fake(x).numel()])
+            v = L.g.op("reshape", v, shape=[dim_text(fake(x).numel())])
             dim = 0
         r = L.g.op(prim, v, axis=dim % max(len(v.shape), 1))
         return finish(L, node, r)
     return lower
 
 
-lowers(aten.argmax.default)(_arg("argmax"))
-lowers(aten.argmin.default)(_arg("argmin"))
+lowers(aten.argmax.default, dynamic=True)(_arg("argmax"))
+lowers(aten.argmin.default, dynamic=True)(_arg("argmin"))
 
 
 def _max_dim(red, arg):
@@ -91,16 +96,17 @@ def _max_dim(red, arg):
     return lower
 
 
-lowers(aten.max.dim)(_max_dim("reduce_max", "argmax"))
-lowers(aten.min.dim)(_max_dim("reduce_min", "argmin"))
+lowers(aten.max.dim, dynamic=True)(_max_dim("reduce_max", "argmax"))
+lowers(aten.min.dim, dynamic=True)(_max_dim("reduce_min", "argmin"))
 
 
 def _correction_ok(node):
+    """a correction that is not a number"""
     c = node.kwargs.get("correction", 1)
     return None if c is None or isinstance(c, (int, float)) else "correction %r" % (c,)
 
 
-@lowers(aten.var.correction, check=_correction_ok)
+@lowers(aten.var.correction, check=_correction_ok, dynamic=True)
 def var(L, node):
     x = node.args[0]
     dims = node.args[1] if len(node.args) > 1 else node.kwargs.get("dim")
@@ -108,20 +114,21 @@ def var(L, node):
     correction = 1 if correction is None else correction
     axes = axes_of(x, dims)
     shape = L.shape(x)
-    n = 1
-    for a in axes:
-        n *= shape[a]
-    v = L.value(x, L.out_dtype(node))
-    m = L.g.op("reduce_sum", v, axes=axes) * (1.0 / n)
+    out = L.out_dtype(node)
+    n = L.count(shape, axes, out)
+    v = L.value(x, out)
+    m = scale_by_count(L, L.g.op("reduce_sum", v, axes=axes), n)
     kept = [1 if i in axes else d for i, d in enumerate(shape)]
     mb = L.broadcast_to(L.g.op("reshape", m, shape=kept), shape)
     d = v - mb
     s = L.g.op("reduce_sum", d * d, axes=axes)
-    denom = n - correction
-    return finish(L, node, s * (1.0 / denom if denom > 0 else float("nan")))
+    if isinstance(n, int):
+        denom = n - correction
+        return finish(L, node, s * (1.0 / denom if denom > 0 else float("nan")))
+    return finish(L, node, s / (n - float(correction)))
 
 
-@lowers(aten.any.default, aten.any.dim, aten.any.dims)
+@lowers(aten.any.default, aten.any.dim, aten.any.dims, dynamic=True)
 def any_(L, node):
     x = node.args[0]
     dims = node.args[1] if len(node.args) > 1 else node.kwargs.get("dim")
@@ -132,7 +139,7 @@ def any_(L, node):
     return finish(L, node, L.cast(r, "bool"))
 
 
-@lowers(aten.cumsum.default)
+@lowers(aten.cumsum.default, dynamic=True)
 def cumsum(L, node):
     x, dim = node.args[0], node.args[1]
     v = L.value(x, L.out_dtype(node))

@@ -13,6 +13,8 @@ import tessera
 
 LOWERINGS = {}
 CHECKS = {}
+DYNAMIC = set()   # lowerings that take symbolic sizes (dims as text, no Python arithmetic on them)
+SIZE_ARGS = set()  # lowerings whose size arguments may be SymInts (they read the result's shape instead)
 
 TS_DTYPE = {
     torch.float32: "f32", torch.float64: "f64", torch.float16: "f16", torch.bfloat16: "bf16",
@@ -21,14 +23,65 @@ TS_DTYPE = {
 }
 
 
-def lowers(*ops, check=None):
+def lowers(*ops, check=None, dynamic=False, size_args=False):
     def register(fn):
         for op in ops:
             LOWERINGS[op] = fn
             if check:
                 CHECKS[op] = check
+            if dynamic:
+                DYNAMIC.add(op)
+            if size_args:
+                SIZE_ARGS.add(op)
         return fn
     return register
+
+
+class NotExpressible(Exception):
+    """A symbolic size tessera's dim grammar cannot spell."""
+
+
+def sym_text(e):
+    """A sympy size expression (torch's SymInt.node.expr) in tessera's dim
+    grammar: + - * / (floor) % max min over integers and symbols."""
+    import sympy
+    from torch.utils._sympy.functions import FloorDiv, Mod, PythonMod
+    if e.is_Integer:
+        return str(int(e))
+    if e.is_Symbol:
+        return e.name
+    if isinstance(e, sympy.Add):
+        return "(" + "+".join(sym_text(a) for a in e.args) + ")"
+    if isinstance(e, sympy.Mul):
+        return "*".join("(" + sym_text(a) + ")" if isinstance(a, sympy.Add) else sym_text(a) for a in e.args)
+    if isinstance(e, sympy.Pow) and e.exp.is_Integer and 0 < int(e.exp) <= 8:
+        base = sym_text(e.base)
+        base = "(%s)" % base if not (e.base.is_Symbol or e.base.is_Integer) else base
+        return "*".join([base] * int(e.exp))
+    if isinstance(e, FloorDiv):
+        return "(%s)/(%s)" % (sym_text(e.args[0]), sym_text(e.args[1]))
+    if isinstance(e, (Mod, PythonMod)):
+        return "(%s)%%(%s)" % (sym_text(e.args[0]), sym_text(e.args[1]))
+    if isinstance(e, (sympy.Max, sympy.Min)):
+        name = "max" if isinstance(e, sympy.Max) else "min"
+        out = sym_text(e.args[0])
+        for a in e.args[1:]:
+            out = "%s(%s, %s)" % (name, out, sym_text(a))
+        return out
+    raise NotExpressible(str(e))
+
+
+def dim_text(d):
+    """A size: an int, or a SymInt's expression as tessera text."""
+    if isinstance(d, torch.SymInt):
+        e = d.node.expr
+        return int(e) if e.is_Integer else sym_text(e)
+    return int(d)
+
+
+def is_symbolic(v):
+    return isinstance(v, torch.Tensor) and any(isinstance(d, torch.SymInt) and not d.node.expr.is_Integer
+                                               for d in v.shape)
 
 
 def fake(n):
@@ -48,8 +101,8 @@ def ts_dtype(dt):
 
 
 def type_text(t):
-    """tessera's type for a (fake) tensor: "f32[2, 3]"."""
-    return "%s[%s]" % (TS_DTYPE[t.dtype], ", ".join(str(int(d)) for d in t.shape))
+    """tessera's type for a (fake) tensor: "f32[2, 3]", "f32[s0, 4]"."""
+    return "%s[%s]" % (TS_DTYPE[t.dtype], ", ".join(str(dim_text(d)) for d in t.shape))
 
 
 class Lowerer:
@@ -80,7 +133,24 @@ class Lowerer:
         return ts_dtype(first(fake(node)).dtype)
 
     def shape(self, a):
-        return tuple(int(d) for d in first(fake(a)).shape)
+        """The sizes of a node's (first) result: ints, and symbolic sizes
+        as tessera dim text."""
+        return tuple(dim_text(d) for d in first(fake(a)).shape)
+
+    def sizes(self, lst):
+        """A size-list argument (ints and SymInt nodes) as dims."""
+        return [dim_text(fake(d)) if isinstance(d, torch.fx.Node) else int(d) for d in lst]
+
+    def count(self, shape, axes, dtype):
+        """The number of elements over axes of shape: a Python number when
+        the sizes are known, else a scalar Value computed at run time."""
+        dims = [shape[a] for a in axes]
+        if all(isinstance(d, int) for d in dims):
+            n = 1
+            for d in dims:
+                n *= d
+            return n
+        return self.g.op("reduce_sum", self.full(1, dtype, dims), axes=list(range(len(dims))))
 
     def full(self, value, dtype, shape):
         s = self.g.scalar(float(value), dtype)
@@ -93,7 +163,7 @@ class Lowerer:
 
     def broadcast_to(self, v, shape):
         """numpy broadcast_to."""
-        vs = tuple(int(d) for d in v.shape)
+        vs = tuple(v.shape)
         if vs == tuple(shape):
             return v
         lead = len(shape) - len(vs)

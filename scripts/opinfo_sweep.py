@@ -1,0 +1,173 @@
+#!/usr/bin/env python3
+"""opinfo_sweep.py — PyTorch's own operator tests through the tessera
+backend, the way PyTorch tests Inductor: every OpInfo entry of
+torch.testing._internal.common_methods_invocations.op_db, float32 on the
+CPU, each sample compiled with torch.compile(backend=tessera) and compared
+with eager PyTorch.
+
+    .venv/bin/python scripts/opinfo_sweep.py                  # every entry
+    .venv/bin/python scripts/opinfo_sweep.py --ops add,mul    # some
+    .venv/bin/python scripts/opinfo_sweep.py --every 5        # every 5th entry
+    .venv/bin/python scripts/opinfo_sweep.py --samples 3 --log sweep.tsv
+
+Each entry is one of:
+  compiled  every sample matches eager and ran in tessera regions, no
+            operator left to PyTorch;
+  fallback  every sample matches eager, some operators ran in PyTorch;
+  failed    a sample differs from eager or raised where eager did not;
+  skipped   no float32 sample eager can run, or an output that is not a
+            tensor.
+Tolerances: torch.testing.assert_close's float32 defaults (rtol 1.3e-6,
+atol 1e-5) widened to rtol 1e-4, atol 1e-5: tessera reassociates sums and
+uses its own exp/log/erf. Needs expecttest and hypothesis (importing the
+OpInfo database does) and the installed package. Prints one line per entry
+and the counts; --log writes them as TSV (name, result, detail).
+tests/python/test_torch_opinfo.py runs a fixed part of it in CI against
+tests/torch_opinfo/expected_failures.txt.
+"""
+import argparse
+import os
+import sys
+import tempfile
+import time
+import warnings
+
+RTOL, ATOL = 1e-4, 1e-5
+
+
+def entry_name(op):
+    return op.name + ("." + op.variant_test_name if op.variant_test_name else "")
+
+
+def leaves(sample):
+    """The sample's tensors and a function of them that calls the op."""
+    import torch
+    tensors = []
+
+    def lift(v):
+        if isinstance(v, torch.Tensor):
+            tensors.append(v)
+            return ("T", len(tensors) - 1)
+        if isinstance(v, (list, tuple)) and any(isinstance(x, torch.Tensor) for x in v):
+            return ("S", type(v), [lift(x) for x in v])
+        return ("V", v)
+
+    def put(spec, xs):
+        if spec[0] == "T":
+            return xs[spec[1]]
+        if spec[0] == "S":
+            return spec[1](put(s, xs) for s in spec[2])
+        return spec[1]
+
+    inp = lift(sample.input)
+    args = [lift(a) for a in sample.args]
+    kwargs = {k: lift(v) for k, v in sample.kwargs.items()}
+    return tensors, lambda op: (lambda *xs: op(put(inp, xs), *[put(a, xs) for a in args],
+                                              **{k: put(v, xs) for k, v in kwargs.items()}))
+
+
+def flat(out):
+    import torch
+    if isinstance(out, torch.Tensor):
+        return [out]
+    if isinstance(out, (list, tuple)):
+        r = []
+        for o in out:
+            sub = flat(o)
+            if sub is None:
+                return None
+            r += sub
+        return r
+    return None
+
+
+def run_entry(op, samples, cache_dir):
+    """(result, detail) for one OpInfo entry."""
+    import torch
+    import torch._dynamo
+    import tessera.torch as tt
+    backend = lambda gm, ex: tt.backend(gm, ex, options={"cache_dir": cache_dir})  # noqa: E731
+    ran = 0
+    fell_back = []
+    try:
+        sample_iter = op.sample_inputs("cpu", torch.float32, requires_grad=False)
+    except Exception as e:   # the entry does not support float32 on the CPU
+        return "skipped", "no float32 samples (%s)" % type(e).__name__
+    for k, sample in enumerate(sample_iter):
+        if k >= samples:
+            break
+        tensors, make = leaves(sample)
+        fn = make(op.op)
+        try:
+            want = fn(*[t.clone() for t in tensors])
+        except Exception:
+            continue   # eager refuses this sample: nothing to compare
+        want_flat = flat(want)
+        if want_flat is None:
+            return "skipped", "an output that is not a tensor"
+        torch._dynamo.reset()
+        start = len(tt.REPORT.graphs)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                got = torch.compile(fn, backend=backend, dynamic=False)(*[t.clone() for t in tensors])
+        except Exception as e:
+            return "failed", "sample %d raised %s: %s" % (k, type(e).__name__, str(e).splitlines()[0][:200]
+                                                          if str(e) else "")
+        got_flat = flat(got)
+        if got_flat is None or len(got_flat) != len(want_flat):
+            return "failed", "sample %d: outputs differ in structure" % k
+        for g, w in zip(got_flat, want_flat):
+            try:
+                torch.testing.assert_close(g, w, rtol=RTOL, atol=ATOL, equal_nan=True, check_stride=False)
+            except AssertionError as e:
+                return "failed", "sample %d: %s" % (k, " ".join(str(e).split())[:200])
+        ran += 1
+        for g in tt.REPORT.graphs[start:]:
+            fell_back += [op_ for op_, _ in g["fallbacks"]]
+        if not tt.REPORT.graphs[start:]:
+            fell_back.append("(no graph reached the backend)")
+    if not ran:
+        return "skipped", "no float32 sample eager can run"
+    if fell_back:
+        return "fallback", ", ".join(sorted(set(fell_back)))[:200]
+    return "compiled", "%d samples" % ran
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--ops", help="comma-separated entry names (name or name.variant)")
+    ap.add_argument("--every", type=int, default=1, help="every Nth entry of op_db")
+    ap.add_argument("--samples", type=int, default=3, help="samples per entry (default 3)")
+    ap.add_argument("--log", help="write name, result, detail as TSV")
+    args = ap.parse_args(argv)
+    os.environ.setdefault("TORCH_LOGS", "-dynamo")
+    from torch.testing._internal.common_methods_invocations import op_db
+    want = set(args.ops.split(",")) if args.ops else None
+    entries = [op for op in op_db if want is None or entry_name(op) in want or op.name in want]
+    entries = entries[::args.every]
+    counts = {}
+    rows = []
+    t0 = time.time()
+    with tempfile.TemporaryDirectory() as cache:
+        for op in entries:
+            try:
+                result, detail = run_entry(op, args.samples, cache)
+            except Exception as e:   # counted against tessera: the sweep itself must go on
+                result, detail = "failed", "the sweep raised %s: %s" % (type(e).__name__, str(e)[:160])
+            counts[result] = counts.get(result, 0) + 1
+            rows.append((entry_name(op), result, detail))
+            print("%-40s %-9s %s" % (entry_name(op), result, detail), flush=True)
+    if args.log:
+        with open(args.log, "w") as f:
+            for r in rows:
+                f.write("\t".join(r) + "\n")
+    total = len(entries)
+    print("%d entries in %.0f s: %s" % (total, time.time() - t0, ", ".join(
+        "%d %s (%.0f%%)" % (counts[k], k, 100.0 * counts[k] / total) for k in ("compiled", "fallback", "failed",
+                                                                                "skipped") if k in counts)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
