@@ -61,10 +61,8 @@ def layer_norm(L, node):
     return y, mean, rstd
 
 
-@lowers(aten._native_batch_norm_legit_no_training.default, dynamic=True)
-def batch_norm_inference(L, node):
-    x_n, w_n, b_n, mean_n, var_n, _momentum, eps = node.args[:7]
-    out = L.out_dtype(node)
+def bn_normalize(L, x_n, w_n, b_n, mean_n, var_n, eps, out):
+    """x normalized by given per-channel statistics, scaled and shifted."""
     x = L.value(x_n, out)
     shape = L.shape(x_n)
     c = [1, shape[1]] + [1] * (len(shape) - 2)
@@ -74,9 +72,15 @@ def batch_norm_inference(L, node):
     shift = -L.value(mean_n, out) * scale
     if b_n is not None:
         shift = shift + L.value(b_n, out)
-    y = x * L.g.op("reshape", scale, shape=c) + L.g.op("reshape", shift, shape=c)
+    return x * L.g.op("reshape", scale, shape=c) + L.g.op("reshape", shift, shape=c)
+
+
+@lowers(aten._native_batch_norm_legit_no_training.default, dynamic=True)
+def batch_norm_inference(L, node):
+    x_n, w_n, b_n, mean_n, var_n, _momentum, eps = node.args[:7]
+    out = L.out_dtype(node)
     empty = L.full(0, out, (0,))
-    return y, empty, empty
+    return bn_normalize(L, x_n, w_n, b_n, mean_n, var_n, eps, out), empty, empty
 
 
 def pool_geometry(n, k, s, p, d, ceil_mode):
@@ -166,15 +170,7 @@ def max_pool2d_backward(L, node):
     return L.g.op("scatter", L.full(0, out, shape), flat, L.value(g_n, out), combine="add")
 
 
-def _avg_ok(node):
-    """divisor_override"""
-    args = list(node.args) + [None] * 7
-    if args[6] is not None:
-        return "divisor_override"
-    return None
-
-
-@lowers(aten.avg_pool2d.default, check=_avg_ok)
+@lowers(aten.avg_pool2d.default)
 def avg_pool2d(L, node):
     x = L.value(node.args[0])
     shape = L.shape(node.args[0])
@@ -187,6 +183,8 @@ def avg_pool2d(L, node):
     window = dict(window=[1] * lead + kernel, strides=[1] * lead + stride, dilations=[1] * (lead + 2),
                   pad_lo=[0] * lead + padding, pad_hi=[0] * lead + his)
     s = L.g.op("reduce_window", x, kind="sum", **window)
+    if args[6] is not None:   # divisor_override
+        return s * (1.0 / float(args[6]))
     if count_pad and his == padding:
         return s * (1.0 / (kernel[0] * kernel[1]))
     # the divisor per position: positions inside the input (and its explicit
@@ -234,8 +232,12 @@ def embedding(L, node):
 @lowers(aten.index_select.default, dynamic=True)
 def index_select(L, node):
     x, dim, idx = node.args[0], node.args[1], node.args[2]
-    rank = max(len(L.shape(x)), 1)
-    return L.g.op("gather", L.value(x), L.cast(L.value(idx), "i64"), axis=dim % rank)
+    v = L.value(x)
+    if not L.shape(x):   # a 0-d tensor indexes as a 1-element vector
+        v = L.g.op("reshape", v, shape=[1])
+    r = L.g.op("gather", v, L.cast(L.value(idx), "i64"), axis=dim % len(v.shape))
+    want = list(L.shape(node))
+    return r if list(r.shape) == want else L.g.op("reshape", r, shape=want)
 
 
 
@@ -280,6 +282,10 @@ def batch_norm_training(L, node):
     statistics updated as PyTorch does (the unbiased variance)."""
     x_n, w_n, b_n, rm_n, rv_n, training, momentum, eps = node.args[:8]
     out = L.out_dtype(node)
+    if not training:
+        # the running statistics normalize; they stay as they are
+        empty = L.full(0, out, (0,))
+        return bn_normalize(L, x_n, w_n, b_n, rm_n, rv_n, eps, out), empty, empty, L.value(rm_n), L.value(rv_n)
     x = L.value(x_n, out)
     shape = L.shape(x_n)
     axes = [0] + list(range(2, len(shape)))

@@ -65,6 +65,8 @@ def _arg(prim):
         x = node.args[0]
         dim = node.args[1] if len(node.args) > 1 else node.kwargs.get("dim")
         v = L.value(x)
+        if not L.shape(x):
+            return L.full(0, "i64", L.shape(node))   # a 0-d tensor is its own extreme, at index 0
         if dim is None:
             v = L.g.op("reshape", v, shape=[dim_text(fake(x).numel())])
             dim = 0

@@ -1,0 +1,64 @@
+"""A fixed, representative part of PyTorch's OpInfo database through the
+tessera backend (scripts/opinfo_sweep.py runs all of it, outside CI):
+every entry matches eager PyTorch, compiled or through fallback, except
+those tests/torch_opinfo/expected_failures.txt lists with a reason; a
+listed entry that starts passing fails too. The entries compiled here must
+stay compiled (no fallback), so a lowering that regresses to fallback
+shows."""
+import importlib.util
+import os
+
+import pytest
+
+from conftest import ROOT
+
+spec = importlib.util.spec_from_file_location("opinfo_sweep", os.path.join(ROOT, "scripts", "opinfo_sweep.py"))
+sweep = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(sweep)
+
+# compiled end to end today: one or more per lowering family
+COMPILED = [
+    "abs", "add", "sub", "mul", "div.no_rounding_mode", "div.floor_rounding", "div.trunc_rounding", "remainder",
+    "fmod", "pow", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "sigmoid", "tanh", "erf", "floor", "round",
+    "sign", "nn.functional.relu", "nn.functional.gelu", "nn.functional.leaky_relu", "nn.functional.hardtanh",
+    "nn.functional.elu", "clamp", "where", "eq", "lt", "ge", "logical_and", "logical_not",
+    "maximum", "atan2", "sum", "mean", "amax", "argmax", "var", "cumsum", "softmax", "log_softmax",
+    "nn.functional.layer_norm", "nn.functional.batch_norm", "matmul", "mm", "bmm", "addmm", "nn.functional.conv2d",
+    "nn.functional.max_pool2d", "nn.functional.avg_pool2d", "nn.functional.embedding", "cat", "permute",
+    "reshape", "expand", "flip", "gather", "index_select", "sort", "topk", "nn.functional.pad.constant",
+]
+# matching eager, some of it through fallback
+THROUGH_FALLBACK = ["cdist", "nn.functional.dropout", "nonzero"]
+
+
+def expected_failures():
+    out = {}
+    with open(os.path.join(ROOT, "tests", "torch_opinfo", "expected_failures.txt")) as f:
+        for line in f:
+            if line.strip() and not line.startswith("#"):
+                name, why = line.rstrip("\n").split("\t", 1)
+                out[name] = why
+    return out
+
+
+def entries(names):
+    from torch.testing._internal.common_methods_invocations import op_db
+    by = {}
+    for op in op_db:
+        by.setdefault(sweep.entry_name(op), op)
+    missing = [n for n in names if n not in by]
+    assert not missing, "not in this torch's op_db: %s" % missing
+    return [by[n] for n in names]
+
+
+@pytest.mark.parametrize("name", COMPILED + THROUGH_FALLBACK + sorted(expected_failures()))
+def test_opinfo_entry(name, cache_dir):
+    op, = entries([name])
+    result, detail = sweep.run_entry(op, 3, cache_dir)
+    listed = expected_failures()
+    if name in listed:
+        assert result == "failed", "listed as failing (%s) but %s: take it off the list" % (listed[name], result)
+        return
+    assert result != "failed", detail
+    if name in COMPILED:
+        assert result == "compiled", "fell back: %s" % detail
