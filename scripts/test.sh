@@ -13,7 +13,7 @@
 # 4. python: the package (pip install . into .venv, its build tree in
 #    build-py/) and its tests, pytest tests/python (against onnxruntime,
 #    numpy and torch; the torch.compile backend, part of PyTorch's OpInfo
-#    tests through it, scikit-learn's digits);
+#    tests through it, torchvision models, scikit-learn's digits);
 # 5. valgrind --leak-check=full on representative programs of build/
 #    (tessera check on a few ONNX node tests among them);
 # 6. build-fuzz/ clang + libFuzzer: fuzz_onnx_load for TS_FUZZ_SECONDS
@@ -85,8 +85,8 @@ python_package() {
   echo "== python: pip install . (build-py) and pytest tests/python"
   need_python_dev "$py"
   # expecttest and hypothesis: importing PyTorch's OpInfo database needs them
-  if ! "$py" -c 'import pytest, torch, onnxruntime, sklearn, expecttest, hypothesis' >/dev/null 2>&1; then
-    .venv/bin/pip install -q pytest torch onnxruntime scikit-learn expecttest hypothesis ||
+  if ! "$py" -c 'import pytest, torch, torchvision, onnxruntime, sklearn, expecttest, hypothesis' >/dev/null 2>&1; then
+    .venv/bin/pip install -q pytest torch torchvision onnxruntime scikit-learn expecttest hypothesis ||
       { failed+=("python test dependencies"); return; }
   fi
   if ! .venv/bin/pip install -q . -C build-dir=build-py; then

@@ -37,31 +37,22 @@ def _alpha_ok(node):
     return None if isinstance(alpha, (int, float)) else "alpha is not a number"
 
 
-@lowers(aten.add.Tensor, aten.add.Scalar, check=_alpha_ok)
-def add(L, node):
-    a, b = both(L, node)
-    alpha = node.kwargs.get("alpha", 1)
-    if alpha != 1:
-        b = b * float(alpha)
-    return L.g.op("add", a, b)
+def _with_alpha(prim, reverse=False):
+    """a PRIM alpha*b (rsub: b PRIM alpha*a)."""
+    def lower(L, node):
+        a, b = both(L, node)
+        if reverse:
+            a, b = b, a
+        alpha = node.kwargs.get("alpha", 1)
+        if alpha != 1:
+            b = b * float(alpha)
+        return L.g.op(prim, a, b)
+    return lower
 
 
-@lowers(aten.sub.Tensor, aten.sub.Scalar, check=_alpha_ok)
-def sub(L, node):
-    a, b = both(L, node)
-    alpha = node.kwargs.get("alpha", 1)
-    if alpha != 1:
-        b = b * float(alpha)
-    return L.g.op("sub", a, b)
-
-
-@lowers(aten.rsub.Scalar, aten.rsub.Tensor, check=_alpha_ok)
-def rsub(L, node):
-    a, b = both(L, node)
-    alpha = node.kwargs.get("alpha", 1)
-    if alpha != 1:
-        a = a * float(alpha)
-    return L.g.op("sub", b, a)
+lowers(aten.add.Tensor, aten.add.Scalar, check=_alpha_ok)(_with_alpha("add"))
+lowers(aten.sub.Tensor, aten.sub.Scalar, check=_alpha_ok)(_with_alpha("sub"))
+lowers(aten.rsub.Scalar, aten.rsub.Tensor, check=_alpha_ok)(_with_alpha("sub", reverse=True))
 
 
 @lowers(aten.mul.Tensor, aten.mul.Scalar)
