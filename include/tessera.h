@@ -405,6 +405,9 @@ typedef struct ts_session_opts {
     const char *cache_dir;   /* cpu: compiled-code cache ($TESSERA_CACHE_DIR, ~/.cache/tessera) */
     const char *cc;          /* cpu: the C compiler ($TESSERA_CC, "cc") */
     const char *cflags;      /* cpu: its flags ($TESSERA_CFLAGS, "-O3 -march=native ...") */
+    int exact;               /* cpu: nonzero: no algorithm less accurate than direct summation (no
+                              * Winograd convolutions, which lose about a decimal digit; training
+                              * through batch norm amplifies that) */
 } ts_session_opts;
 ts_status ts_session_new_opts(const ts_graph *g, const char *target, const ts_session_opts *opts,
                               ts_session **out, ts_err *err);

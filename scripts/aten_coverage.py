@@ -67,7 +67,7 @@ def row(name, ovs, decomposed):
         if len(lowered) < len(ovs):
             parts.append("overloads %s" % ov_names(lowered))
         if checked:
-            docs = sorted({(CHECKS[op].__doc__ or CHECKS[op].__name__).strip() for op in checked})
+            docs = sorted({" ".join((CHECKS[op].__doc__ or CHECKS[op].__name__).split()) for op in checked})
             parts.append("falls back for " + "; ".join(docs))
         status, note = "partly", "; ".join(parts)
     elif dec and len(dec) == len(ovs):

@@ -9,6 +9,7 @@ with eager PyTorch.
     .venv/bin/python scripts/opinfo_sweep.py --ops add,mul    # some
     .venv/bin/python scripts/opinfo_sweep.py --every 5        # every 5th entry
     .venv/bin/python scripts/opinfo_sweep.py --samples 3 --log sweep.tsv
+    .venv/bin/python scripts/opinfo_sweep.py --backward       # gradients
 
 Each entry is one of:
   compiled  every sample matches eager and ran in tessera regions, no
@@ -17,11 +18,16 @@ Each entry is one of:
   failed    a sample differs from eager or raised where eager did not;
   skipped   no float32 sample eager can run, or an output that is not a
             tensor.
+With --backward, the entries PyTorch marks as supporting autograd: each
+sample's inputs require gradients, and the gradients of sum(outputs *
+seeded random cotangents) are compared (the forward and the backward
+graph AOTAutograd makes both go through the backend; "compiled" needs
+both with nothing left to PyTorch).
 The empty family's values are unspecified: only shapes and dtypes are
 compared for them.
 Tolerances: torch.testing.assert_close's float32 defaults (rtol 1.3e-6,
-atol 1e-5) widened to rtol 1e-4, atol 1e-5: tessera reassociates sums and
-uses its own exp/log/erf. Needs expecttest and hypothesis (importing the
+atol 1e-5) widened to rtol 1e-4, atol 1e-5 (atol 1e-4 for gradients):
+tessera reassociates sums and uses its own exp/log/erf. Needs expecttest and hypothesis (importing the
 OpInfo database does) and the installed package. Prints one line per entry
 and the counts; --log writes them as TSV (name, result, detail).
 tests/python/test_torch_opinfo.py runs a fixed part of it in CI against
@@ -35,6 +41,11 @@ import time
 import warnings
 
 RTOL, ATOL = 1e-4, 1e-5
+# gradients sum over broadcast and reduced dims and cancel to zero where
+# eager's do: near-zero elements get an absolute 1e-4 (a 1-element layer
+# norm's gradient is exactly 0 in eager and 3.7e-5 reassociated: its
+# terms are scaled by 1/sqrt(eps) = 316)
+BACKWARD_ATOL = 1e-4
 # entries whose values are unspecified (uninitialised memory): only the
 # shape and dtype of what they return can be compared
 UNSPECIFIED = ("empty", "empty_like", "empty_strided", "empty_permuted", "new_empty", "new_empty_strided")
@@ -86,16 +97,35 @@ def flat(out):
     return None
 
 
-def run_entry(op, samples, cache_dir):
-    """(result, detail) for one OpInfo entry."""
+def gradients(fn, tensors, out):
+    """The gradients of sum(out * cotangent) with respect to the float
+    tensors that require them (the cotangents seeded, so compiled and
+    eager get the same ones), or None where there is nothing to
+    differentiate."""
+    import torch
+    outs = [o for o in flat(out) if o.is_floating_point() and o.requires_grad]
+    wrt = [t for t in tensors if t.requires_grad]
+    if not outs or not wrt:
+        return None
+    g = torch.Generator().manual_seed(0)
+    loss = sum((o * torch.randn(o.shape, generator=g, dtype=o.dtype)).sum() for o in outs)
+    return [torch.zeros_like(t) if d is None else d
+            for t, d in zip(wrt, torch.autograd.grad(loss, wrt, allow_unused=True))]
+
+
+def run_entry(op, samples, cache_dir, backward=False):
+    """(result, detail) for one OpInfo entry; with backward, its
+    gradients (compiled forward and backward graphs) against eager's."""
     import torch
     import torch._dynamo
     import tessera.torch as tt
     backend = lambda gm, ex: tt.backend(gm, ex, options={"cache_dir": cache_dir})  # noqa: E731
     ran = 0
     fell_back = []
+    if backward and not op.supports_autograd:
+        return "skipped", "no autograd"
     try:
-        sample_iter = op.sample_inputs("cpu", torch.float32, requires_grad=False)
+        sample_iter = op.sample_inputs("cpu", torch.float32, requires_grad=backward)
     except Exception as e:   # the entry does not support float32 on the CPU
         return "skipped", "no float32 samples (%s)" % type(e).__name__
     for k, sample in enumerate(sample_iter):
@@ -103,8 +133,16 @@ def run_entry(op, samples, cache_dir):
             break
         tensors, make = leaves(sample)
         fn = make(op.op)
+
+        def fresh():
+            return [t.detach().clone().requires_grad_(t.requires_grad) for t in tensors]
         try:
-            want = fn(*[t.clone() for t in tensors])
+            xs = fresh()
+            want = fn(*xs)
+            if backward:
+                want = gradients(fn, xs, want)
+                if want is None:
+                    continue
         except Exception:
             continue   # eager refuses this sample: nothing to compare
         want_flat = flat(want)
@@ -115,7 +153,10 @@ def run_entry(op, samples, cache_dir):
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                got = torch.compile(fn, backend=backend, dynamic=False)(*[t.clone() for t in tensors])
+                xs = fresh()
+                got = torch.compile(fn, backend=backend, dynamic=False)(*xs)
+                if backward:
+                    got = gradients(fn, xs, got)
         except Exception as e:
             return "failed", "sample %d raised %s: %s" % (k, type(e).__name__, str(e).splitlines()[0][:200]
                                                           if str(e) else "")
@@ -129,7 +170,7 @@ def run_entry(op, samples, cache_dir):
                                                                     tuple(w.shape))
                 continue
             # the float formats tessera computes in get the tolerances; others compare exactly
-            tol = dict(rtol=RTOL, atol=ATOL) if w.dtype in (torch.float32, torch.float64) else dict(rtol=0, atol=0) \
+            tol = dict(rtol=RTOL, atol=BACKWARD_ATOL if backward else ATOL) if w.dtype in (torch.float32, torch.float64) else dict(rtol=0, atol=0) \
                 if not w.is_floating_point() or w.element_size() == 1 else {}
             try:
                 torch.testing.assert_close(g, w, equal_nan=True, check_stride=False, **tol)
@@ -138,8 +179,9 @@ def run_entry(op, samples, cache_dir):
         ran += 1
         for g in tt.REPORT.graphs[start:]:
             fell_back += [op_ for op_, _ in g["fallbacks"]]
-        if not tt.REPORT.graphs[start:]:
-            fell_back.append("(no graph reached the backend)")
+        if not tt.REPORT.graphs[start:] or (backward and all(g["kind"] != "backward"
+                                                               for g in tt.REPORT.graphs[start:])):
+            fell_back.append("(no %sgraph reached the backend)" % ("backward " if backward else ""))
     if not ran:
         return "skipped", "no float32 sample eager can run"
     if fell_back:
@@ -153,6 +195,8 @@ def main(argv=None):
     ap.add_argument("--every", type=int, default=1, help="every Nth entry of op_db")
     ap.add_argument("--samples", type=int, default=3, help="samples per entry (default 3)")
     ap.add_argument("--log", help="write name, result, detail as TSV")
+    ap.add_argument("--backward", action="store_true",
+                    help="compare gradients (forward and backward compiled) instead of outputs")
     args = ap.parse_args(argv)
     os.environ.setdefault("TORCH_LOGS", "-dynamo")
     from torch.testing._internal.common_methods_invocations import op_db
@@ -165,7 +209,7 @@ def main(argv=None):
     with tempfile.TemporaryDirectory() as cache:
         for op in entries:
             try:
-                result, detail = run_entry(op, args.samples, cache)
+                result, detail = run_entry(op, args.samples, cache, args.backward)
             except Exception as e:   # counted against tessera: the sweep itself must go on
                 result, detail = "failed", "the sweep raised %s: %s" % (type(e).__name__, str(e)[:160])
             counts[result] = counts.get(result, 0) + 1

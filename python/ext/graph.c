@@ -3,6 +3,7 @@
  * tessera.Value (a value being built, with Python's arithmetic). */
 #include "ext.h"
 
+#include <limits.h>
 #include <string.h>
 
 typedef struct {
@@ -466,6 +467,8 @@ static PyObject *graph_matmul(TsxGraph *self, PyObject *args)
     return built(self) ? value_new(self, v) : NULL;
 }
 
+/* A graph's outputs are not bounded (a training forward returns every
+ * activation its backward keeps): the arrays live on the heap. */
 static PyObject *graph_output(TsxGraph *self, PyObject *args, PyObject *kw)
 {
     PyObject *names = kw ? PyDict_GetItemString(kw, "names") : NULL;
@@ -475,34 +478,39 @@ static PyObject *graph_output(TsxGraph *self, PyObject *args, PyObject *kw)
     }
     if (!builder(self)) return NULL;
     Py_ssize_t n = PyTuple_GET_SIZE(args);
-    if (n > MAX_OPERANDS) return tsx_raise_msg(TS_ERR_INVALID_ARG, "output: over %d values", MAX_OPERANDS);
-    ts_value *vals[MAX_OPERANDS];
-    const char *cnames[MAX_OPERANDS];
+    if (n > INT_MAX / 2) return tsx_raise_msg(TS_ERR_INVALID_ARG, "output: %zd values", n);
+    ts_value **vals = PyMem_Calloc((size_t)n + 1, sizeof *vals);
+    const char **cnames = PyMem_Calloc((size_t)n + 1, sizeof *cnames);
+    PyObject *seq = NULL, *ret = NULL;
+    if (!vals || !cnames) {
+        PyErr_NoMemory();
+        goto done;
+    }
     for (Py_ssize_t i = 0; i < n; i++)
-        if (!(vals[i] = value_of(self, PyTuple_GET_ITEM(args, i), "output"))) return NULL;
-    PyObject *seq = NULL;
+        if (!(vals[i] = value_of(self, PyTuple_GET_ITEM(args, i), "output"))) goto done;
     if (names && names != Py_None) {
         seq = PySequence_Fast(names, "names must be a sequence of str or None");
-        if (!seq) return NULL;
+        if (!seq) goto done;
         if (PySequence_Fast_GET_SIZE(seq) != n) {
-            Py_DECREF(seq);
-            return tsx_raise_msg(TS_ERR_INVALID_ARG, "output: %zd values but %zd names", n,
-                                 PySequence_Fast_GET_SIZE(seq));
+            tsx_raise_msg(TS_ERR_INVALID_ARG, "output: %zd values but %zd names", n, PySequence_Fast_GET_SIZE(seq));
+            goto done;
         }
         for (Py_ssize_t i = 0; i < n; i++) {
             PyObject *s = PySequence_Fast_GET_ITEM(seq, i);
             cnames[i] = s == Py_None ? NULL : PyUnicode_Check(s) ? PyUnicode_AsUTF8(s) : NULL;
             if (s != Py_None && !cnames[i]) {
-                Py_DECREF(seq);
                 if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "names must be str or None");
-                return NULL;
+                goto done;
             }
         }
     }
     ts_build_outputs(self->b, (int)n, vals, seq ? cnames : NULL);
+    if (built(self)) ret = Py_NewRef(Py_None);
+done:
     Py_XDECREF(seq);
-    if (!built(self)) return NULL;
-    Py_RETURN_NONE;
+    PyMem_Free(vals);
+    PyMem_Free(cnames);
+    return ret;
 }
 
 static PyObject *values_list(TsxGraph *self, bool inputs)

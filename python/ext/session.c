@@ -48,11 +48,13 @@ static PyObject *name_or_index(const char *name, const char *kind, int i)
 
 static int session_init(TsxSession *self, PyObject *args, PyObject *kw)
 {
-    static char *kwlist[] = {"graph", "target", "threads", "cache_dir", NULL};
+    static char *kwlist[] = {"graph", "target", "threads", "cache_dir", "exact", NULL};
     PyObject *graph;
     const char *target = NULL, *cache_dir = NULL;
     PyObject *threads = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|zOz:Session", kwlist, &graph, &target, &threads, &cache_dir))
+    int exact = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|zOz$p:Session", kwlist, &graph, &target, &threads, &cache_dir,
+                                     &exact))
         return -1;
     if (self->s || self->closed) {
         tsx_raise_msg(TS_ERR_INVALID_ARG, "a Session is initialised once");
@@ -71,6 +73,7 @@ static int session_init(TsxSession *self, PyObject *args, PyObject *kw)
         o.threads = (int)n;
     }
     o.cache_dir = cache_dir;
+    o.exact = exact;
     ts_session *s = NULL;
     ts_err e = {0};
     ts_status st;
@@ -504,10 +507,11 @@ PyTypeObject TsxSession_Type = {
     .tp_basicsize = sizeof(TsxSession),
     .tp_dealloc = (destructor)session_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
-    .tp_doc = "Session(graph, target=None, threads=None, cache_dir=None)\n--\n\n"
+    .tp_doc = "Session(graph, target=None, threads=None, cache_dir=None, *, exact=False)\n--\n\n"
               "A Graph compiled for a target: 'cpu' (the default: generated C, cached on disk) or 'interp' "
-              "(the reference interpreter). threads: per run on cpu (default: all cores). One session may "
-              "be run from several threads at once.",
+              "(the reference interpreter). threads: per run on cpu (default: all cores). exact: no "
+              "algorithm less accurate than direct summation (no Winograd convolutions; for training). "
+              "One session may be run from several threads at once.",
     .tp_methods = SESSION_METHODS,
     .tp_getset = SESSION_GETSET,
     .tp_init = (initproc)session_init,

@@ -173,3 +173,38 @@ def test_help_and_stubs():
         text = f.read()
     for name in tessera.__all__:
         assert name in text, name
+
+
+def test_graph_with_many_outputs():
+    # a training forward returns every activation its backward keeps:
+    # hundreds of outputs, more than any fixed operand array
+    g = tessera.Graph("many")
+    x = g.input("x", "f32[3]")
+    outs = [x * float(i) for i in range(300)]
+    g.output(*outs)
+    with tessera.Session(g, target="interp") as s:
+        got = s.run_tensors([np.array([1, 2, 3], np.float32)])
+    assert len(got) == 300
+    np.testing.assert_array_equal(np.asarray(got[299]), np.array([299, 598, 897], np.float32))
+
+
+def test_exact_session_gives_direct_summation_accuracy(tmp_path):
+    # a 3x3 stride-1 conv at 32x32 takes Winograd F(4x4) by default (about
+    # a decimal digit lost: 6e-6 of the largest output here); exact=True
+    # keeps to direct summation, as the interpreter computes it
+    rng = np.random.default_rng(0)
+    g = tessera.Graph("conv")
+    x = g.input("x", "f32[1, 64, 32, 32]")
+    w = g.const(rng.standard_normal((64, 64, 3, 3)).astype(np.float32))
+    g.output(g.op("conv", x, w, strides=[1, 1], pad_lo=[1, 1], pad_hi=[1, 1], lhs_dilation=[1, 1],
+                  rhs_dilation=[1, 1]))
+    xv = rng.standard_normal((1, 64, 32, 32)).astype(np.float32)
+    got = {}
+    for name, kw in (("interp", dict(target="interp")), ("fast", {}), ("exact", dict(exact=True))):
+        with tessera.Session(g, cache_dir=str(tmp_path), **kw) as s:
+            got[name] = np.asarray(s.run_tensors([xv])[0]).astype(np.float64)
+    scale = np.abs(got["interp"]).max()
+    assert np.abs(got["exact"] - got["interp"]).max() <= 1e-6 * scale
+    assert np.abs(got["fast"] - got["interp"]).max() <= 1e-4 * scale
+    with pytest.raises(TypeError):
+        tessera.Session(g, None, None, None, True)   # keyword only

@@ -82,13 +82,26 @@ def test_cnn_inference_compiled(cache_dir):
 def test_fallback_is_not_an_error(cache_dir):
     def f(x):
         y = torch.exp(x) * 2
-        d = torch.cdist(y, y)                 # _cdist_forward: no lowering, eager
+        d = torch.special.chebyshev_polynomial_t(y, 3)   # no lowering: eager
         return torch.tanh(d) + 1
 
     x = torch.randn(4, 5)
     r = tt.explain(f, x, cache_dir=cache_dir)
     assert r.regions == 2, r
-    assert any("cdist" in op and "no lowering" in why for op, why in r.fallbacks), r
+    assert any("chebyshev" in op and "no lowering" in why for op, why in r.fallbacks), r
+    assert_close(torch.compile(f, backend=backend(cache_dir))(x), f(x))
+
+
+def test_views_a_fallback_as_strided_reads_stay_eager(cache_dir):
+    """as_strided reads its input's storage: a slice tessera computed would
+    be a dense copy, not eager's view into x, so the slice stays eager too."""
+    def f(x):
+        return x[:, ::2].as_strided((2, 2), (1, 2)) * 1
+
+    x = torch.randn(4, 6)
+    r = tt.explain(f, x, cache_dir=cache_dir)
+    assert any("slice" in op and "memory layout" in why for op, why in r.fallbacks), r
+    torch._dynamo.reset()
     assert_close(torch.compile(f, backend=backend(cache_dir))(x), f(x))
 
 

@@ -26,9 +26,25 @@ COMPILED = [
     "nn.functional.layer_norm", "nn.functional.batch_norm", "matmul", "mm", "bmm", "addmm", "nn.functional.conv2d",
     "nn.functional.max_pool2d", "nn.functional.avg_pool2d", "nn.functional.embedding", "cat", "permute",
     "reshape", "expand", "flip", "gather", "index_select", "sort", "topk", "nn.functional.pad.constant",
+    # special functions and the rest of elementwise (lower/special.py)
+    "acos", "atanh", "copysign", "hypot", "logaddexp", "isclose", "isfinite", "frexp", "nextafter",
+    "round.decimals_3", "erfinv", "special.erfcx", "lgamma", "digamma", "polygamma.polygamma_n_1", "special.i0e",
+    "special.bessel_j0", "special.ndtri",
+    # scatter, indexed reductions, search (lower/scatter.py)
+    "scatter", "scatter_add", "scatter_reduce.mean", "index_reduce.amax", "index_put", "masked_scatter",
+    "searchsorted", "histc", "nn.functional.embedding_bag", "_segment_reduce.lengths", "nonzero_static",
+    # views, scans, order statistics
+    "diagonal", "diagonal_scatter", "slice_scatter", "as_strided", "unfold", "var_mean", "cumprod", "cummax",
+    "logcumsumexp", "kthvalue", "median", "nn.functional.pad.circular", "linalg.vander",
+    # pooling, normalization, resampling, linear algebra (lower/nn.py, linalg.py, decomp.py)
+    "nn.functional.adaptive_avg_pool2d", "nn.functional.adaptive_max_pool2d", "nn.functional.max_pool3d",
+    "nn.functional.conv_transpose2d", "nn.functional.group_norm", "nn.functional.instance_norm",
+    "nn.functional.grid_sample", "_upsample_bilinear2d_aa", "nn.functional.bilinear", "cdist", "addbmm",
+    "linalg.det", "linalg.slogdet", "linalg.solve_ex", "linalg.cholesky_ex", "linalg.lu_factor_ex", "lu_solve",
+    "linalg.qr", "linalg.solve_triangular",
 ]
 # matching eager, some of it through fallback
-THROUGH_FALLBACK = ["cdist", "nn.functional.dropout", "nonzero"]
+THROUGH_FALLBACK = ["special.chebyshev_polynomial_t", "linalg.inv", "nn.functional.dropout", "nonzero"]
 
 
 def expected_failures():

@@ -478,6 +478,39 @@ static void test_clamp_consts(void)
     ts_graph_free(g);
 }
 
+/* Chained batched products at batch 0: the GEMM template read a batch of
+ * 0 as "not batched" and multiplied one pair of empty operands (a crash:
+ * torch's linalg.matrix_power on a (0, 2, 2) input). */
+static const char empty_batch_model[] =
+    "graph @eb(%a: f32[b, 2, 2], %c: f32[b, 2, 2]) {\n"
+    "  %p: f32[b, 2, 2] = dot(%a, %c) {lhs_batch=[0], rhs_batch=[0], lhs_contract=[2], rhs_contract=[1]}\n"
+    "  %q: f32[b, 2, 2] = dot(%p, %c) {lhs_batch=[0], rhs_batch=[0], lhs_contract=[2], rhs_contract=[1]}\n"
+    "  return %q\n}\n";
+
+static void test_empty_batch(void)
+{
+    ts_graph *g = NULL;
+    ts_err err = {0};
+    CHECK_MSG(ts_graph_parse(empty_batch_model, strlen(empty_batch_model), "eb", &g, &err) == TS_OK, "%s", err.msg);
+    ts_session *ref = NULL, *cpu = NULL;
+    if (g) CHECK(ts_session_new(g, "interp", &ref, &err) == TS_OK);
+    if (g) CHECK_MSG(ts_session_new(g, "cpu", &cpu, &err) == TS_OK, "%s", err.msg);
+    for (int64_t b = 0; ref && cpu && b <= 2; b += 2) {
+        const int64_t shape[3] = {b, 2, 2};
+        ts_tensor *in[2] = {filled(3, shape, 7), filled(3, shape, 9)}, *want = NULL, *got = NULL;
+        CHECK(in[0] && in[1] && ts_session_run(ref, 2, in, 1, &want, &err) == TS_OK);
+        CHECK_MSG(ts_session_run(cpu, 2, in, 1, &got, &err) == TS_OK, "%s", err.msg);
+        CHECK_MSG(got && want && ts_tensor_numel(got) == 4 * b && close_all(got, want), "batch %lld", (long long)b);
+        ts_tensor_release(got);
+        ts_tensor_release(want);
+        ts_tensor_release(in[0]);
+        ts_tensor_release(in[1]);
+    }
+    ts_session_free(cpu);
+    ts_session_free(ref);
+    ts_graph_free(g);
+}
+
 int main(void)
 {
     setenv("TESSERA_CACHE_DIR", "build-test-jit-cache", 0);
@@ -531,6 +564,7 @@ int main(void)
     test_heads_in_place();
     test_conv_affine();
     test_clamp_consts();
+    test_empty_batch();
     test_conv_wg_once();
     test_conv_pt_once();
     return check_report();

@@ -19,6 +19,7 @@ import tessera
 
 from .lower import CHECKS, DYNAMIC, LOWERINGS, SIZE_ARGS, TS_DTYPE, fake
 from .lower.table import NotExpressible, dim_text, is_symbolic
+from .decompositions import OVERRIDES
 from .region import Region, build
 
 _DECOMPOSITIONS = None
@@ -27,7 +28,7 @@ _DECOMPOSITIONS = None
 def decompositions():
     global _DECOMPOSITIONS
     if _DECOMPOSITIONS is None:
-        _DECOMPOSITIONS = core_aten_decompositions()
+        _DECOMPOSITIONS = {**core_aten_decompositions(), **OVERRIDES}
     return _DECOMPOSITIONS
 
 
@@ -112,14 +113,46 @@ def why_not(node):
     return check(node) if check else None
 
 
+# operators whose result depends on how their input lies in memory
+STORAGE_READERS = {torch.ops.aten.as_strided.default, torch.ops.aten.as_strided_copy.default,
+                   torch.ops.aten.as_strided_scatter.default}
+
+
+def eager_layouts(gm):
+    """{node: reason} for the nodes that must run in PyTorch because a
+    storage-reading operator left to PyTorch reads what they produce:
+    tessera hands out dense row-major tensors, so a view (or a strided
+    result) it computed would not lie in memory as eager's does, and
+    as_strided would read other elements. Views are followed back to the
+    tensor they view."""
+    keep = {}
+    for n in gm.graph.nodes:
+        if n.op != "call_function" or n.target not in STORAGE_READERS or why_not(n) is None:
+            continue
+        todo = [n.args[0]]
+        while todo:
+            a = todo.pop()
+            if not isinstance(a, torch.fx.Node) or a.op != "call_function" or a in keep:
+                continue
+            v = fake(a)
+            if getattr(a.target, "is_view", False) or (isinstance(v, torch.Tensor) and not v.is_contiguous()):
+                keep[a] = "its memory layout is read by %s, left to PyTorch" % n.target
+                todo += [x for x in a.all_input_nodes]
+    return keep
+
+
 class _Support(OperatorSupport):
+    def __init__(self, keep=None):
+        super().__init__()
+        self.keep = keep or {}
+
     def is_node_supported(self, submodules, node):
-        return why_not(node) is None
+        return node not in self.keep and why_not(node) is None
 
 
 def _options(options):
     o = dict(options or {})
-    known = {"target", "threads", "cache_dir"}
+    known = {"target", "threads", "cache_dir", "exact"}
     bad = sorted(set(o) - known)
     if bad:
         raise TypeError("tessera backend: unknown option(s) %s (known: %s)" % (", ".join(bad), ", ".join(sorted(known))))
@@ -130,10 +163,11 @@ def compile_graph(gm, example_inputs, options, kind):
     """A forward or backward graph of core ATen: its supported regions
     replaced by tessera Regions; the result, boxed for AOTAutograd."""
     # operators on tensors that stay in PyTorch (size arithmetic on SymInts is not one)
-    fallbacks = [(str(n.target), why_not(n)) for n in gm.graph.nodes
+    keep = eager_layouts(gm)
+    fallbacks = [(str(n.target), keep.get(n) or why_not(n)) for n in gm.graph.nodes
                  if n.op == "call_function" and n.target is not operator.getitem and makes_tensor(n)
-                 and why_not(n) is not None]
-    partitioner = CapabilityBasedPartitioner(gm, _Support(), allows_single_node_partition=True)
+                 and (n in keep or why_not(n) is not None)]
+    partitioner = CapabilityBasedPartitioner(gm, _Support(keep), allows_single_node_partition=True)
     partitions = partitioner.propose_partitions()
     fused = partitioner.fuse_partitions(partitions)
     regions = compiled = 0
@@ -144,8 +178,13 @@ def compile_graph(gm, example_inputs, options, kind):
         ops = [n for n in sub.graph.nodes if n.op == "call_function" and n.target is not operator.getitem]
         try:
             graph, single, tensors = build(sub, "%s_%s" % (kind, node.target))
+            # training (a forward that saves for a backward, and the
+            # backward) gets direct-summation accuracy: batch norm over few
+            # values amplifies Winograd's lost digit into gradients 1e-2
+            # off (D102); inference keeps the fast convolutions
+            exact = options.get("exact")
             region = Region(graph, single, tensors, options.get("target"), options.get("threads"),
-                            options.get("cache_dir"))
+                            options.get("cache_dir"), kind != "inference" if exact is None else bool(exact))
         except tessera.Error as e:
             # a region tessera refuses as a whole (a symbolic size it cannot
             # prove equal, say) runs in PyTorch: a fallback, never a crash
@@ -165,7 +204,9 @@ def compile_graph(gm, example_inputs, options, kind):
 
 def backend(gm, example_inputs, options=None, **kwargs):
     """The torch.compile backend: torch.compile(model, backend="tessera",
-    options={"target": "cpu" | "interp", "threads": N, "cache_dir": path})."""
+    options={"target": "cpu" | "interp", "threads": N, "cache_dir": path,
+    "exact": bool}). exact (default: for training graphs only) gives up
+    the algorithms less accurate than direct summation (Winograd)."""
     opts = _options(dict(options or {}, **kwargs))
 
     def forward(g, inputs):
@@ -174,8 +215,11 @@ def backend(gm, example_inputs, options=None, **kwargs):
     def backward(g, inputs):
         return compile_graph(g, inputs, opts, "backward")
 
+    def inference(g, inputs):
+        return compile_graph(g, inputs, opts, "inference")
+
     return aot_module_simplified(gm, example_inputs, fw_compiler=forward, bw_compiler=backward,
-                                 decompositions=decompositions())
+                                 inference_compiler=inference, decompositions=decompositions())
 
 
 def explain(model, *inputs, **options):

@@ -42,9 +42,9 @@ class Region(torch.nn.Module):
     """Runs a compiled region: tensors in, tensors out, as the submodule
     it replaces did."""
 
-    def __init__(self, graph, single, tensors, target, threads, cache_dir):
+    def __init__(self, graph, single, tensors, target, threads, cache_dir, exact=False):
         super().__init__()
-        self.session = tessera.Session(graph, target=target, threads=threads, cache_dir=cache_dir)
+        self.session = tessera.Session(graph, target=target, threads=threads, cache_dir=cache_dir, exact=exact)
         self.single = single
         self.tensors = tensors
 

@@ -23,7 +23,7 @@ struct ts_module {
 static ts_cpu_opts cpu_opts(const ts_session_opts *o)
 {
     ts_cpu_opts co = {0};
-    if (o) co = (ts_cpu_opts){.cc = o->cc, .cflags = o->cflags, .cache_dir = o->cache_dir};
+    if (o) co = (ts_cpu_opts){.cc = o->cc, .cflags = o->cflags, .cache_dir = o->cache_dir, .exact = o->exact != 0};
     return co;
 }
 

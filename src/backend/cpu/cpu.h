@@ -18,6 +18,7 @@ typedef struct ts_trace ts_trace;
 
 typedef struct ts_cpu_opts {
     const char *cc, *cflags, *cache_dir;   /* NULL: the JIT's defaults (docs/runtime.md) */
+    bool exact;                            /* ts_session_opts.exact */
 } ts_cpu_opts;
 
 typedef struct ts_cpu_program ts_cpu_program;

@@ -103,7 +103,7 @@ static void note_uses(ts_cpu_program *p)
  * again, on two cores). One kernel unit keeps them static: gcc then
  * specialises tsrt_conv to the unit's few calls and drops the algorithms
  * they cannot take (one 1x1 conv: 3.0 s self-contained, 4.0 s split; D36). */
-static ts_status sources(const ts_cpu_program *p, int *n_units, ts_buf *units, ts_err *err)
+static ts_status sources(const ts_cpu_program *p, bool exact, int *n_units, ts_buf *units, ts_err *err)
 {
     /* all kernels, then one unit's share, in one allocation */
     ts_lkernel **ks = ts_mem_alloc(sizeof *ks * 2 * (size_t)(p->n_steps + 1));
@@ -117,6 +117,9 @@ static ts_status sources(const ts_cpu_program *p, int *n_units, ts_buf *units, t
     n = n < 1 ? 1 : n > MAX_TU ? MAX_TU : n;
     const int first = needs && n > 1 ? 1 : 0;
     *n_units = first + n;
+    /* the runtime templates read it (tsrt_conv_wg_pre); it is part of the
+     * source, so of the cache key too */
+    for (int u = 0; exact && u < first + n; u++) ts_buf_puts(&units[u], "#define TSRT_EXACT 1\n");
     ts_status s = first ? ts_emit_c_runtime(&units[0], needs, err) : TS_OK;
     for (int u = 0; s == TS_OK && u < n; u++) {
         int m = 0;
@@ -134,7 +137,7 @@ ts_status ts_cpu_source(const ts_graph *g, char **src, ts_err *err)
     ts_buf units[MAX_TU + 1];
     memset(units, 0, sizeof units);
     int n = 0;
-    ts_status s = sources(p, &n, units, err);
+    ts_status s = sources(p, false, &n, units, err);
     ts_buf all = {0};
     for (int u = 0; u < n; u++) {
         if (s == TS_OK && n > 1) ts_buf_printf(&all, "/* ==== translation unit %d of %d ==== */\n", u + 1, n);
@@ -193,7 +196,7 @@ ts_status ts_cpu_compile(const ts_graph *g, const ts_cpu_opts *o, ts_cpu_program
         ts_buf units[MAX_TU + 1];
         memset(units, 0, sizeof units);
         int n = 0;
-        s = sources(p, &n, units, err);
+        s = sources(p, o && o->exact, &n, units, err);
         const char *texts[MAX_TU + 1];
         for (int u = 0; u < n; u++) texts[u] = units[u].data ? units[u].data : "";
         ts_jit_opts jo = {.cc = o ? o->cc : NULL, .flags = o ? o->cflags : NULL, .cache_dir = o ? o->cache_dir : NULL};

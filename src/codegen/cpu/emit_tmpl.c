@@ -229,6 +229,9 @@ void ts_em_template_kernel(em *e, const ts_lkernel *k)
     if (t->epi) ts_buf_printf(out, "    %s_ctx ctx = {bufs, D};\n", k->name);
     if (gemm) {
         gemm_args(out, t, names);
+        /* an empty batch computes nothing; the template reads 0 as "not
+         * batched" (one product), which would read empty operands */
+        ts_buf_puts(out, "    if (g.batch <= 0) return;\n");
         if (epi) ts_buf_printf(out, "    g.epi = %s_epi; g.epi_ctx = &ctx;\n", k->name);
         if (t->prepack_b) ts_buf_printf(out, "    g.bp = (const float *)bufs[%d];\n", k->n_bufs);
         if (t->te) {

@@ -450,11 +450,18 @@ static int64_t tsrt__wg_ogp(const tsrt__wg *g) { return tsrt__rup(g->OG, TSRT_MR
  * pays on 7x7 maps: F(2x2) there is 16 tiles of 4 positions for 49. */
 TSRT_FN int tsrt_conv_wg_pre(const tsrt_conv_args *args)
 {
+#ifdef TSRT_EXACT
+    /* the program asked for direct summation's accuracy (ts_session_opts
+     * .exact): Winograd's transforms lose about a decimal digit */
+    (void)args;
+    return 0;
+#else
     const tsrt_conv_args v = tsrt__conv_norm(args);
     if (!tsrt__conv_wg_applies(&v) || v.c / v.groups < 16 || v.o / v.groups < 16) return 0;
     if (v.oh >= 24 && v.ow >= 24) return 4;
     if (v.oh * v.ow >= TSRT__WG_PRE_MIN) return 2;
     return 0;
+#endif
 }
 
 /* Bytes of the transformed weights for F(m x m), every group. */

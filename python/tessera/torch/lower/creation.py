@@ -1,5 +1,5 @@
-"""Tensors made from nothing: full, scalar_tensor, arange, empty (zeros:
-its contents are unspecified), full_like."""
+"""Tensors made from nothing: full, scalar_tensor, arange, empty and its
+variants (zeros: their contents are unspecified), full_like."""
 import torch
 
 import functools
@@ -35,7 +35,12 @@ def scalar_tensor(L, node):
     return L.full(node.args[0], L.out_dtype(node), ())
 
 
-@lowers(aten.empty.memory_format, aten.empty_strided.default, aten.zeros.default, check=_cpu_only)
+# tessera hands every result back dense and row-major: an empty tensor's
+# requested strides (permuted, even overlapping) are not kept, only its
+# shape and dtype, as for every other lowering whose result PyTorch lays out
+# otherwise
+@lowers(aten.empty.memory_format, aten.empty_strided.default, aten.zeros.default, aten.empty_permuted.default,
+        aten.new_empty_strided.default, aten.new_empty.default, check=_cpu_only)
 def empty(L, node):
     return L.full(0, L.out_dtype(node), L.shape(node))
 
