@@ -162,24 +162,17 @@ def any_(L, node):
     return finish(L, node, L.cast(r, "bool"))
 
 
-@lowers(aten.cumsum.default, dynamic=True)
-def cumsum(L, node):
-    x, dim = node.args[0], node.args[1]
-    v = L.value(x, L.out_dtype(node))
-    rank = len(fake(x).shape)
-    if rank == 0:
-        return v
-    return L.g.op("cumulative", v, kind="sum", axis=dim % rank)
+def _scan(kind):
+    def lower(L, node):
+        x, dim = node.args[0], node.args[1]
+        v = L.value(x, L.out_dtype(node))
+        rank = len(fake(x).shape)
+        return L.g.op("cumulative", v, kind=kind, axis=dim % rank) if rank else v
+    return lower
 
 
-@lowers(aten.cumprod.default, dynamic=True)
-def cumprod(L, node):
-    x, dim = node.args[0], node.args[1]
-    v = L.value(x, L.out_dtype(node))
-    rank = len(fake(x).shape)
-    if rank == 0:
-        return v
-    return L.g.op("cumulative", v, kind="prod", axis=dim % rank)
+lowers(aten.cumsum.default, dynamic=True)(_scan("sum"))
+lowers(aten.cumprod.default, dynamic=True)(_scan("prod"))
 
 
 def _running_extreme(kind):
