@@ -12,6 +12,7 @@ typedef struct {
     ts_builder *b;            /* made on first use, let go before passes and sessions */
     int sessions;             /* sessions (and readers without the GIL) using it: no edits meanwhile */
     unsigned long gen;        /* bumped by passes: older Values are gone */
+    int regions;              /* regions being built (b is the innermost one's builder) */
 } TsxGraph;
 
 typedef struct {
@@ -36,6 +37,7 @@ PyObject *tsx_graph_new(ts_graph *g)
     self->b = NULL;
     self->sessions = 0;
     self->gen = 0;
+    self->regions = 0;
     return (PyObject *)self;
 }
 
@@ -54,6 +56,9 @@ ts_graph *tsx_graph_get(PyObject *o)
         return NULL;
     }
     TsxGraph *self = (TsxGraph *)o;
+    if (self->regions)
+        return (void *)tsx_raise_msg(TS_ERR_INVALID_ARG, "the graph is building a region: finish the control "
+                                     "node first");
     ts_builder_free(self->b);
     self->b = NULL;
     return self->g;
@@ -424,16 +429,99 @@ static int operands(TsxGraph *self, const char *op, PyObject *args, Py_ssize_t f
     return (int)n;
 }
 
+#define MAX_REGIONS 4
+
+/* The region of a control node that fn builds: a builder for it becomes
+ * the graph's current one, its parameters (the types of in[0..n)) are
+ * passed to fn as Values, and what fn returns (a Value or a sequence of
+ * them) is what the region yields. *rb is the region's builder, NULL
+ * when a build error inside the region already let it go. */
+static int build_region(TsxGraph *self, PyObject *fn, int n, ts_value *const *in, ts_builder **rb)
+{
+    ts_err e = {0};
+    if (!PyCallable_Check(fn)) return PyErr_SetString(PyExc_TypeError, "regions: each region is a callable"), -1;
+    if (ts_builder_region(self->b, rb, &e) != TS_OK) return tsx_raise(&e), -1;
+    ts_builder *outer = self->b;
+    self->b = *rb;
+    self->regions++;
+    PyObject *params = PyTuple_New(n), *res = NULL;
+    for (int i = 0; params && i < n; i++) {
+        char type[256];
+        ts_value_type(in[i], type, sizeof type);
+        PyObject *v = value_new(self, ts_build_input(*rb, NULL, type));
+        if (!v) Py_CLEAR(params);
+        else PyTuple_SET_ITEM(params, i, v);
+    }
+    if (params && ts_builder_status(*rb, &e) != TS_OK) {
+        tsx_raise(&e);
+        Py_CLEAR(params);
+    }
+    if (params) res = PyObject_CallObject(fn, params);
+    Py_XDECREF(params);
+    if (self->b != *rb) *rb = NULL;   /* an error in fn's build calls let it go */
+    int ok = res != NULL && *rb != NULL;
+    if (ok) {
+        PyObject *seq = PyObject_TypeCheck(res, &TsxValue_Type) ? PyTuple_Pack(1, res)
+                                                                  : PySequence_Tuple(res);
+        ts_value *outs[MAX_OPERANDS];
+        Py_ssize_t k = seq ? PyTuple_GET_SIZE(seq) : 0;
+        if (seq && k > MAX_OPERANDS) {
+            tsx_raise_msg(TS_ERR_INVALID_ARG, "a region yields over %d values", MAX_OPERANDS);
+            ok = 0;
+        }
+        for (Py_ssize_t i = 0; ok && seq && i < k; i++)
+            ok = (outs[i] = value_of(self, PyTuple_GET_ITEM(seq, i), "a region's result")) != NULL;
+        ok = ok && seq != NULL;
+        if (ok && ts_build_outputs(*rb, (int)k, outs, NULL) != TS_OK) {
+            ts_builder_status(*rb, &e);
+            tsx_raise(&e);
+            ok = 0;
+        }
+        Py_XDECREF(seq);
+    }
+    Py_XDECREF(res);
+    self->regions--;
+    self->b = outer;
+    return ok ? 0 : -1;
+}
+
 static PyObject *build_op(TsxGraph *self, const char *op, PyObject *args, Py_ssize_t from, PyObject *kw)
 {
     if (!builder(self)) return NULL;
     ts_value *in[MAX_OPERANDS], *out[MAX_RESULTS];
     int n_in = operands(self, op, args, from, in);
     if (n_in < 0) return NULL;
-    PyObject *attrs = attrs_text(op, kw);
-    if (!attrs) return NULL;
+    /* regions=(fn, ...): "if" passes its operands after the predicate to
+     * each region, "while" all of them (docs/primitives.md) */
+    PyObject *fns = kw ? PyDict_GetItemString(kw, "regions") : NULL;
+    ts_builder *rb[MAX_REGIONS] = {0};
+    Py_ssize_t n_regions = 0;
+    int failed = 0;
+    if (fns) {
+        PyObject *seq = PySequence_Tuple(fns);
+        if (!seq) return NULL;
+        n_regions = PyTuple_GET_SIZE(seq);
+        if (n_regions > MAX_REGIONS) {
+            Py_DECREF(seq);
+            return tsx_raise_msg(TS_ERR_INVALID_ARG, "%s: over %d regions", op, MAX_REGIONS);
+        }
+        const int skip = strcmp(op, "if") == 0 && n_in > 0;
+        for (Py_ssize_t i = 0; !failed && i < n_regions; i++)
+            failed = build_region(self, PyTuple_GET_ITEM(seq, i), n_in - skip, in + skip, &rb[i]) < 0;
+        Py_DECREF(seq);
+    }
+    PyObject *attrs = NULL;
+    if (!failed) {
+        PyObject *rest = kw ? PyDict_Copy(kw) : NULL;
+        if (rest && fns) PyDict_DelItemString(rest, "regions");
+        attrs = (!kw || rest) ? attrs_text(op, rest) : NULL;
+        Py_XDECREF(rest);
+    }
     int n_out = 0;
-    ts_build_node(self->b, op, n_in, in, PyUnicode_AsUTF8(attrs), 0, NULL, MAX_RESULTS, out, &n_out);
+    if (attrs)
+        ts_build_node(self->b, op, n_in, in, PyUnicode_AsUTF8(attrs), (int)n_regions, rb, MAX_RESULTS, out, &n_out);
+    for (Py_ssize_t i = 0; i < n_regions; i++) ts_builder_free(rb[i]);
+    if (!attrs) return NULL;
     Py_DECREF(attrs);
     if (!built(self)) return NULL;
     if (n_out == 0) Py_RETURN_NONE;

@@ -73,6 +73,49 @@ static ts_lx *const_elem(lctx *c, const ts_tensor *t, int64_t i)
     return ts_lx_iconst(c->p, t->dtype, ts_elem_get_i64(t->dtype, t->data, i));   /* exact, u64 as bits */
 }
 
+static bool unit(ts_dim d) { return ts_dim_is_const(d) && d.c == 1; }
+
+/* x's coords for element `coords` of y = reshape(x), group by group: the
+ * axes of both split into the shortest runs of equal size (axes of extent
+ * 1 aside: their coordinate is 0), and only within a run of several axes
+ * are coordinates linearized and split again. Through one linear index
+ * for the whole value, every load carried a div and a mod per axis: a
+ * [32, 512] -> [1, 32, 512] reshape turned GPT-2's GELU loop into a gather
+ * (10x slower). Symbolic axes must match one to one; false otherwise (the
+ * caller then goes through the whole linear index). */
+static bool reshape_coords(lctx *c, const ts_value *x, const ts_value *y, ts_lx **coords, ts_lx **xc)
+{
+    const ts_dim *dx = x->type.dims, *dy = y->type.dims;
+    int rx = x->type.rank, ry = y->type.rank, i = 0, j = 0;
+    for (;;) {
+        for (; i < rx && unit(dx[i]); i++) xc[i] = ts_lx_int(c->p, 0);
+        while (j < ry && unit(dy[j])) j++;
+        if (i == rx || j == ry) return i == rx && j == ry;
+        int i0 = i, j0 = j;
+        if (!ts_dim_is_const(dx[i]) || !ts_dim_is_const(dy[j])) {
+            if (!ts_dim_eq(dx[i], dy[j])) return false;
+            xc[i++] = coords[j++];
+            continue;
+        }
+        int64_t px = dx[i++].c, py = dy[j++].c;
+        while (px != py) {   /* extend the smaller side; a unit axis inside a run is part of it */
+            if (px < py) {
+                if (i == rx || !ts_dim_is_const(dx[i])) return false;
+                px *= dx[i++].c;
+            } else {
+                if (j == ry || !ts_dim_is_const(dy[j])) return false;
+                py *= dy[j++].c;
+            }
+        }
+        if (i - i0 == 1 && j - j0 == 1) {
+            xc[i0] = coords[j0];
+            continue;
+        }
+        ts_lx *lin = ts_lw_linear(c, j - j0, dy + j0, coords + j0);
+        ts_lw_delinear(c, i - i0, dx + i0, lin, xc + i0);
+    }
+}
+
 static ts_lx *view_at(lctx *c, const ts_node *n, ts_lx **coords)
 {
     ts_lprog *p = c->p;
@@ -88,7 +131,7 @@ static ts_lx *view_at(lctx *c, const ts_node *n, ts_lx **coords)
             int b = ts_lkernel_buf(p, c->k, x, false);
             return ts_lx_load(p, x->type.dtype, b, lin);
         }
-        ts_lw_delinear(c, xr, x->type.dims, lin, xc);
+        if (!reshape_coords(c, x, y, coords, xc)) ts_lw_delinear(c, xr, x->type.dims, lin, xc);
         return ts_lw_value_at(c, x, xc, false);
     }
     case TS_OP_BROADCAST: {

@@ -316,6 +316,37 @@ def test_exp_shift():
               and got[0][0, 5] == 0 and got[0][0, 0] == 1, str(got[0][0]))
 
 
+def test_reshape_and_short_rows():
+    """A reshape maps coordinates axis group by axis group: adding or
+    dropping unit axes costs no index arithmetic (the loop stays a plain
+    vector loop, no div or mod), only a group that really merges and
+    splits axes delinearizes (here 6 x 8 -> 4 x 12 beside a symbolic
+    axis). Rows of 24 (under 64) reduce in vector lanes too, not one
+    scalar chain (D103). All against the interpreter."""
+    model = os.path.join(MODELS, "reshape_rows.ir")
+    rc, so, se = tessera("ir", model, "--loops")
+    k0 = so[so.find("kernel ts_k0"):so.find("kernel ts_k1")]
+    k2 = so[so.find("kernel ts_k2"):]
+    check("reshape: unit axes cost no div or mod", rc == 0 and "tanh(b0[add(i2, mul(i0, 512))])" in k0
+          and " % " not in k0 and " / " not in k0, so + se)
+    check("reshape: only the merged group delinearizes", rc == 0 and "% 8)" in k2 and "mul(i0, 48)" in k2
+          and "D0" in k2 and "% 48" not in k2, so + se)
+    rc, so, se = tessera("ir", model, "--emit", "c")
+    k1 = so[so.find("void ts_k1("):so.find("void ts_k2(")]
+    check("short rows: max and sum in lanes", rc == 0 and "lane" in k1 and "flane" in k1, k1[:3000] + se)
+    g = np.random.default_rng(14)
+    s = (g.standard_normal((4, 32, 24)) * 5).astype(np.float32)
+    s[1, 2, 7], s[2, 3] = np.nan, -np.inf
+    arrays = {"x": g.standard_normal((32, 512)).astype(np.float32), "s": s,
+              "b": g.standard_normal((3, 6, 8)).astype(np.float32)}
+    got, ref = cpu_and_interp(model, arrays, "rr")
+    if got and ref and check("reshape rows: 3 outputs", len(got) == len(ref) == 3):
+        for i, (a, b) in enumerate(zip(got, ref)):
+            check("reshape rows: output %d cpu vs interpreter" % i,
+                  a.shape == b.shape and np.array_equal(np.isnan(a), np.isnan(b)) and
+                  np.allclose(a, b, rtol=1e-6, atol=1e-6, equal_nan=True), "max diff %s" % np.nanmax(np.abs(a - b)))
+
+
 def test_runtime_unit():
     """With several kernel units the contraction templates are compiled
     once, in a unit of their own that comes first, and the kernel units

@@ -37,8 +37,8 @@ import gen_default_model as attention  # noqa: E402
 import cli_common  # noqa: E402
 import pycheck  # noqa: E402
 from cli_common import check, close, expect_error, run_model, save, tessera, tmp  # noqa: E402,F401
-from cli_cpu import (test_cpu_target, test_exp_shift, test_row_kernel, test_row_maxmin_lanes,  # noqa: E402
-                     test_runtime_unit, test_streamed_rows, test_tile_epilogue)
+from cli_cpu import (test_cpu_target, test_exp_shift, test_reshape_and_short_rows, test_row_kernel,  # noqa: E402
+                     test_row_maxmin_lanes, test_runtime_unit, test_streamed_rows, test_tile_epilogue)
 
 
 # ---- models against numpy ----------------------------------------------------------
@@ -785,7 +785,8 @@ def main():
         for test in (test_attention_bundled, test_attention_any_length, test_broadcasting, test_reductions,
                      test_symbolic_batch, test_layout, test_errors, test_repeat, test_prims, test_ir,
                      test_regions_dot, test_misc, test_cpu_target, test_row_kernel, test_row_maxmin_lanes,
-                     test_streamed_rows, test_tile_epilogue, test_exp_shift, test_runtime_unit) + ONNX_TESTS:
+                     test_streamed_rows, test_tile_epilogue, test_exp_shift, test_reshape_and_short_rows,
+                     test_runtime_unit) + ONNX_TESTS:
             try:
                 test()
             except Exception as e:  # a crash in one test is one failure, not the end

@@ -94,6 +94,46 @@ def test_describe(scale_graph):
 
 
 @pytest.mark.parametrize("target", ["cpu", "interp"])
+def test_control_regions(target, cache_dir):
+    """op("while"/"if", ..., regions=(fn, ...)): each fn builds one region
+    on Values of its parameters; a trip count known only at run time."""
+    g = tessera.Graph("power")
+    x, n = g.input("x", "f32[5]"), g.input("n", "i64[]")
+    one = g.op("broadcast", g.scalar(1, "f32"), shape=[5], axes=[])
+    k, _, _, p = g.op("while", g.scalar(0, "i64"), n, x, one,
+                      regions=(lambda k, n, x, acc: g.op("lt", k, n),
+                               lambda k, n, x, acc: (k + 1, n, x, acc * x)))
+    y = g.op("if", g.op("lt", n, g.scalar(3, "i64")), p, regions=(lambda a: a * 2.0, lambda a: -a))
+    g.output(y, k)
+    assert "while(" in str(g) and "if(" in str(g)
+    s = tessera.Session(g, target=target, threads=1, cache_dir=cache_dir)
+    xv = np.arange(1, 6, dtype=np.float32)
+    for nv in (0, 2, 5):
+        got, trips = s.run(None, {"x": xv, "n": np.array(nv)})
+        np.testing.assert_array_equal(got, xv ** nv * (2 if nv < 3 else -1))
+        assert trips == nv
+
+
+def test_region_errors():
+    g = tessera.Graph("e")
+    a = g.input("a", "f32[3]")
+    with pytest.raises(tessera.InvalidArgument, match="regions see only their parameters"):
+        g.op("while", a, regions=(lambda s: g.op("lt", s, a), lambda s: s))
+    with pytest.raises(ZeroDivisionError):
+        g.op("while", a, regions=(lambda s: 1 / 0, lambda s: s))
+    with pytest.raises(tessera.InvalidArgument, match="building a region"):
+        g.op("while", a, regions=(lambda s: tessera.Session(g), lambda s: s))
+    with pytest.raises(tessera.InvalidArgument, match="unknown primitive"):
+        g.op("if", g.scalar(1, "bool"), a, regions=(lambda s: g.op("bogus", s), lambda s: s))
+    with pytest.raises(TypeError, match="callable"):
+        g.op("while", a, regions=(1, 2))
+    with pytest.raises(tessera.InvalidArgument):   # the body yields the wrong number of values
+        g.op("while", a, regions=(lambda s: g.op("lt", g.op("reduce_sum", s, axes=[0]), g.scalar(1, "f32")),
+                                   lambda s: (s, s)))
+    assert g.op("exp", a).type == "f32[3]"   # the graph is still usable
+
+
+@pytest.mark.parametrize("target", ["cpu", "interp"])
 def test_session_run(scale_graph, target, cache_dir):
     s = tessera.Session(scale_graph, target=target, threads=1, cache_dir=cache_dir)
     assert s.target == target and s.graph is scale_graph

@@ -258,6 +258,23 @@ static void test_batched(void)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_case(&cases[i]);
 }
 
+/* One row times a column-major B (a linear layer at batch 1, weight as
+ * PyTorch passes it: dot products read straight from B, D104): columns
+ * in fours and a remainder, k in vectors of 8 and a remainder, across
+ * the epilogue's column chunks, shared and separate B in a batch. */
+static void test_row_times_cols(void)
+{
+    const int64_t ns[] = {1, 3, 4, 5, 63, 64, 65, 257, 1000};
+    const int64_t ks[] = {1, 7, 8, 9, 300, 1283};
+    int v = 0;
+    for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++)
+        for (size_t j = 0; j < sizeof ks / sizeof ks[0]; j++, v++) {
+            gcase t = {1, ns[i], ks[j], 1 + (v % 5 == 3) * 2, ROW, COL, ROW, v % 2, (v / 2) % 2, 1 + v % 3,
+                       v % 5 == 3 && v % 2};
+            check_case(&t);
+        }
+}
+
 /* B packed once (a constant weight): odd n and k, k across KC blocks,
  * a shared B in a batch, a transposed B, threads splitting rows and
  * columns; a separate B per product and a column-major C (the driver
@@ -473,9 +490,10 @@ static void test_split(void)
  * (row 1) and values around the clamp bounds; with te set the callback
  * must not run, except for a column-major C (the driver transposes and
  * te does not apply). */
-static int te_case(int64_t M, int64_t N, int64_t K, int64_t B, int lc_kind, int beta, int terms, int nth, int packed)
+static int te_case(int64_t M, int64_t N, int64_t K, int64_t B, int lb_kind, int lc_kind, int beta, int terms, int nth,
+                   int packed)
 {
-    layout la = make_layout(ROW, M, K, B, 0), lb = make_layout(ROW, K, N, B, packed);
+    layout la = make_layout(ROW, M, K, B, 0), lb = make_layout(lb_kind, K, N, B, packed);
     layout lc = make_layout(lc_kind, M, N, B, 0);
     const int64_t R = B * M, Q = N;
     float *a = malloc(sizeof(float) * (size_t)la.size), *b = malloc(sizeof(float) * (size_t)lb.size);
@@ -527,16 +545,18 @@ static void test_tile_epilogue(void)
                                  {150, 70, 530, 1}, {5, 7, 0, 1},    {13, 17, 11, 3},  {128, 48, 64, 1},
                                  {16, 40, 20, 1},   {32, 17, 9, 2},  {10, 16, 300, 1}, {4, 33, 7, 1},
                                  {1, 45, 301, 1},   {24, 40, 30, 1}, {20, 33, 5, 2},   {36, 31, 400, 1},
-                                 {130, 64, 16, 1}, {130, 140, 200, 1}};
+                                 {130, 64, 16, 1}, {130, 140, 200, 1}, {1, 70, 9, 1}, {1, 300, 77, 2}};
     int v = 0;
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
         for (int terms = 1; terms < 64; terms += 1 + (int)(s % 3), v++) {
             const int lc = v % 5 == 4 ? COL : v % 5 == 3 ? PADDED : ROW, beta = v % 2, nth = 1 + v % 3;
             const int packed = v % 4 == 1 && shapes[s][3] == 1;
-            CHECK_MSG(te_case(shapes[s][0], shapes[s][1], shapes[s][2], shapes[s][3], lc, beta, terms, nth, packed),
-                      "te %lldx%lldx%lld batch %lld C layout %d beta %d terms %d nth %d packed %d",
+            const int lb = !packed && v % 3 == 2 ? COL : ROW;   /* COL: a row times columns (m = 1) */
+            CHECK_MSG(te_case(shapes[s][0], shapes[s][1], shapes[s][2], shapes[s][3], lb, lc, beta, terms, nth,
+                              packed),
+                      "te %lldx%lldx%lld batch %lld B layout %d C layout %d beta %d terms %d nth %d packed %d",
                       (long long)shapes[s][0], (long long)shapes[s][1], (long long)shapes[s][2],
-                      (long long)shapes[s][3], lc, beta, terms, nth, packed);
+                      (long long)shapes[s][3], lb, lc, beta, terms, nth, packed);
         }
 }
 
@@ -554,6 +574,7 @@ int main(void)
     test_blocking();
     test_degenerate();
     test_batched();
+    test_row_times_cols();
     test_prepacked();
     test_amx_per_call();
     test_nonfinite();

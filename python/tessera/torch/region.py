@@ -20,7 +20,9 @@ def build(gm, name):
     tensors = []
     for i, n in enumerate(n for n in gm.graph.nodes if n.op == "placeholder"):
         if isinstance(fake(n), torch.Tensor):
-            tensors.append(i)
+            shape = fake(n).shape
+            token = len(shape) == 1 and isinstance(shape[0], int) and shape[0] == 0
+            tensors.append((i, fake(n).dtype if token else None))
     for n in gm.graph.nodes:
         if n.op == "placeholder":
             if isinstance(fake(n), torch.Tensor):
@@ -49,7 +51,10 @@ class Region(torch.nn.Module):
         self.tensors = tensors
 
     def forward(self, *args):
-        ins = [args[i] for i in self.tensors]
+        # AOTAutograd passes an effect token (an empty tensor in the
+        # graph) as None at run time
+        ins = [torch.empty(0, dtype=empty) if args[i] is None and empty is not None else args[i]
+               for i, empty in self.tensors]
         ins = [a.detach() if a.requires_grad else a for a in ins]
         outs = [torch.from_dlpack(t) for t in self.session.run_tensors(ins)]
         return outs[0] if self.single else tuple(outs)

@@ -251,6 +251,12 @@ static ts_status kernel_step(run *r, const ts_cpu_step *st, ts_pool *pool)
     return TS_OK;
 }
 
+static bool overlaps(const ts_tensor *a, const ts_tensor *b)
+{
+    const char *pa = a->data, *pb = b->data;
+    return a->nbytes && b->nbytes && pa < pb + b->nbytes && pb < pa + a->nbytes;
+}
+
 static ts_status fallback_step(run *r, const ts_cpu_step *st)
 {
     const ts_node *n = st->group->root;
@@ -262,8 +268,22 @@ static ts_status fallback_step(run *r, const ts_cpu_step *st)
                                       ts_op_get(n->op)->name);
     }
     TS_TRY(ts_interp_run_node(r->ir, n, in, out));
-    for (int i = 0; i < n->n_out; i++) r->vals[n->out[i]->id] = out[i];
-    return TS_OK;
+    ts_status s = TS_OK;
+    for (int i = 0; i < n->n_out; i++) {
+        /* A control node hands an operand back as a result (a loop of zero
+         * rounds, a region yielding its parameter); the memory plan gives
+         * the operand's arena slot to a later value after this step, so
+         * such a result gets memory of its own. */
+        for (int j = 0; s == TS_OK && j < n->n_in; j++)
+            if (overlaps(out[i], in[j])) {
+                ts_tensor *own = NULL;
+                s = ts_tensor_clone(out[i], &own, r->err);
+                ts_tensor_release(out[i]);
+                out[i] = own;
+            }
+        r->vals[n->out[i]->id] = out[i];
+    }
+    return s;
 }
 
 /* Drop what step i was the last to read. */

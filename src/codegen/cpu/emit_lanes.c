@@ -282,7 +282,7 @@ bool ts_em_lane_reduction(em *e, const ts_ls *s, const char *ext)
     while (u && (u->k == TS_LS_STORE || u->k == TS_LS_PREFETCH)) u = u->next;
     if (!u || u->next || u->k != TS_LS_UPDATE || !is_float(u->value->dt)) return false;
     if (u->op != TS_OP_ADD && u->op != TS_OP_MAX && u->op != TS_OP_MIN) return false;
-    if (s->extent->k == TS_LX_CONST && s->extent->ci < 4 * LANES) return false;   /* a short loop: lanes cost more */
+    if (s->extent->k == TS_LX_CONST && s->extent->ci < LANES) return false;   /* a short loop: lanes cost more */
     ts_dtype dt = u->value->dt;
     const char *T = ts_emit_ctype(dt);
     bool f = dt == TS_DTYPE_F32;

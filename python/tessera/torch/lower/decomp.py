@@ -582,3 +582,29 @@ def linalg_qr(L, node):
     if mode == "r":
         return L.full(0, a.dtype, tuple(q_shape)), r
     return householder_product(L, packed, taus, q_shape[-1]), r
+
+
+# ---- the error check PyTorch runs after a factorization ------------------------------------
+
+def _check_errors_only(node):
+    if node.args[1] is not aten._linalg_check_errors.default:
+        return "an effect other than the linalg error check (%s)" % node.args[1]
+    return None
+
+
+@lowers(torch.ops.higher_order.with_effects, check=_check_errors_only)
+def linalg_check_errors(L, node):
+    """with_effects(token, _linalg_check_errors, info, api, is_matrix):
+    PyTorch raises when a factorization reported failure (info != 0: a
+    singular matrix, one not positive definite). tessera's gather refuses
+    position -1 at run time, so the region raises too (an ExecutionError
+    naming the gather, not PyTorch's LinAlgError) instead of returning
+    what the failed factorization left. The token is passed on with the
+    gather's empty slice added, so the check stays in the graph."""
+    token, info = L.value(node.args[0]), L.value(node.args[2])
+    count = int(np.prod(info.shape)) if info.shape else 1
+    failed = L.g.op("ne", L.g.op("reshape", info, shape=[count]), L.full(0, info.dtype, (count,)))
+    failures = L.g.op("reduce_sum", L.g.op("cast", failed, dtype="i64"), axes=[0])
+    pos = L.g.op("select", L.g.op("eq", failures, L.full(0, "i64", ())), L.full(0, "i64", ()), L.full(-1, "i64", ()))
+    probe = L.g.op("gather", L.full(0, token.dtype, (1,)), L.g.op("reshape", pos, shape=[1]), axis=0)
+    return (token + L.g.op("slice", probe, start=[0], limit=[0], stride=[1]),)

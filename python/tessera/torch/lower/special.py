@@ -19,6 +19,7 @@ import math
 import torch
 
 from .elementwise import is_nan, is_sign_negative
+from .table import fake, first
 from .table import lowers as _lowers
 
 lowers = functools.partial(_lowers, dynamic=True)   # elementwise: never computes with sizes
@@ -607,3 +608,175 @@ for _ops, _fn in [((aten.i0.default, aten.special_modified_bessel_i0.default), i
                   ((aten.special_bessel_y0.default,), y0), ((aten.special_bessel_y1.default,), y1),
                   ((aten.special_spherical_bessel_j0.default,), spherical_j0)]:
     lowers(*_ops)(unary_f64_rounded(_fn))
+
+
+# ---- orthogonal polynomials of a tensor degree ------------------------------------------------
+# PyTorch's kernels: 0 for n < 0, closed forms for some (x, n), else the three-term recurrence up to
+# n. The recurrence is a while loop (n is data) over the whole tensor, one round per degree, each
+# element keeping its value from the round that reaches its own n.
+
+def degree(L, n):
+    """n as PyTorch's kernels read it: truncated to int64. x86 turns NaN, inf and out-of-range n into
+    INT64_MIN, a negative degree; tessera's cast would saturate them, so they become -1 first."""
+    if n.dtype in ("f16", "bf16", "f32", F64):
+        n = where(L, lt(L, L.g.op("abs", n), 2.0 ** 63), n, -1.0)
+    return L.cast(n, "i64")
+
+
+def overflow_as(L, v, dt):
+    """v, but ±inf where it overflows dt (f32: from 2^128 - 2^103 on, which rounds up): a term PyTorch's
+    float kernel computes as inf goes on as inf and then NaN in the following rounds, where the f64 one
+    would stay finite. Only the terms are checked: PyTorch's compiled kernel does not overflow
+    its intermediates consistently (where its products exceed the range, some lanes give inf, some
+    not), so near FLT_MAX inf and NaN can still differ from eager's."""
+    if dt == F64:
+        return v
+    return where(L, lt(L, L.g.op("abs", v), 2.0 ** 128 - 2.0 ** 103), v, v * math.inf)
+
+
+def largest_finite_degree(L, n, term):
+    """The largest n among the elements whose current term is not NaN (NaN stays NaN: PyTorch's loop
+    stops there); INT64_MIN for an empty tensor."""
+    n = where(L, is_nan(L, term), 0, n)
+    return L.g.op("reduce_max", n, axes=list(range(len(n.shape)))) if n.shape else n
+
+
+def recurrence(L, y, n, poly, dt):
+    """P_n(y) with P_0 = 1, P_1 = poly.first(y), P_k+1 = poly.step(k, y, P_k, P_k-1), for n >= 0."""
+    g = L.g
+    q = overflow_as(L, poly.first(L, y), dt)
+    ones = L.full(1.0, F64, y.shape)
+    start = where(L, eq(L, n, 0), ones, q)
+
+    def more(k, bound, y, n, p, q, out):
+        return g.op("lt", k, bound)
+
+    def next_degree(k, bound, y, n, p, q, out):
+        r = overflow_as(L, poly.step(L.cast(k, F64), y, q, p), dt)
+        k = k + g.scalar(1, "i64")
+        out = where(L, g.op("le", k, n), r, out)   # the latest term up to each element's own n
+        return k, largest_finite_degree(L, n, r), y, n, q, r, out
+
+    state = g.op("while", g.scalar(1, "i64"), largest_finite_degree(L, n, q), y, n, ones, q, start,
+                 regions=(more, next_degree))
+    return state[-1]
+
+
+def chebyshev_step(k, y, q, p):
+    return (y + y) * q - p
+
+
+def cos_half_turns(L, n):
+    """(-1)^n for an integer n."""
+    return where(L, eq(L, L.g.op("rem", n, const(L, 2, n)), 0), L.full(1.0, F64, ()), -1.0)
+
+
+def at_ends(L, y, n, at_one, at_minus_one):
+    """(mask, value) for |y| == 1: at_one(n) at 1, (-1)^n at_minus_one(n) at -1."""
+    nf = L.cast(n, F64)
+    value = where(L, eq(L, y, 1.0), at_one(L, nf), cos_half_turns(L, n) * at_minus_one(L, nf))
+    return eq(L, L.g.op("abs", y), 1.0), value
+
+
+def in_dt(L, v, dt):
+    return L.cast(L.cast(v, dt), F64)
+
+
+def chebyshev_closed(above, at_one, at_minus_one, trig):
+    """The closed forms of a Chebyshev polynomial: at_ends, and for |y| < 1 and n > above
+    trig(L, nf, theta, dt) with theta = acos(y) (atan2: tessera has no acos). theta and its multiples
+    are rounded to dt as PyTorch's float kernel computes them: for large n that decides the digits."""
+    def closed(L, y, n, dt):
+        ends, value = at_ends(L, y, n, at_one, at_minus_one)
+        inside = L.g.op("and", lt(L, L.g.op("abs", y), 1.0), lt(L, const(L, above, n), n))
+        theta = in_dt(L, L.g.op("atan2", L.g.op("sqrt", (1.0 - y) * (1.0 + y)), y), dt)
+        value = L.g.op("select", inside, trig(L, L.cast(n, F64), theta, dt), value)
+        return L.g.op("or", ends, inside), value
+    return closed
+
+
+def multiple(L, m, theta, dt):
+    """m * theta, rounded to dt."""
+    return in_dt(L, in_dt(L, m, dt) * theta, dt)
+
+
+def chebyshev(kind, above):
+    """T, U, V, W: the same recurrence from different first terms, each with its own closed forms."""
+    one = lambda L, nf: const(L, 1.0, nf)   # noqa: E731
+    odd = lambda L, nf: nf + nf + 1.0       # noqa: E731
+    first_term, at_one, at_minus_one, trig = {
+        "t": (lambda L, y: y, one, one,
+              lambda L, nf, th, dt: L.g.op("cos", multiple(L, nf, th, dt))),
+        "u": (lambda L, y: y + y, lambda L, nf: nf + 1.0, lambda L, nf: nf + 1.0,
+              lambda L, nf, th, dt: L.g.op("sin", multiple(L, nf + 1.0, th, dt)) / L.g.op("sin", th)),
+        "v": (lambda L, y: y + y - 1.0, one, odd,
+              lambda L, nf, th, dt: L.g.op("cos", multiple(L, nf + 0.5, th, dt)) / L.g.op("cos", th * 0.5)),
+        "w": (lambda L, y: y + y + 1.0, odd, one,
+              lambda L, nf, th, dt: L.g.op("sin", multiple(L, nf + 0.5, th, dt)) / L.g.op("sin", th * 0.5)),
+    }[kind]
+    return first_term, chebyshev_step, chebyshev_closed(above, at_one, at_minus_one, trig)
+
+
+def hermite_closed(L, y, n, dt):
+    """NaN beyond PyTorch's degree limit for the dtype."""
+    too_high = lt(L, const(L, 128 if dt == "f32" else 512, n), n)
+    return too_high, const(L, math.nan, y)
+
+
+def legendre_closed(L, y, n, dt):
+    return at_ends(L, y, n, lambda L, nf: const(L, 1.0, nf), lambda L, nf: const(L, 1.0, nf))
+
+
+def laguerre_closed(L, y, n, dt):
+    return eq(L, y, 0.0), const(L, 1.0, y)
+
+
+class Polynomial:
+    def __init__(self, first, step, closed, shifted=False):
+        self.first, self.step, self.closed, self.shifted = first, step, closed, shifted
+
+
+_POLYNOMIALS = {
+    "chebyshev_polynomial_t": Polynomial(*chebyshev("t", 6)),
+    "chebyshev_polynomial_u": Polynomial(*chebyshev("u", 8)),
+    "chebyshev_polynomial_v": Polynomial(*chebyshev("v", 8)),
+    "chebyshev_polynomial_w": Polynomial(*chebyshev("w", 8)),
+    # on y = 2x - 1; PyTorch's thresholds for the trigonometric form differ from the plain ones
+    "shifted_chebyshev_polynomial_t": Polynomial(*chebyshev("t", 6), shifted=True),
+    "shifted_chebyshev_polynomial_u": Polynomial(*chebyshev("u", 6), shifted=True),
+    "shifted_chebyshev_polynomial_v": Polynomial(*chebyshev("v", 6), shifted=True),
+    "shifted_chebyshev_polynomial_w": Polynomial(*chebyshev("w", 4), shifted=True),
+    "hermite_polynomial_h": Polynomial(lambda L, y: y + y,
+                                       lambda k, y, q, p: (y + y) * q - (k + k) * p, hermite_closed),
+    "hermite_polynomial_he": Polynomial(lambda L, y: y, lambda k, y, q, p: y * q - k * p, hermite_closed),
+    "laguerre_polynomial_l": Polynomial(lambda L, y: 1.0 - y,
+                                        lambda k, y, q, p: ((k + k + 1.0 - y) * q - k * p) / (k + 1.0),
+                                        laguerre_closed),
+    "legendre_polynomial_p": Polynomial(lambda L, y: y,
+                                        lambda k, y, q, p: ((k + k + 1.0) * y * q - k * p) / (k + 1.0),
+                                        legendre_closed),
+}
+
+
+def _polynomial_ok(node):
+    """results other than f32 and f64 (integer results follow integer arithmetic in PyTorch)"""
+    dt = first(fake(node)).dtype
+    return None if dt in (torch.float32, torch.float64) else "%s result" % dt
+
+
+def polynomial_lowering(poly):
+    def lower(L, node):
+        dt, shape = L.out_dtype(node), L.shape(node)
+        x, n = node.args[0], node.args[1]
+        x = L.broadcast_to(L.value(x, F64), shape)
+        n = L.broadcast_to(degree(L, L.value(n) if isinstance(n, torch.fx.Node) else L.value(n, F64)), shape)
+        y = x + x - 1.0 if poly.shifted else x
+        closed, value = poly.closed(L, y, n, dt)
+        out = L.g.op("select", closed, value, recurrence(L, y, where(L, closed, 0, n), poly, dt))
+        return L.cast(where(L, lt(L, n, 0), 0.0, out), dt)
+    return lower
+
+
+for _name, _poly in _POLYNOMIALS.items():
+    _op = getattr(aten, "special_" + _name)
+    lowers(_op.default, _op.x_scalar, _op.n_scalar, check=_polynomial_ok)(polynomial_lowering(_poly))
