@@ -106,7 +106,7 @@ ts_tensor *tsx_tensor_borrow(PyObject *o, const char *what, PyObject **keep)
     PyArrayObject *a = NULL;
     if (PyArray_Check(o)) {
         a = readable((PyArrayObject *)o);
-    } else if (PyObject_HasAttrString(o, "__dlpack__")) {
+    } else if (PyCapsule_CheckExact(o) || PyObject_HasAttrString(o, "__dlpack__")) {
         PyObject *to = tsx_from_dlpack(NULL, o);
         if (!to) return NULL;
         ts_tensor *t = tsx_tensor_get(to);
@@ -334,27 +334,36 @@ PyObject *tsx_from_dlpack(PyObject *unused, PyObject *x)
         Py_INCREF(x);
         return x;
     }
-    PyObject *dev = PyObject_CallMethod(x, "__dlpack_device__", NULL);
-    if (!dev) return NULL;
-    int type = 0, id = 0;
-    int ok = PyArg_ParseTuple(dev, "ii", &type, &id);
-    Py_DECREF(dev);
-    if (!ok) return NULL;
-    if (type != TSX_DL_CPU && type != TSX_DL_CUDA_HOST)
-        return tsx_raise_msg(TS_ERR_INVALID_ARG, "from_dlpack: the tensor is on DLPack device (%d, %d), not in host "
-                             "memory (copy it to the CPU first)", type, id);
-    PyObject *kw = Py_BuildValue("{s(ii)}", "max_version", TSX_DLPACK_MAJOR, TSX_DLPACK_MINOR);
-    PyObject *meth = PyObject_GetAttrString(x, "__dlpack__");
-    PyObject *empty = PyTuple_New(0);
-    PyObject *cap = kw && meth && empty ? PyObject_Call(meth, empty, kw) : NULL;
-    if (!cap && PyErr_ExceptionMatches(PyExc_TypeError)) {   /* a producer before DLPack 1.0 */
-        PyErr_Clear();
-        cap = PyObject_CallNoArgs(meth);
+    PyObject *cap = NULL;
+    if (PyCapsule_CheckExact(x)) {
+        /* a capsule itself (torch.utils.dlpack.to_dlpack's), consumed as
+         * from __dlpack__: the torch backend's way past the Python-level
+         * protocol methods on every region call */
+        Py_INCREF(x);
+        cap = x;
+    } else {
+        PyObject *dev = PyObject_CallMethod(x, "__dlpack_device__", NULL);
+        if (!dev) return NULL;
+        int type = 0, id = 0;
+        int ok = PyArg_ParseTuple(dev, "ii", &type, &id);
+        Py_DECREF(dev);
+        if (!ok) return NULL;
+        if (type != TSX_DL_CPU && type != TSX_DL_CUDA_HOST)
+            return tsx_raise_msg(TS_ERR_INVALID_ARG, "from_dlpack: the tensor is on DLPack device (%d, %d), not in "
+                                 "host memory (copy it to the CPU first)", type, id);
+        PyObject *kw = Py_BuildValue("{s(ii)}", "max_version", TSX_DLPACK_MAJOR, TSX_DLPACK_MINOR);
+        PyObject *meth = PyObject_GetAttrString(x, "__dlpack__");
+        PyObject *empty = PyTuple_New(0);
+        cap = kw && meth && empty ? PyObject_Call(meth, empty, kw) : NULL;
+        if (!cap && PyErr_ExceptionMatches(PyExc_TypeError)) {   /* a producer before DLPack 1.0 */
+            PyErr_Clear();
+            cap = PyObject_CallNoArgs(meth);
+        }
+        Py_XDECREF(kw);
+        Py_XDECREF(meth);
+        Py_XDECREF(empty);
+        if (!cap) return NULL;
     }
-    Py_XDECREF(kw);
-    Py_XDECREF(meth);
-    Py_XDECREF(empty);
-    if (!cap) return NULL;
     void *m = NULL;
     DLTensor *dl = NULL;
     bool versioned = PyCapsule_IsValid(cap, "dltensor_versioned"), readonly = false;
@@ -375,7 +384,13 @@ PyObject *tsx_from_dlpack(PyObject *unused, PyObject *x)
     }
     if (!dl) {
         Py_DECREF(cap);
-        return tsx_raise_msg(TS_ERR_INVALID_ARG, "from_dlpack: __dlpack__ gave no DLPack capsule");
+        return tsx_raise_msg(TS_ERR_INVALID_ARG, "from_dlpack: no unused DLPack capsule");
+    }
+    if (dl->device.device_type != TSX_DL_CPU && dl->device.device_type != TSX_DL_CUDA_HOST) {
+        int type = (int)dl->device.device_type, id = (int)dl->device.device_id;
+        Py_DECREF(cap);
+        return tsx_raise_msg(TS_ERR_INVALID_ARG, "from_dlpack: the tensor is on DLPack device (%d, %d), not in host "
+                             "memory (copy it to the CPU first)", type, id);
     }
     /* ours from here: the capsule must not free it too */
     PyCapsule_SetName(cap, versioned ? "used_dltensor_versioned" : "used_dltensor");

@@ -40,5 +40,6 @@ def test_dlpack_round_trips_do_not_leak():
         np.from_dlpack(t)
         tessera.from_dlpack(a)
         t.__dlpack__(max_version=(1, 0))
+        tessera.from_dlpack(t.__dlpack__())   # a capsule, consumed
     assert rss_bytes() - before < 1 << 20
     assert sys.getrefcount(t) == 2

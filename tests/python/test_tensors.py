@@ -87,6 +87,17 @@ def test_dlpack_in():
     assert tt.numpy().sum() == 66
     with pytest.raises(tessera.Unsupported):
         tessera.from_dlpack(torch.zeros(2, dtype=torch.complex64))
+    # a capsule itself is consumed once (the torch backend's fast path)
+    t = torch.arange(6, dtype=torch.float32)
+    cap = torch.utils.dlpack.to_dlpack(t)
+    tc = tessera.from_dlpack(cap)
+    assert tc.data_ptr == t.data_ptr() and tc.shape == (6,)
+    with pytest.raises(tessera.InvalidArgument, match="no unused DLPack capsule"):
+        tessera.from_dlpack(cap)
+    s = tessera.Session(tessera.Graph.parse("graph @g(%x: f32[6]) {\n  %y: f32[6] = add(%x, %x)\n  return %y\n}"),
+                        target="interp")
+    y, = s.run_tensors([torch.utils.dlpack.to_dlpack(t)])
+    np.testing.assert_array_equal(y.numpy(), 2 * t.numpy())
 
 
 def test_dlpack_out_numpy_and_torch():

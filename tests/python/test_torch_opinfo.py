@@ -29,7 +29,8 @@ COMPILED = [
     # special functions and the rest of elementwise (lower/special.py)
     "acos", "atanh", "copysign", "hypot", "logaddexp", "isclose", "isfinite", "frexp", "nextafter",
     "round.decimals_3", "erfinv", "special.erfcx", "lgamma", "digamma", "polygamma.polygamma_n_1", "special.i0e",
-    "special.bessel_j0", "special.ndtri",
+    "special.bessel_j0", "special.ndtri", "special.chebyshev_polynomial_t", "special.hermite_polynomial_h",
+    "special.shifted_chebyshev_polynomial_v", "special.legendre_polynomial_p",
     # scatter, indexed reductions, search (lower/scatter.py)
     "scatter", "scatter_add", "scatter_reduce.mean", "index_reduce.amax", "index_put", "masked_scatter",
     "searchsorted", "histc", "nn.functional.embedding_bag", "_segment_reduce.lengths", "nonzero_static",
@@ -41,10 +42,10 @@ COMPILED = [
     "nn.functional.conv_transpose2d", "nn.functional.group_norm", "nn.functional.instance_norm",
     "nn.functional.grid_sample", "_upsample_bilinear2d_aa", "nn.functional.bilinear", "cdist", "addbmm",
     "linalg.det", "linalg.slogdet", "linalg.solve_ex", "linalg.cholesky_ex", "linalg.lu_factor_ex", "lu_solve",
-    "linalg.qr", "linalg.solve_triangular",
+    "linalg.qr", "linalg.solve_triangular", "linalg.inv", "linalg.cholesky",
 ]
 # matching eager, some of it through fallback
-THROUGH_FALLBACK = ["special.chebyshev_polynomial_t", "linalg.inv", "nn.functional.dropout", "nonzero"]
+THROUGH_FALLBACK = ["special.airy_ai", "nn.functional.dropout", "nonzero"]
 
 
 def expected_failures():

@@ -5,6 +5,7 @@ copies where memory allows)."""
 import operator
 
 import torch
+from torch.utils.dlpack import from_dlpack, to_dlpack
 
 import tessera
 
@@ -55,6 +56,8 @@ class Region(torch.nn.Module):
         # graph) as None at run time
         ins = [torch.empty(0, dtype=empty) if args[i] is None and empty is not None else args[i]
                for i, empty in self.tensors]
-        ins = [a.detach() if a.requires_grad else a for a in ins]
-        outs = [torch.from_dlpack(t) for t in self.session.run_tensors(ins)]
+        # capsules both ways: torch's Python-level __dlpack__ methods cost
+        # more than a small region's run
+        ins = [to_dlpack(a.detach() if a.requires_grad else a) for a in ins]
+        outs = [from_dlpack(t.__dlpack__()) for t in self.session.run_tensors(ins)]
         return outs[0] if self.single else tuple(outs)

@@ -770,7 +770,8 @@ def polynomial_lowering(poly):
         x, n = node.args[0], node.args[1]
         x = L.broadcast_to(L.value(x, F64), shape)
         n = L.broadcast_to(degree(L, L.value(n) if isinstance(n, torch.fx.Node) else L.value(n, F64)), shape)
-        y = x + x - 1.0 if poly.shifted else x
+        # 2x - 1 rounded as PyTorch's float kernel rounds it: tiny x give exactly -1 (the closed form there)
+        y = in_dt(L, x + x - 1.0, dt) if poly.shifted else x
         closed, value = poly.closed(L, y, n, dt)
         out = L.g.op("select", closed, value, recurrence(L, y, where(L, closed, 0, n), poly, dt))
         return L.cast(where(L, lt(L, n, 0), 0.0, out), dt)
