@@ -209,9 +209,10 @@ def main():
     lines = ["Eager PyTorch, `torch.compile` with Inductor and with tessera's backend, in one process, same "
              "threads (torch %s, tessera %s, %s); random weights, `dynamic=False`; the median of %d rounds' "
              "medians of %d runs, backends interleaved. Reproduce: `.venv/bin/python bench/torch_backends.py "
-             "--models %s --batches %s --threads %s%s --write-doc`." %
+             "--models %s --batches %s --threads %s --runs %d --rounds %d%s --write-doc`." %
              (torch.__version__, tessera.__version__, time.strftime("%Y-%m-%d"), args.rounds, args.runs,
-              args.models, args.batches, args.threads, " --train " + args.train if args.train else ""), "",
+              args.models, args.batches, args.threads, args.runs, args.rounds,
+              " --train " + args.train if args.train else ""), "",
              "| model | batch | threads | eager ms | Inductor ms | tessera ms | tessera / Inductor |",
              "|---|---|---|---|---|---|---|"]
     for name, bt, th, ms, _ in rows:
