@@ -511,10 +511,11 @@ static PyObject *build_op(TsxGraph *self, const char *op, PyObject *args, Py_ssi
         Py_DECREF(seq);
     }
     PyObject *attrs = NULL;
-    if (!failed) {
-        PyObject *rest = kw ? PyDict_Copy(kw) : NULL;
-        if (rest && fns) PyDict_DelItemString(rest, "regions");
-        attrs = (!kw || rest) ? attrs_text(op, rest) : NULL;
+    if (!failed && !fns) {
+        attrs = attrs_text(op, kw);
+    } else if (!failed) {   /* the attributes are the other keywords */
+        PyObject *rest = PyDict_Copy(kw);
+        if (rest && PyDict_DelItemString(rest, "regions") == 0) attrs = attrs_text(op, rest);
         Py_XDECREF(rest);
     }
     int n_out = 0;
