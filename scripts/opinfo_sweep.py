@@ -25,6 +25,12 @@ graph AOTAutograd makes both go through the backend; "compiled" needs
 both with nothing left to PyTorch).
 The empty family's values are unspecified: only shapes and dtypes are
 compared for them.
+Random entries (eager answers differently when called twice; OpInfo's
+fixed-seed wrapper is taken off so Dynamo can trace them) cannot match
+eager's values: their compiled and eager outputs are drawn many times and
+compared as distributions (two-sample Kolmogorov-Smirnov on the pooled
+values of each output, at a false-alarm rate near 1e-6), and the compiled
+draws must differ from call to call as eager's do.
 Tolerances: torch.testing.assert_close's float32 defaults (rtol 1.3e-6,
 atol 1e-5) widened to rtol 1e-4, atol 1e-5 (atol 1e-4 for gradients):
 tessera reassociates sums and uses its own exp/log/erf. Needs expecttest and hypothesis (importing the
@@ -113,7 +119,69 @@ def gradients(fn, tensors, out):
             for t, d in zip(wrt, torch.autograd.grad(loss, wrt, allow_unused=True))]
 
 
+# two-sample KS critical value c(alpha) = sqrt(-ln(alpha / 2) / 2), alpha = 1e-6
+KS_C = 2.69
+# draws per side for a random entry: enough values for KS, bounded time
+RANDOM_VALUES = 20000
+
+
+def unseeded():
+    """OpInfo's random entries call their op through wrapper_set_seed
+    (freeze the generator, seed 42), which Dynamo cannot trace: replace it
+    with a plain call while the sweep runs; returns the restore."""
+    import torch.testing._internal.common_methods_invocations as cmi
+    saved = cmi.wrapper_set_seed
+    cmi.wrapper_set_seed = lambda op, *args, **kwargs: op(*args, **kwargs)
+    return lambda: setattr(cmi, "wrapper_set_seed", saved)
+
+
+def ks_distance(a, b):
+    """The largest gap between the empirical CDFs of a and b (NaN sorts
+    last, as +inf)."""
+    import torch
+    a, b = (torch.nan_to_num(t.double().flatten(), nan=float("inf")).sort().values for t in (a, b))
+    x = torch.cat([a, b])
+    fa = torch.searchsorted(a, x, right=True).double() / len(a)
+    fb = torch.searchsorted(b, x, right=True).double() / len(b)
+    return (fa - fb).abs().max().item() if len(x) else 0.0
+
+
+def same_draw(a, b):
+    import torch
+    return all(torch.equal(torch.nan_to_num(x.detach()), torch.nan_to_num(y.detach())) for x, y in zip(a, b))
+
+
+def compare_random(compiled, eager, fresh, want_flat, k):
+    """None, or why compiled's outputs are not distributed as eager's."""
+    import torch
+    numel = max(1, sum(w.numel() for w in want_flat))
+    n = max(30, min(300, RANDOM_VALUES // numel))
+    got = [flat(compiled(*fresh())) for _ in range(n)]
+    want = [want_flat] + [flat(eager(*fresh())) for _ in range(n - 1)]
+    for j, w in enumerate(want_flat):
+        g = got[0][j]
+        if g.shape != w.shape or g.dtype != w.dtype:
+            return "sample %d: %s%s, eager %s%s" % (k, g.dtype, tuple(g.shape), w.dtype, tuple(w.shape))
+    if all(same_draw(got[0], d) for d in got[1:]):
+        return "sample %d: every compiled call drew the same numbers" % k
+    for j in range(len(want_flat)):
+        a = torch.stack([d[j].detach() for d in got])
+        b = torch.stack([d[j].detach() for d in want])
+        dist, limit = ks_distance(a, b), KS_C * (2.0 / a.numel()) ** 0.5
+        if dist > limit:
+            return "sample %d output %d: distributed unlike eager (KS distance %.3f > %.3f)" % (k, j, dist, limit)
+    return None
+
+
 def run_entry(op, samples, cache_dir, backward=False):
+    restore = unseeded()
+    try:
+        return _run_entry(op, samples, cache_dir, backward)
+    finally:
+        restore()
+
+
+def _run_entry(op, samples, cache_dir, backward=False):
     """(result, detail) for one OpInfo entry; with backward, its
     gradients (compiled forward and backward graphs) against eager's."""
     import torch
@@ -148,23 +216,28 @@ def run_entry(op, samples, cache_dir, backward=False):
         want_flat = flat(want)
         if want_flat is None:
             return "skipped", "an output that is not a tensor"
+        random = not backward and op.name not in UNSPECIFIED and not same_draw(want_flat, flat(fn(*fresh())) or [])
         torch._dynamo.reset()
         start = len(tt.REPORT.graphs)
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 xs = fresh()
-                got = torch.compile(fn, backend=backend, dynamic=False)(*xs)
+                compiled = torch.compile(fn, backend=backend, dynamic=False)
+                got = compiled(*xs)
                 if backward:
                     got = gradients(fn, xs, got)
+                why = random and compare_random(compiled, fn, fresh, want_flat, k)
         except Exception as e:
             return "failed", "sample %d raised %s: %s" % (k, type(e).__name__, str(e).splitlines()[0][:200]
                                                           if str(e) else "")
+        if why:
+            return "failed", why
         got_flat = flat(got)
         if got_flat is None or len(got_flat) != len(want_flat):
             return "failed", "sample %d: outputs differ in structure" % k
         for g, w in zip(got_flat, want_flat):
-            if op.name in UNSPECIFIED:
+            if op.name in UNSPECIFIED or random:
                 if g.shape != w.shape or g.dtype != w.dtype:
                     return "failed", "sample %d: %s%s, eager %s%s" % (k, g.dtype, tuple(g.shape), w.dtype,
                                                                     tuple(w.shape))

@@ -148,6 +148,7 @@ static ts_status k_rng_uniform(ts_interp_run *r, const ts_node *n, ts_tensor *co
 {
     TS_TRY(ts_interp_out(r, n, 0, out));
     uint64_t seed = (uint64_t)ts_node_int(n, "seed");
+    if (n->n_in == 1) seed += (uint64_t)*(const int64_t *)in[0]->data;  /* wraps: the contract */
     uint32_t key[2] = {(uint32_t)seed, (uint32_t)(seed >> 32)};
     if (out[0]->dtype == TS_DTYPE_F64) rng_wide(out[0], key);
     else rng_narrow(out[0], key);

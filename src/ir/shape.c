@@ -146,6 +146,10 @@ static ts_status r_rng(rule_ctx *c)
 {
     ts_dtype dt = (ts_dtype)ts_node_int(c->n, "dtype");
     if (!ts_dtype_is_float(dt)) return FAIL(c, "dtype must be a float type");
+    /* the optional operand varies the stream per run (a seed drawn by the
+     * caller), so it must be one integer, not a tensor of them */
+    if (c->n->n_in == 1 && (in_type(c, 0)->dtype != TS_DTYPE_I64 || in_type(c, 0)->rank != 0))
+        return FAIL(c, "the seed operand must be an i64 scalar");
     return shaped_leaf(c, dt);
 }
 

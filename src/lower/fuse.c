@@ -284,6 +284,56 @@ static ts_status add_group(ts_fusion *f, ts_gkind kind, const ts_node *n, int *c
     return TS_OK;
 }
 
+/* The kernel n starts, if any: a fallback, a contraction with its
+ * epilogue, or a stored value with what is inlined into it. */
+static ts_status group_node(ts_fusion *f, const ts_node *n, const bool *covered, int *cap, ts_err *err)
+{
+    if (!compiled(f, n)) return add_group(f, TS_G_FALLBACK, n, cap, err);
+    if (covered[n->id]) return TS_OK;   /* in a contraction's epilogue */
+    if ((n->op == TS_OP_DOT || n->op == TS_OP_CONV) && f->epi[n->id]) {
+        TS_TRY(add_group(f, n->op == TS_OP_DOT ? TS_G_DOT : TS_G_CONV, n, cap, err));
+        if (f->epi[n->id] != n->out[0]) {
+            f->groups[f->n_groups - 1].out[0] = f->epi[n->id];
+            f->groups[f->n_groups - 1].epilogue = f->epi[n->id];
+        }
+        if (f->cout[n->id]) f->groups[f->n_groups - 1].out[0] = f->cout[n->id];
+        return TS_OK;
+    }
+    if (n->n_out != 1 || !f->mat[n->out[0]->id]) return TS_OK;   /* inlined into its users */
+    if (n->op == TS_OP_CONST && !is_splat_const(n)) return TS_OK; /* a buffer already */
+    ts_gkind kind = n->op == TS_OP_DOT ? TS_G_DOT : reduce_op(n->op) ? TS_G_REDUCE : TS_G_LOOP;
+    return add_group(f, kind, n, cap, err);
+}
+
+/* Values of at most this many elements computed from parameters and
+ * constants alone run first (see mark_early). */
+#define EARLY_MAX_ELEMS 65536
+
+/* Whether n computes a small value from the graph's parameters and
+ * constants only (through other such nodes): elementwise or view nodes
+ * that the backend generates. Those run before everything else, so a
+ * contraction's epilogue can read them: a torch graph computes batch
+ * norm's per-channel scale (rsqrt(var + eps) * weight, its weights being
+ * inputs) after the convolution it scales, which left the scale, shift
+ * and ReLU as a pass of their own over the convolution's result. Small,
+ * so keeping them alive from the start costs little memory. */
+static bool mark_early(const ts_fusion *f, const ts_node *n, bool *early)
+{
+    if (n->n_out != 1 || n->n_regions || !compiled(f, n) || !inlinable(n)) return false;
+    const ts_type *t = &n->out[0]->type;
+    int64_t numel = 1;
+    for (int i = 0; i < t->rank; i++) {
+        if (!ts_dim_is_const(t->dims[i])) return false;
+        numel *= t->dims[i].c;
+        if (numel > EARLY_MAX_ELEMS) return false;
+    }
+    for (int i = 0; i < n->n_in; i++) {
+        const ts_node *d = n->in[i]->def;
+        if (d && !early[d->id]) return false;
+    }
+    return early[n->id] = true;
+}
+
 ts_status ts_fuse(const ts_graph *g, ts_fuse_compiles_fn compiles, ts_fusion **out, ts_err *err)
 {
     ts_fusion *f = ts_mem_zalloc(sizeof *f);
@@ -317,9 +367,18 @@ ts_status ts_fuse(const ts_graph *g, ts_fuse_compiles_fn compiles, ts_fusion **o
     memset(covered, 0, nn * sizeof *covered);
     memset(f->epi, 0, nn * sizeof *f->epi);
     memset(f->cout, 0, nn * sizeof *f->cout);
+    bool *early = ts_arena_array(f->arena, nn, sizeof *early);
+    if (!early) {
+        ts_fusion_free(f);
+        return ts_err_set(err, TS_ERR_OOM, "out of memory");
+    }
+    memset(early, 0, nn * sizeof *early);
+    /* positions: the early nodes first, in their order, then the rest */
     int at = 0;
+    for (const ts_node *n = body->first; n; n = n->next)
+        if (mark_early(f, n, early)) pos[n->id] = at++;
     for (const ts_node *n = body->first; n; n = n->next) {
-        pos[n->id] = at++;
+        if (!early[n->id]) pos[n->id] = at++;
         for (int i = 0; i < n->n_in; i++) {
             f->uses[n->in[i]->id]++;
             user[n->in[i]->id] = n;
@@ -352,26 +411,10 @@ ts_status ts_fuse(const ts_graph *g, ts_fuse_compiles_fn compiles, ts_fusion **o
 
     int cap = 0;
     ts_status s = TS_OK;
-    for (const ts_node *n = body->first; s == TS_OK && n; n = n->next) {
-        if (!compiled(f, n)) {
-            s = add_group(f, TS_G_FALLBACK, n, &cap, err);
-            continue;
-        }
-        if (covered[n->id]) continue;   /* in a contraction's epilogue */
-        if ((n->op == TS_OP_DOT || n->op == TS_OP_CONV) && f->epi[n->id]) {
-            s = add_group(f, n->op == TS_OP_DOT ? TS_G_DOT : TS_G_CONV, n, &cap, err);
-            if (s == TS_OK && f->epi[n->id] != n->out[0]) {
-                f->groups[f->n_groups - 1].out[0] = f->epi[n->id];
-                f->groups[f->n_groups - 1].epilogue = f->epi[n->id];
-            }
-            if (s == TS_OK && f->cout[n->id]) f->groups[f->n_groups - 1].out[0] = f->cout[n->id];
-            continue;
-        }
-        if (n->n_out != 1 || !f->mat[n->out[0]->id]) continue;   /* inlined into its users */
-        if (n->op == TS_OP_CONST && !is_splat_const(n)) continue; /* a buffer already */
-        ts_gkind kind = n->op == TS_OP_DOT ? TS_G_DOT : reduce_op(n->op) ? TS_G_REDUCE : TS_G_LOOP;
-        s = add_group(f, kind, n, &cap, err);
-    }
+    /* the early nodes' kernels first (their positions), then the rest */
+    for (int pass = 0; pass < 2; pass++)
+        for (const ts_node *n = body->first; s == TS_OK && n; n = n->next)
+            if (early[n->id] == (pass == 0)) s = group_node(f, n, covered, &cap, err);
     if (s == TS_OK) s = ts_fuse_rows(f, err);
     if (s != TS_OK) {
         ts_fusion_free(f);

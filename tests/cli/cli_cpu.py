@@ -347,6 +347,28 @@ def test_reshape_and_short_rows():
                   np.allclose(a, b, rtol=1e-6, atol=1e-6, equal_nan=True), "max diff %s" % np.nanmax(np.abs(a - b)))
 
 
+def test_parameter_only_values_run_first():
+    """Batch norm as a torch graph computes it: the per-channel scale
+    (from parameters only) after the convolution it scales. Small values
+    computed from parameters and constants alone run first, so the
+    convolution takes scale, shift and ReLU as its epilogue: two kernels,
+    not a third pass over the convolution's result. Against the
+    interpreter."""
+    model = os.path.join(MODELS, "bn_after_conv.ir")
+    rc, so, se = tessera("ir", model, "--fusion")
+    check("early: the scale's kernel first, the conv takes the epilogue",
+          rc == 0 and "2 kernels" in so and "k0 loop     %scale" in so and "k1 conv     %y <- conv" in so, so + se)
+    g = np.random.default_rng(15)
+    arrays = {"x": g.standard_normal((2, 4, 6, 5)).astype(np.float32),
+              "w": g.standard_normal((6, 4, 3, 3)).astype(np.float32),
+              "var": g.uniform(0.5, 2, 6).astype(np.float32), "gamma": g.standard_normal(6).astype(np.float32),
+              "mean": g.standard_normal(6).astype(np.float32), "beta": g.standard_normal(6).astype(np.float32)}
+    got, ref = cpu_and_interp(model, arrays, "bn")
+    if got and ref and check("early: one output", len(got) == len(ref) == 1):
+        check("early: cpu vs interpreter", got[0].shape == ref[0].shape and
+              np.allclose(got[0], ref[0], rtol=1e-5, atol=1e-5), "max diff %s" % np.abs(got[0] - ref[0]).max())
+
+
 def test_runtime_unit():
     """With several kernel units the contraction templates are compiled
     once, in a unit of their own that comes first, and the kernel units

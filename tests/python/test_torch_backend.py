@@ -79,6 +79,50 @@ def test_cnn_inference_compiled(cache_dir):
         assert_close(torch.compile(m, backend=backend(cache_dir))(x), m(x))
 
 
+def test_dropout_training_compiled_and_seeded(cache_dir):
+    """Random draws compile (rng_uniform fed a seed drawn per call from
+    torch's generator): the training graph stays one region each way, two
+    calls differ, torch.manual_seed replays a call, about p of the values
+    drop, the kept ones are scaled by 1/(1-p), and the backward pass uses
+    the forward's mask."""
+    p = 0.25
+    m = torch.nn.Sequential(torch.nn.Dropout(p), torch.nn.Tanh()).train()
+    x = torch.randn(256, 64, requires_grad=True)
+    start = len(tt.REPORT.graphs)
+    c = torch.compile(m, backend=backend(cache_dir))
+    torch.manual_seed(7)
+    y1 = c(x)
+    torch.manual_seed(7)
+    y2 = c(x)
+    y3 = c(x)
+    assert torch.equal(y1, y2) and not torch.equal(y1, y3)
+    kept = y3 != 0
+    assert abs(1 - kept.float().mean().item() - p) < 0.02
+    assert_close(y3[kept], torch.tanh(x[kept] / (1 - p)))
+    y3.sum().backward()
+    assert_close(x.grad, torch.where(kept, (1 - y3 * y3) / (1 - p), 0.0))
+    graphs = tt.REPORT.graphs[start:]
+    assert [g["kind"] for g in graphs] == ["forward", "backward"]
+    assert all(g["regions"] == 1 and not g["fallbacks"] for g in graphs), tt.REPORT
+
+
+def test_randperm_compiled(cache_dir):
+    def f(x):
+        return torch.randperm(x.shape[0]), torch.randint(3, 9, x.shape)
+
+    x = torch.zeros(50)
+    r = tt.explain(f, x, cache_dir=cache_dir)
+    assert r.regions == 1 and not r.fallbacks, r
+    c = torch.compile(f, backend=backend(cache_dir))
+    perms = []
+    for _ in range(3):
+        p, k = c(x)
+        assert p.dtype == torch.int64 and sorted(p.tolist()) == list(range(50))
+        assert k.dtype == torch.int64 and 3 <= k.min() and k.max() < 9
+        perms.append(p.tolist())
+    assert perms[0] != perms[1] != perms[2]
+
+
 def test_fallback_is_not_an_error(cache_dir):
     def f(x):
         y = torch.exp(x) * 2

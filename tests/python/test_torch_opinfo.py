@@ -43,9 +43,11 @@ COMPILED = [
     "nn.functional.grid_sample", "_upsample_bilinear2d_aa", "nn.functional.bilinear", "cdist", "addbmm",
     "linalg.det", "linalg.slogdet", "linalg.solve_ex", "linalg.cholesky_ex", "linalg.lu_factor_ex", "lu_solve",
     "linalg.qr", "linalg.solve_triangular", "linalg.inv", "linalg.cholesky",
+    # random draws, compared with eager as distributions (lower/rng.py)
+    "uniform", "normal", "bernoulli", "randint", "exponential", "nn.functional.rrelu", "nn.functional.dropout",
 ]
 # matching eager, some of it through fallback
-THROUGH_FALLBACK = ["special.airy_ai", "nn.functional.dropout", "nonzero"]
+THROUGH_FALLBACK = ["special.airy_ai", "multinomial", "nonzero"]
 
 
 def expected_failures():

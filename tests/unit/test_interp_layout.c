@@ -137,9 +137,43 @@ done:
     ts_tensor_release(d);
 }
 
+/* The i64 operand adds to the seed (wrapping): attribute 40 plus operand 2
+ * is seed 42's stream, and -3 wraps below zero. */
+static void test_rng_seed_operand(void)
+{
+    const int64_t count = 9;
+    const int64_t attr[] = {40, 5, INT64_MAX}, plus[] = {2, -8, 1};
+    for (int k = 0; k < 3; k++) {
+        ts_tensor *want = NULL, *got = NULL;
+        CHECK(rng_run(TS_DTYPE_F32, count, (int64_t)((uint64_t)attr[k] + (uint64_t)plus[k]), &want, NULL) == TS_OK);
+        tcase c = tc_new(TS_OP_RNG_UNIFORM);
+        tc_param(&c, TS_DTYPE_I64, 0, NULL);
+        ts_attr_set_dtype(c.g, c.op, c.a, "dtype", TS_DTYPE_F32);
+        tc_dims(&c, "shape", 1, &count);
+        ts_attr_set_int(c.g, c.op, c.a, "seed", attr[k]);
+        ts_tensor *s = tc_tensor(TS_DTYPE_I64, 0, NULL, I64(plus[k]));
+        CHECK(tc_run(&c, &s, 1, &got) == TS_OK);
+        CHECK_MSG(want && got && ts_tensor_equal(want, got), "seed %lld + operand %lld", (long long)attr[k],
+                  (long long)plus[k]);
+        ts_tensor_release(s);
+        ts_tensor_release(want);
+        ts_tensor_release(got);
+        tc_free(&c);
+    }
+    /* a seed tensor (not one integer) is refused by the shape rule */
+    tcase c = tc_new(TS_OP_RNG_UNIFORM);
+    tc_param(&c, TS_DTYPE_I64, 1, &count);
+    ts_attr_set_dtype(c.g, c.op, c.a, "dtype", TS_DTYPE_F32);
+    tc_dims(&c, "shape", 1, &count);
+    ts_attr_set_int(c.g, c.op, c.a, "seed", 1);
+    CHECK(tc_build(&c, NULL) == TS_ERR_SHAPE && strstr(c.err.msg, "i64 scalar"));
+    tc_free(&c);
+}
+
 static void test_rng(void)
 {
     test_rng_mapping();
+    test_rng_seed_operand();
     rng_stats(TS_DTYPE_F32);
     rng_stats(TS_DTYPE_F64);
     rng_stats(TS_DTYPE_F16);   /* ~24 of these round up to 1 and are clamped */

@@ -177,14 +177,15 @@ def compile_graph(gm, example_inputs, options, kind):
         sub = getattr(fused, node.target)
         ops = [n for n in sub.graph.nodes if n.op == "call_function" and n.target is not operator.getitem]
         try:
-            graph, single, tensors = build(sub, "%s_%s" % (kind, node.target))
+            graph, single, tensors, seeded = build(sub, "%s_%s" % (kind, node.target))
             # training (a forward that saves for a backward, and the
             # backward) gets direct-summation accuracy: batch norm over few
             # values amplifies Winograd's lost digit into gradients 1e-2
             # off (D102); inference keeps the fast convolutions
             exact = options.get("exact")
             region = Region(graph, single, tensors, options.get("target"), options.get("threads"),
-                            options.get("cache_dir"), kind != "inference" if exact is None else bool(exact))
+                            options.get("cache_dir"), kind != "inference" if exact is None else bool(exact),
+                            seeded)
         except tessera.Error as e:
             # a region tessera refuses as a whole (a symbolic size it cannot
             # prove equal, say) runs in PyTorch: a fallback, never a crash

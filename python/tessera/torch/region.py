@@ -37,7 +37,7 @@ def build(gm, name):
             single = not isinstance(outs, (tuple, list))
             vals = [L.env[o] for o in ([outs] if single else outs)]
             L.g.output(*vals)
-            return L.g, single, tensors
+            return L.g, single, tensors, L.seed_input is not None
     raise tessera.InternalError("a region without an output")
 
 
@@ -45,8 +45,9 @@ class Region(torch.nn.Module):
     """Runs a compiled region: tensors in, tensors out, as the submodule
     it replaces did."""
 
-    def __init__(self, graph, single, tensors, target, threads, cache_dir, exact=False):
+    def __init__(self, graph, single, tensors, target, threads, cache_dir, exact=False, seeded=False):
         super().__init__()
+        self.seeded = seeded
         self.session = tessera.Session(graph, target=target, threads=threads, cache_dir=cache_dir, exact=exact)
         self.single = single
         self.tensors = tensors
@@ -59,5 +60,7 @@ class Region(torch.nn.Module):
         # capsules both ways: torch's Python-level __dlpack__ methods cost
         # more than a small region's run
         ins = [to_dlpack(a.detach() if a.requires_grad else a) for a in ins]
+        if self.seeded:   # random draws: a new seed from torch's generator, so manual_seed replays a run
+            ins.append(to_dlpack(torch.randint(-(1 << 63), (1 << 63) - 1, (), dtype=torch.int64)))
         outs = [from_dlpack(t.__dlpack__()) for t in self.session.run_tensors(ins)]
         return outs[0] if self.single else tuple(outs)

@@ -323,52 +323,90 @@ static inline float tsrt__hsum8(tsrt__v8 v)
     return ((v[0] + v[4]) + (v[1] + v[5])) + ((v[2] + v[6]) + (v[3] + v[7]));
 }
 
-/* Whether a product is a row times a column-major B (each column
+/* Up to this many rows times a column-major B not packed ahead run as
+ * direct dot products (tsrt__rows_cols): packing B costs a read and a
+ * write of all of it per call, which few rows do not pay back. */
+#ifndef TSRT_FEW_ROWS
+#define TSRT_FEW_ROWS 16
+#endif
+
+/* Whether a product is a few rows times a column-major B (each column
  * contiguous over k: a linear layer's weight as PyTorch passes it) not
- * packed ahead: tsrt__gemv_cols computes it. */
-static inline int tsrt__is_gemv_cols(const tsrt__gop *op)
+ * packed ahead: tsrt__rows_cols computes it. The test is on the shape
+ * alone, so a row's bits never depend on how threads split the product. */
+static inline int tsrt__is_rows_cols(const tsrt__gop *op)
 {
-    return op->m == 1 && op->b_rs == 1 && op->a_cs == 1 && op->c_cs == 1 && !op->swapped && !op->bp &&
-           !op->pack_b;
+    return op->m <= TSRT_FEW_ROWS && op->b_rs == 1 && op->a_cs == 1 && op->c_cs == 1 && !op->swapped &&
+           !op->bp && !op->pack_b;
 }
 
-/* Columns [j0, j1) of such a product, each one dot product read straight
- * from B, four columns at a time, then the epilogue. Packing B first read
- * and wrote all of it on every call for a single use of each float: a
- * classifier's 1024 x 1000 layer at batch 1 took 0.8 ms (D104). One
- * column is one thread's, so the bits do not depend on the thread count. */
-static void tsrt__gemv_cols(const tsrt__gop *op, int64_t j0, int64_t j1)
+/* Rows [i0, i1) x columns [j0, j1) of such a product: each element one
+ * dot product read straight from A's row and B's column, two rows by four
+ * columns at a time (B's four columns stay in L1 across the rows), then
+ * the epilogue. Packing B first read and wrote all of it on every call
+ * for m uses of each float: a classifier's 1024 x 1000 layer at batch 1
+ * took 0.8 ms (D104), mobilenet_v3's 576 x 1024 at batch 8 1.4 ms (D108).
+ * A row's sum runs in the same order whether it is paired or not. */
+static void tsrt__rows_cols(const tsrt__gop *op, int64_t i0, int64_t i1, int64_t j0, int64_t j1)
 {
     const int64_t K = op->k;
-    const float *restrict a = op->a;
     for (int64_t jc = j0; jc < j1; jc += TSRT_EPI_COLS) {
         const int64_t nb = tsrt__min(TSRT_EPI_COLS, j1 - jc);
-        float *restrict c = op->c + jc;
         for (int64_t j = 0; j < nb; j += 4) {
             const int w = (int)tsrt__min(4, nb - j);
             const float *restrict b[4];
             for (int u = 0; u < 4; u++) b[u] = op->b + (jc + j + (u < w ? u : 0)) * op->b_cs;
-            tsrt__v8 s[4] = {{0}, {0}, {0}, {0}};
-            int64_t p = 0;
-            for (; p + 8 <= K; p += 8) {
-                tsrt__v8 x, q;
-                TSRT__V8_LOAD(x, a + p);
-                for (int u = 0; u < 4; u++) {
-                    TSRT__V8_LOAD(q, b[u] + p);
-                    s[u] += x * q;
+            const float *restrict b0 = b[0], *restrict b1 = b[1], *restrict b2 = b[2], *restrict b3 = b[3];
+            for (int64_t i = i0; i < i1; i += 2) {
+                const int rows = i + 1 < i1 ? 2 : 1;
+                const float *restrict a0 = op->a + i * op->a_rs, *restrict a1 = a0 + (rows - 1) * op->a_rs;
+                /* named accumulators: an array of them stays in memory at -O2 */
+                tsrt__v8 s00 = {0}, s01 = {0}, s02 = {0}, s03 = {0}, s10 = {0}, s11 = {0}, s12 = {0}, s13 = {0};
+                int64_t p = 0;
+                if (rows == 2)
+                    for (; p + 8 <= K; p += 8) {
+                        tsrt__v8 x0, x1, q;
+                        TSRT__V8_LOAD(x0, a0 + p);
+                        TSRT__V8_LOAD(x1, a1 + p);
+                        TSRT__V8_LOAD(q, b0 + p);
+                        s00 += x0 * q, s10 += x1 * q;
+                        TSRT__V8_LOAD(q, b1 + p);
+                        s01 += x0 * q, s11 += x1 * q;
+                        TSRT__V8_LOAD(q, b2 + p);
+                        s02 += x0 * q, s12 += x1 * q;
+                        TSRT__V8_LOAD(q, b3 + p);
+                        s03 += x0 * q, s13 += x1 * q;
+                    }
+                else   /* a last odd row: no second row's FMAs */
+                    for (; p + 8 <= K; p += 8) {
+                        tsrt__v8 x0, q;
+                        TSRT__V8_LOAD(x0, a0 + p);
+                        TSRT__V8_LOAD(q, b0 + p);
+                        s00 += x0 * q;
+                        TSRT__V8_LOAD(q, b1 + p);
+                        s01 += x0 * q;
+                        TSRT__V8_LOAD(q, b2 + p);
+                        s02 += x0 * q;
+                        TSRT__V8_LOAD(q, b3 + p);
+                        s03 += x0 * q;
+                    }
+                const tsrt__v8 acc[2][4] = {{s00, s01, s02, s03}, {s10, s11, s12, s13}};
+                for (int r = 0; r < rows; r++) {
+                    const float *restrict a = r ? a1 : a0;
+                    float *restrict c = op->c + (i + r) * op->c_rs + jc + j;
+                    for (int u = 0; u < w; u++) {
+                        float t = tsrt__hsum8(acc[r][u]);
+                        for (int64_t q = p; q < K; q++) t += a[q] * b[u][q];
+                        c[u] = op->beta ? c[u] + t : t;
+                    }
                 }
-            }
-            for (int u = 0; u < w; u++) {
-                float t = tsrt__hsum8(s[u]);
-                for (int64_t r = p; r < K; r++) t += a[r] * b[u][r];
-                c[j + u] = op->beta ? c[j + u] + t : t;
             }
         }
         if (op->te) {
-            const tsrt_tepi te = tsrt__te_at(op->te, op->epi_m0, op->epi_n0 + jc);
-            tsrt__te_tile(&te, c, op->c_rs, 1, nb);
+            const tsrt_tepi te = tsrt__te_at(op->te, op->epi_m0 + i0, op->epi_n0 + jc);
+            tsrt__te_tile(&te, op->c + i0 * op->c_rs + jc, op->c_rs, i1 - i0, nb);
         } else if (op->epi)
-            tsrt__epi(op, 0, jc, 1, nb);
+            tsrt__epi(op, i0, jc, i1 - i0, nb);
     }
 }
 
@@ -383,8 +421,8 @@ TSRT__OUTLINE void tsrt__gemm_range(const tsrt__gop *op, int64_t i0, int64_t i1,
         tsrt__gemm_k0(op, i0, i1, j0, j1);
         return;
     }
-    if (tsrt__is_gemv_cols(op)) {
-        tsrt__gemv_cols(op, j0, j1);
+    if (tsrt__is_rows_cols(op)) {
+        tsrt__rows_cols(op, i0, i1, j0, j1);
         return;
     }
     float bt[2 * TSRT_KC] __attribute__((aligned(TSRT_ALIGN))); /* see tsrt__ukr_col */
@@ -623,6 +661,15 @@ static void tsrt__gemm_batched(tsrt__gop *op, int64_t batch, tsrt__bind_fn bind,
                                int64_t wb, int ith, int nth, void *ws)
 {
     if (op->m <= 0 || op->n <= 0 || batch <= 0) return;
+    if (batch == 1) {
+        bind(ctx, 0, op);
+        if (tsrt__is_rows_cols(op)) {   /* no packing to share: each thread reads its own columns of B */
+            const int64_t CU = tsrt__cdiv(op->n, TSRT_NR);
+            const int64_t j0 = CU * ith / nth * TSRT_NR, j1 = tsrt__min(CU * (ith + 1) / nth * TSRT_NR, op->n);
+            tsrt__rows_cols(op, 0, op->m, j0, j1);
+            return;
+        }
+    }
     float *pa, *pb;
     tsrt__ws_split(ws, op->m, op->k, &pa, &pb);
     const tsrt__share s = tsrt__split(batch, op->m, op->n, op->k, wa, wb, ith, nth);

@@ -112,6 +112,20 @@ class Lowerer:
     def __init__(self, name):
         self.g = tessera.Graph(name)
         self.env = {}
+        self.seed_input = None   # the i64 scalar input random draws take (made on first use)
+        self.draws = 0
+
+    def seed(self):
+        """The region's per-call seed: one more graph input, after the
+        tensors, that Region fills from torch's generator on every call."""
+        if self.seed_input is None:
+            self.seed_input = self.g.input("seed", "i64[]")
+        return self.seed_input
+
+    def next_seed(self):
+        """A seed attribute no other draw of this region has."""
+        self.draws += 1
+        return self.draws
 
     def value(self, a, dtype=None):
         """An argument as a Value of dtype (cast if needed); numbers become
