@@ -17,7 +17,8 @@ rotated order), the median of the rounds' medians. Every compiled output
 is checked against eager's before it is timed. --train times a training
 step (forward, cross-entropy, backward; the optimizer is not compiled)
 of the models named. --write-doc puts the tables in docs/perf.md's
-"PyTorch backends" section (bench/doc_sections.py)."""
+"PyTorch backends" section, or the one --section names
+(bench/doc_sections.py)."""
 import argparse
 import math
 import os
@@ -169,6 +170,8 @@ def main():
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--write-doc", action="store_true")
+    ap.add_argument("--section", default="PyTorch backends",
+                    help="the docs/perf.md section --write-doc replaces (one per batch set, say)")
     args = ap.parse_args()
     warnings.simplefilter("ignore")
     os.environ.setdefault("TORCH_LOGS", "-dynamo")
@@ -209,10 +212,11 @@ def main():
     lines = ["Eager PyTorch, `torch.compile` with Inductor and with tessera's backend, in one process, same "
              "threads (torch %s, tessera %s, %s); random weights, `dynamic=False`; the median of %d rounds' "
              "medians of %d runs, backends interleaved. Reproduce: `.venv/bin/python bench/torch_backends.py "
-             "--models %s --batches %s --threads %s --runs %d --rounds %d%s --write-doc`." %
+             "--models %s --batches %s --threads %s --runs %d --rounds %d%s --write-doc%s`." %
              (torch.__version__, tessera.__version__, time.strftime("%Y-%m-%d"), args.rounds, args.runs,
               args.models, args.batches, args.threads, args.runs, args.rounds,
-              " --train " + args.train if args.train else ""), "",
+              " --train " + args.train if args.train else "",
+              "" if args.section == "PyTorch backends" else ' --section "%s"' % args.section), "",
              "| model | batch | threads | eager ms | Inductor ms | tessera ms | tessera / Inductor |",
              "|---|---|---|---|---|---|---|"]
     for name, bt, th, ms, _ in rows:
@@ -220,9 +224,11 @@ def main():
                                                                       1e3 * ms["inductor"], 1e3 * ms["tessera"],
                                                                       ms["tessera"] / ms["inductor"]))
     lines.append("")
-    for th in threads:
-        g = geomean([ms["tessera"] / ms["inductor"] for _, _, t, ms, _ in rows if t == th])
-        lines.append("Geomean tessera / Inductor at %d thread%s: **%.2f**." % (th, "" if th == 1 else "s", g))
+    for bt in batches:
+        for th in threads:
+            g = geomean([ms["tessera"] / ms["inductor"] for _, b, t, ms, _ in rows if t == th and b == bt])
+            lines.append("Geomean tessera / Inductor, batch %d, %d thread%s: **%.2f**." % (
+                bt, th, "" if th == 1 else "s", g))
     lines += ["", "Compile time, batch 1, %d thread%s, Dynamo and AOTAutograd included (first call):" %
               (threads[0], "" if threads[0] == 1 else "s"), "",
               "| model | Inductor cold s | tessera cold s | Inductor warm s | tessera warm s |", "|---|---|---|---|---|"]
@@ -243,8 +249,8 @@ def main():
     print("\n".join(lines))
     if args.write_doc:
         path = os.path.join(os.path.dirname(HERE), "docs", "perf.md")
-        doc_sections.write_section(path, "PyTorch backends", "\n".join(lines))
-        print("wrote docs/perf.md (PyTorch backends)")
+        doc_sections.write_section(path, args.section, "\n".join(lines))
+        print("wrote docs/perf.md (%s)" % args.section)
     return 0
 
 

@@ -146,9 +146,27 @@ def ks_distance(a, b):
     return (fa - fb).abs().max().item() if len(x) else 0.0
 
 
-def same_draw(a, b):
+def same_draw(a, b, tol=None):
+    """Whether two calls' outputs are equal (NaN equal to NaN), or within
+    tol (assert_close's keywords); tensors that cannot be compared so
+    (sparse, float8, complex32) count as equal: the entry is then checked
+    value by value as a deterministic one."""
     import torch
-    return all(torch.equal(torch.nan_to_num(x.detach()), torch.nan_to_num(y.detach())) for x, y in zip(a, b))
+    try:
+        if all(torch.equal(torch.nan_to_num(x.detach()), torch.nan_to_num(y.detach())) for x, y in zip(a, b)):
+            return True
+    except (NotImplementedError, RuntimeError, TypeError):
+        return True
+    if tol is None:
+        return False
+    try:
+        for x, y in zip(a, b):
+            torch.testing.assert_close(x.detach(), y.detach(), equal_nan=True, check_stride=False, **tol)
+        return True
+    except AssertionError:
+        return False
+    except (NotImplementedError, RuntimeError, TypeError):
+        return True
 
 
 def compare_random(compiled, eager, fresh, want_flat, k):
@@ -216,7 +234,11 @@ def _run_entry(op, samples, cache_dir, backward=False):
         want_flat = flat(want)
         if want_flat is None:
             return "skipped", "an output that is not a tensor"
-        random = not backward and op.name not in UNSPECIFIED and not same_draw(want_flat, flat(fn(*fresh())) or [])
+        # random: eager's own second call differs beyond the tolerance
+        # (pca_lowrank's randomized result agrees to rounding: compared as
+        # deterministic)
+        random = not backward and op.name not in UNSPECIFIED and \
+            not same_draw(want_flat, flat(fn(*fresh())) or [], dict(rtol=RTOL, atol=ATOL))
         torch._dynamo.reset()
         start = len(tt.REPORT.graphs)
         try:
