@@ -14,6 +14,7 @@ import math
 
 import torch
 
+from .creation import _cpu_only
 from .table import lowers as _lowers
 
 # sizes come from the result's shape, so symbolic ones (and SymInt arguments) are fine
@@ -26,10 +27,7 @@ def _plain(node):
     """a torch.Generator of the caller's, or another device"""
     if node.kwargs.get("generator") is not None:
         return "an explicit torch.Generator (its state would not advance)"
-    dev = node.kwargs.get("device")
-    if dev is not None and torch.device(dev).type != "cpu":
-        return "a tensor on device %s" % dev
-    return None
+    return _cpu_only(node)
 
 
 def _work(dtype):
@@ -55,7 +53,7 @@ def standard_normal(L, shape, dtype):
 
 
 def _finish(L, node, v):
-    """v (computed in a wider float) as the node's dtype and shape."""
+    """v (computed in the working float type) cast to the node's dtype."""
     return L.cast(v, L.out_dtype(node))
 
 
@@ -157,8 +155,7 @@ def geometric(L, node):
 
 
 def _randint_args(node):
-    """(low, high, dtype-defining shape) of randint.low/default and
-    randint_like.default/low_dtype."""
+    """(low, high) of randint.low/default and randint_like.default/low_dtype."""
     t = node.target
     if t == aten.randint.low:
         return node.args[0], node.args[1]
