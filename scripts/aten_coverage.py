@@ -25,6 +25,11 @@ import torch
 from torch._decomp import core_aten_decompositions
 
 from tessera.torch.lower import CHECKS, LOWERINGS
+from tessera.torch.lower.table import COMPLEX_CHECKS, COMPLEX_LOWERINGS
+
+# an operator's lowering for real tensors or, failing that, its complex one
+TABLE = {**COMPLEX_LOWERINGS, **LOWERINGS}
+TABLE_CHECKS = {**{op: c for op, c in COMPLEX_CHECKS.items() if op not in LOWERINGS}, **CHECKS}
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 PAGE = os.path.join(ROOT, "docs", "aten-coverage.md")
@@ -55,10 +60,10 @@ def family(fn):
 
 
 def row(name, ovs, decomposed):
-    lowered = [op for op in ovs if op in LOWERINGS]
+    lowered = [op for op in ovs if op in TABLE]
     dec = [op for op in ovs if op in decomposed]
-    checked = [op for op in lowered if op in CHECKS]
-    fams = sorted({family(LOWERINGS[op]) for op in lowered})
+    checked = [op for op in lowered if op in TABLE_CHECKS]
+    fams = sorted({family(TABLE[op]) for op in lowered})
     ov_names = lambda ops: ", ".join(op._overloadname for op in ops)  # noqa: E731
     if lowered and len(lowered) == len(ovs) and not checked:
         status, note = "assembled", ""
@@ -67,7 +72,8 @@ def row(name, ovs, decomposed):
         if len(lowered) < len(ovs):
             parts.append("overloads %s" % ov_names(lowered))
         if checked:
-            docs = sorted({" ".join((CHECKS[op].__doc__ or CHECKS[op].__name__).split()) for op in checked})
+            docs = sorted({" ".join((TABLE_CHECKS[op].__doc__ or TABLE_CHECKS[op].__name__).split())
+                           for op in checked})
             parts.append("falls back for " + "; ".join(docs))
         status, note = "partly", "; ".join(parts)
     elif dec and len(dec) == len(ovs):
@@ -90,7 +96,9 @@ def render():
             "Every operator torch tags `core`, by packet, and what `torch.compile(model, "
             "backend=\"tessera\")` does with it ([torch.md](torch.md)). A node tessera does not take "
             "runs in eager PyTorch: a fallback, never an error. Every operator also falls back for "
-            "symbolic sizes (dynamic shapes), dtypes tessera lacks (complex) and tensors off the CPU." %
+            "symbolic sizes (dynamic shapes), dtypes tessera lacks and tensors off the CPU; complex tensors "
+            "(as pairs of reals) go only through the views, copies, padding, conjugation and Fourier "
+            "transforms of `lower/complex.py`." %
             torch.__version__.split("+")[0], "",
             "%d packets: %s." % (len(rows), ", ".join("%d %s" % (counts[k], k) for k in
                                                    ("assembled", "partly", "decomposed", "not yet") if k in counts)),

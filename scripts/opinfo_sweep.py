@@ -264,8 +264,8 @@ def _run_entry(op, samples, cache_dir, backward=False):
                     return "failed", "sample %d: %s%s, eager %s%s" % (k, g.dtype, tuple(g.shape), w.dtype,
                                                                     tuple(w.shape))
                 continue
-            # the float formats tessera computes in get the tolerances; others compare exactly
-            tol = dict(rtol=RTOL, atol=BACKWARD_ATOL if backward else ATOL) if w.dtype in (torch.float32, torch.float64) else dict(rtol=0, atol=0) \
+            # the float formats tessera computes in (complex as pairs of them) get the tolerances; others compare exactly
+            tol = dict(rtol=RTOL, atol=BACKWARD_ATOL if backward else ATOL) if w.dtype in (torch.float32, torch.float64, torch.complex64, torch.complex128) else dict(rtol=0, atol=0) \
                 if not w.is_floating_point() or w.element_size() == 1 else {}
             try:
                 torch.testing.assert_close(g, w, equal_nan=True, check_stride=False, **tol)

@@ -264,6 +264,46 @@ def test_indexing_and_sorting(cache_dir):
     assert all(not g["fallbacks"] for g in tt.REPORT.graphs[start:]), tt.REPORT
 
 
+def test_fourier_transforms_compiled(cache_dir):
+    def f(x, z):
+        return (torch.fft.rfft(x), torch.fft.fft2(x, norm="ortho"), torch.fft.irfft(torch.fft.rfft(x), n=7),
+                torch.fft.ifftn(z, dim=(0, 1)), torch.fft.hfft(z[1], n=6), torch.stft(x, 4, return_complex=True))
+
+    torch.manual_seed(0)
+    x, z = torch.randn(3, 7), torch.randn(4, 5, dtype=torch.complex64)
+    start = len(tt.REPORT.graphs)
+    for got, want in zip(torch.compile(f, backend=backend(cache_dir))(x, z), f(x, z)):
+        assert got.dtype == want.dtype
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+    assert all(not g["fallbacks"] for g in tt.REPORT.graphs[start:]), tt.REPORT
+
+
+def test_complex_values_cross_region_boundaries(cache_dir):
+    # a complex input, a complex product tessera leaves to PyTorch between
+    # two tessera regions, and complex results: pairs in, views out
+    def f(z, a):
+        w = torch.fft.fft(torch.complex(a, a.flip(1)).conj() + 0, dim=1)
+        return (w * z).permute(1, 0)[1:], torch.view_as_real(z).sum(-1), z.conj().flip(0)
+
+    torch.manual_seed(0)
+    z = torch.randn(3, 4, dtype=torch.complex64)[:, ::2]   # strided
+    a = torch.randn(3, 2)
+    start = len(tt.REPORT.graphs)
+    for got, want in zip(torch.compile(f, backend=backend(cache_dir))(z, a), f(z, a)):
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+    fallbacks = [op for g in tt.REPORT.graphs[start:] for op, _ in g["fallbacks"]]
+    assert "aten.mul.Tensor" in fallbacks, tt.REPORT
+    assert sum(g["regions"] for g in tt.REPORT.graphs[start:]) >= 2, tt.REPORT
+
+
+def test_long_transforms_fall_back(cache_dir):
+    x = torch.randn(2, 600)
+    start = len(tt.REPORT.graphs)
+    torch.testing.assert_close(torch.compile(torch.fft.rfft, backend=backend(cache_dir))(x), torch.fft.rfft(x))
+    why = [w for g in tt.REPORT.graphs[start:] for _, w in g["fallbacks"]]
+    assert any("dense DFT" in w for w in why), tt.REPORT
+
+
 def test_dynamic_batch_compiles_once(tmp_path):
     """A batch dimension marked dynamic becomes a tessera symbol: new batch
     sizes run on the code compiled for the first, forward and backward."""

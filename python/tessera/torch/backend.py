@@ -17,8 +17,8 @@ from torch.fx.passes.operator_support import OperatorSupport
 
 import tessera
 
-from .lower import CHECKS, DYNAMIC, LOWERINGS, SIZE_ARGS, TS_DTYPE, fake
-from .lower.table import NotExpressible, dim_text, is_symbolic
+from .lower import CHECKS, DYNAMIC, SIZE_ARGS, TS_DTYPE, fake
+from .lower.table import COMPLEX_CHECKS, COMPLEX_DTYPE, NotExpressible, dim_text, is_complex_node, is_symbolic, lowering
 from .decompositions import OVERRIDES
 from .region import Region, build
 
@@ -80,8 +80,9 @@ def why_not(node):
     if node.target is operator.getitem:
         src = node.args[0]
         return None if isinstance(src, torch.fx.Node) and why_not(src) is None else "a result of a fallback"
-    if node.target not in LOWERINGS:
-        return "no lowering for %s" % node.target
+    cplx = is_complex_node(node)
+    if lowering(node) is None:
+        return "no lowering for %s%s" % (node.target, " on complex tensors" if cplx else "")
     vals = [fake(node)] if not isinstance(fake(node), (tuple, list)) else list(fake(node))
     for a in node.all_input_nodes:
         v = fake(a)
@@ -98,18 +99,18 @@ def why_not(node):
             continue
         if not isinstance(v, torch.Tensor):
             return "a non-tensor value (%s)" % type(v).__name__
-        if v.dtype not in TS_DTYPE:
+        if v.dtype not in TS_DTYPE and v.dtype not in COMPLEX_DTYPE:
             return "dtype %s" % v.dtype
         if v.device.type != "cpu":
             return "a tensor on %s" % v.device
         if is_symbolic(v):
-            if node.target not in DYNAMIC:
+            if cplx or node.target not in DYNAMIC:
                 return "a symbolic size (this lowering takes static sizes only)"
             try:
                 [dim_text(d) for d in v.shape]
             except NotExpressible as e:
                 return "a size tessera cannot spell (%s)" % e
-    check = CHECKS.get(node.target)
+    check = (COMPLEX_CHECKS if cplx else CHECKS).get(node.target)
     return check(node) if check else None
 
 
@@ -177,7 +178,7 @@ def compile_graph(gm, example_inputs, options, kind):
         sub = getattr(fused, node.target)
         ops = [n for n in sub.graph.nodes if n.op == "call_function" and n.target is not operator.getitem]
         try:
-            graph, single, tensors, seeded = build(sub, "%s_%s" % (kind, node.target))
+            graph, single, tensors, seeded, complex_outs = build(sub, "%s_%s" % (kind, node.target))
             # training (a forward that saves for a backward, and the
             # backward) gets direct-summation accuracy: batch norm over few
             # values amplifies Winograd's lost digit into gradients 1e-2
@@ -185,7 +186,7 @@ def compile_graph(gm, example_inputs, options, kind):
             exact = options.get("exact")
             region = Region(graph, single, tensors, options.get("target"), options.get("threads"),
                             options.get("cache_dir"), kind != "inference" if exact is None else bool(exact),
-                            seeded)
+                            seeded, complex_outs)
         except tessera.Error as e:
             # a region tessera refuses as a whole (a symbolic size it cannot
             # prove equal, say) runs in PyTorch: a fallback, never a crash

@@ -15,12 +15,18 @@ LOWERINGS = {}
 CHECKS = {}
 DYNAMIC = set()   # lowerings that take symbolic sizes (dims as text, no Python arithmetic on them)
 SIZE_ARGS = set()  # lowerings whose size arguments may be SymInts (they read the result's shape instead)
+# nodes with a complex tensor among their inputs or results take these
+# instead (complex.py): a complex value is its real dtype with one more
+# trailing dim of 2 (real, imaginary), as torch.view_as_real lays it out
+COMPLEX_LOWERINGS = {}
+COMPLEX_CHECKS = {}
 
 TS_DTYPE = {
     torch.float32: "f32", torch.float64: "f64", torch.float16: "f16", torch.bfloat16: "bf16",
     torch.int64: "i64", torch.int32: "i32", torch.int16: "i16", torch.int8: "i8", torch.uint8: "u8",
     torch.bool: "bool",
 }
+COMPLEX_DTYPE = {torch.complex64: "f32", torch.complex128: "f64"}
 
 
 def lowers(*ops, check=None, dynamic=False, size_args=False):
@@ -35,6 +41,30 @@ def lowers(*ops, check=None, dynamic=False, size_args=False):
                 SIZE_ARGS.add(op)
         return fn
     return register
+
+
+def lowers_complex(*ops, check=None):
+    """Registers the lowering of ops for complex nodes (static sizes)."""
+    def register(fn):
+        for op in ops:
+            COMPLEX_LOWERINGS[op] = fn
+            if check:
+                COMPLEX_CHECKS[op] = check
+        return fn
+    return register
+
+
+def is_complex_node(node):
+    """Whether a complex tensor is among the node's inputs or results."""
+    vals = list(fake(node)) if isinstance(fake(node), (tuple, list)) else [fake(node)]
+    vals += [fake(a) for a in node.all_input_nodes]
+    return any(isinstance(v, torch.Tensor) and v.dtype.is_complex for v in vals)
+
+
+def lowering(node):
+    """The lowering a call node takes (None if tessera has none)."""
+    table = COMPLEX_LOWERINGS if is_complex_node(node) else LOWERINGS
+    return table.get(node.target)
 
 
 class NotExpressible(Exception):
@@ -101,8 +131,12 @@ def ts_dtype(dt):
 
 
 def type_text(t):
-    """tessera's type for a (fake) tensor: "f32[2, 3]", "f32[s0, 4]"."""
-    return "%s[%s]" % (TS_DTYPE[t.dtype], ", ".join(str(dim_text(d)) for d in t.shape))
+    """tessera's type for a (fake) tensor: "f32[2, 3]", "f32[s0, 4]"; a
+    complex tensor is its pairs, "f32[2, 3, 2]"."""
+    dims = [str(dim_text(d)) for d in t.shape]
+    if t.dtype in COMPLEX_DTYPE:
+        return "%s[%s]" % (COMPLEX_DTYPE[t.dtype], ", ".join(dims + ["2"]))
+    return "%s[%s]" % (TS_DTYPE[t.dtype], ", ".join(dims))
 
 
 class Lowerer:
