@@ -304,6 +304,31 @@ def test_long_transforms_fall_back(cache_dir):
     assert any("dense DFT" in w for w in why), tt.REPORT
 
 
+def test_symmetric_eigenvalues_singular_values_compiled(cache_dir):
+    def f(a, w):
+        s = a + a.mT
+        return (torch.linalg.eigvalsh(s), torch.linalg.svdvals(w), torch.linalg.pinv(w),
+                torch.linalg.matrix_sqrth(a @ a.mT + torch.eye(5)), *torch.linalg.polar(a),
+                torch.linalg.matrix_rank(a[:, :, :2] @ a[:, :2, :]))
+
+    torch.manual_seed(0)
+    a, w = torch.randn(3, 5, 5), torch.randn(2, 4, 6)
+    start = len(tt.REPORT.graphs)
+    for got, want in zip(torch.compile(f, backend=backend(cache_dir))(a, w), f(a, w)):
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
+    assert all(not g["fallbacks"] for g in tt.REPORT.graphs[start:]), tt.REPORT
+
+
+def test_eigenvectors_fall_back(cache_dir):
+    # their signs are LAPACK's choice: tessera's would differ, not be wrong
+    a = torch.randn(4, 4)
+    start = len(tt.REPORT.graphs)
+    got = torch.compile(torch.linalg.eigh, backend=backend(cache_dir))(a + a.mT)
+    torch.testing.assert_close(got, torch.linalg.eigh(a + a.mT))
+    why = [w for g in tt.REPORT.graphs[start:] for _, w in g["fallbacks"]]
+    assert any("eigenvectors used" in w for w in why), tt.REPORT
+
+
 def test_dynamic_batch_compiles_once(tmp_path):
     """A batch dimension marked dynamic becomes a tessera symbol: new batch
     sizes run on the code compiled for the first, forward and backward."""

@@ -43,6 +43,10 @@ COMPILED = [
     "nn.functional.grid_sample", "_upsample_bilinear2d_aa", "nn.functional.bilinear", "cdist", "addbmm",
     "linalg.det", "linalg.slogdet", "linalg.solve_ex", "linalg.cholesky_ex", "linalg.lu_factor_ex", "lu_solve",
     "linalg.qr", "linalg.solve_triangular", "linalg.inv", "linalg.cholesky",
+    # complex values as pairs, Fourier transforms as dense DFTs (lower/complex.py)
+    "fft.fft2", "fft.irfft", "fft.hfft", "polar", "complex",
+    # Jacobi eigen- and singular values (lower/eigen.py)
+    "linalg.eigvalsh", "linalg.svdvals", "linalg.pinv.hermitian", "linalg.polar",
     # random draws, compared with eager as distributions (lower/rng.py)
     "uniform", "normal", "bernoulli", "randint", "exponential", "nn.functional.rrelu", "nn.functional.dropout",
 ]
