@@ -180,11 +180,13 @@ def compare_random(compiled, eager, fresh, want_flat, k):
         g = got[0][j]
         if g.shape != w.shape or g.dtype != w.dtype:
             return "sample %d: %s%s, eager %s%s" % (k, g.dtype, tuple(g.shape), w.dtype, tuple(w.shape))
-    if all(same_draw(got[0], d) for d in got[1:]):
-        return "sample %d: every compiled call drew the same numbers" % k
+    if all(same_draw(got[0], d) for d in got[1:]) and not all(same_draw(want[0], d) for d in want[1:]):
+        return "sample %d: every compiled call drew the same numbers, eager's differ" % k
     for j in range(len(want_flat)):
         a = torch.stack([d[j].detach() for d in got])
         b = torch.stack([d[j].detach() for d in want])
+        if a.numel() == 0:   # an empty sample of a random entry: its shape was compared
+            continue
         dist, limit = ks_distance(a, b), KS_C * (2.0 / a.numel()) ** 0.5
         if dist > limit:
             return "sample %d output %d: distributed unlike eager (KS distance %.3f > %.3f)" % (k, j, dist, limit)
@@ -208,6 +210,7 @@ def _run_entry(op, samples, cache_dir, backward=False):
     backend = lambda gm, ex: tt.backend(gm, ex, options={"cache_dir": cache_dir})  # noqa: E731
     ran = 0
     fell_back = []
+    random = False
     if backward and not op.supports_autograd:
         return "skipped", "no autograd"
     try:
@@ -237,8 +240,10 @@ def _run_entry(op, samples, cache_dir, backward=False):
         # random: eager's own second call differs beyond the tolerance
         # (pca_lowrank's randomized result agrees to rounding: compared as
         # deterministic)
-        random = not backward and op.name not in UNSPECIFIED and \
-            not same_draw(want_flat, flat(fn(*fresh())) or [], dict(rtol=RTOL, atol=ATOL))
+        # an entry found random once stays random: a small sample's draws
+        # can agree by chance (fractional max pooling of a 4x5 plane)
+        random = random or (not backward and op.name not in UNSPECIFIED and
+                            not same_draw(want_flat, flat(fn(*fresh())) or [], dict(rtol=RTOL, atol=ATOL)))
         torch._dynamo.reset()
         start = len(tt.REPORT.graphs)
         try:

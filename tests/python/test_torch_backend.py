@@ -329,6 +329,28 @@ def test_eigenvectors_fall_back(cache_dir):
     assert any("eigenvectors used" in w for w in why), tt.REPORT
 
 
+def test_fractional_max_pool_given_samples(cache_dir):
+    # with the random samples given, windows and results are PyTorch's exactly
+    F = torch.nn.functional
+
+    def f(x, x3, u, u3):
+        return (F.fractional_max_pool2d(x, (2, 3), output_size=(4, 3), _random_samples=u, return_indices=True),
+                F.fractional_max_pool2d(x[0], 2, output_size=(5, 4), _random_samples=u[:1], return_indices=True),
+                F.fractional_max_pool3d(x3, (2, 1, 2), output_size=(3, 4, 2), _random_samples=u3,
+                                        return_indices=True))
+
+    torch.manual_seed(0)
+    x, x3 = torch.randn(2, 3, 9, 8), torch.randn(2, 2, 5, 6, 4)
+    x[0, 1, 2, :] = float("nan")
+    u, u3 = torch.rand(2, 3, 2), torch.rand(2, 2, 3)
+    start = len(tt.REPORT.graphs)
+    got, want = torch.compile(f, backend=backend(cache_dir))(x, x3, u, u3), f(x, x3, u, u3)
+    for g, w in zip(got, want):
+        torch.testing.assert_close(g[0], w[0], rtol=0, atol=0, equal_nan=True)
+        torch.testing.assert_close(g[1], w[1], rtol=0, atol=0)
+    assert all(not g["fallbacks"] for g in tt.REPORT.graphs[start:]), tt.REPORT
+
+
 def test_dynamic_batch_compiles_once(tmp_path):
     """A batch dimension marked dynamic becomes a tessera symbol: new batch
     sizes run on the code compiled for the first, forward and backward."""

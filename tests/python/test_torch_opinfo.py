@@ -42,7 +42,8 @@ COMPILED = [
     "nn.functional.conv_transpose2d", "nn.functional.group_norm", "nn.functional.instance_norm",
     "nn.functional.grid_sample", "_upsample_bilinear2d_aa", "nn.functional.bilinear", "cdist", "addbmm",
     "linalg.det", "linalg.slogdet", "linalg.solve_ex", "linalg.cholesky_ex", "linalg.lu_factor_ex", "lu_solve",
-    "linalg.qr", "linalg.solve_triangular", "linalg.inv", "linalg.cholesky",
+    "linalg.qr", "linalg.solve_triangular", "linalg.inv", "linalg.cholesky", "geqrf", "ormqr",
+    "nn.functional.fractional_max_pool2d",
     # complex values as pairs, Fourier transforms as dense DFTs (lower/complex.py)
     "fft.fft2", "fft.irfft", "fft.hfft", "polar", "complex",
     # Jacobi eigen- and singular values (lower/eigen.py)

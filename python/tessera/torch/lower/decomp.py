@@ -1,6 +1,7 @@
 """Matrix decompositions and solves on small matrices: LU with partial
 pivoting (det, slogdet, lu_factor, lu, lu_unpack, lu_solve, inv, solve),
-Cholesky (and its solve and inverse), triangular solves, Householder QR.
+Cholesky (and its solve and inverse), triangular solves, Householder QR
+(and LAPACK's packed form: geqrf, ormqr).
 
 The matrix size is known when the graph is built, so each algorithm is
 unrolled over its n steps, each a few whole-tensor primitives over the
@@ -582,6 +583,45 @@ def linalg_qr(L, node):
     if mode == "r":
         return L.full(0, a.dtype, tuple(q_shape)), r
     return householder_product(L, packed, taus, q_shape[-1]), r
+
+
+@lowers(aten.geqrf.default, check=_check_matrix)
+@empty_ok
+def geqrf(L, node):
+    """LAPACK's packed QR: R and the reflectors in one matrix, and the taus."""
+    a = L.value(node.args[0])
+    packed, taus = geqr2(L, a)
+    batch = list(a.shape[:-2])
+    cols = [L.g.op("reshape", t, shape=batch + [1]) for t in taus]
+    return packed, (cols[0] if len(cols) == 1 else L.g.op("concat", *cols, axis=len(batch)))
+
+
+def _check_ormqr(node):
+    a, tau, c = (fake(x) for x in node.args[:3])
+    if not (tuple(a.shape[:-2]) == tuple(tau.shape[:-1]) == tuple(c.shape[:-2])):
+        return "a broadcast batch"
+    return _small(a, c)
+
+
+@lowers(aten.ormqr.default, check=_check_ormqr)
+@empty_ok
+def ormqr(L, node):
+    """Q C, Q^T C, C Q or C Q^T with Q = H_1 ... H_k from geqrf's
+    reflectors: the reflectors applied to C (C^T from the right, as H is
+    symmetric) one by one, in the order the product needs."""
+    a = L.value(node.args[0])
+    tau = L.value(node.args[1], a.dtype)
+    c = L.value(node.args[2], a.dtype)
+    left = node.args[3] if len(node.args) > 3 else node.kwargs.get("left", True)
+    transpose = node.args[4] if len(node.args) > 4 else node.kwargs.get("transpose", False)
+    batch = list(a.shape[:-2])
+    k = tau.shape[-1]
+    order = range(k) if left == bool(transpose) else reversed(range(k))
+    c = c if left else mT(L, c)
+    for i in order:
+        t = L.g.op("reshape", L.slice(tau, [0] * len(batch) + [i], batch + [i + 1]), shape=batch)
+        c = reflect(L, c, reflector(L, a, i), t)
+    return c if left else mT(L, c)
 
 
 # ---- the error check PyTorch runs after a factorization ------------------------------------

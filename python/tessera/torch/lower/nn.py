@@ -328,6 +328,81 @@ lowers(aten.adaptive_max_pool2d.default, check=_adaptive_ok)(_adaptive_max(2))
 lowers(aten.adaptive_max_pool3d.default, check=_adaptive_ok)(_adaptive_max(3))
 
 
+def fractional_starts(L, sample, n_in, n_out, pool):
+    """PyTorch's generate_intervals for one spatial axis: the window starts
+    [N, C, n_out] (i64) from the planes' samples [N, C], in the samples'
+    dtype as PyTorch computes them (int((i + u) alpha) - int(u alpha),
+    the last window flush with the end)."""
+    lead = list(sample.shape)
+    last = L.full(n_in - pool, "i64", lead + [1])
+    if n_out <= 1:
+        return last
+    width = np.float32 if sample.dtype == "f32" else np.float64
+    alpha = float(width(n_in - pool) / width(n_out - 1))
+    i = L.g.op("iota", dtype=sample.dtype, shape=lead + [n_out - 1], axis=len(lead))
+    u = L.g.op("reshape", sample, shape=lead + [1])
+    seq = L.cast((i + u) * alpha, "i64") - L.cast(u * alpha, "i64")
+    return L.g.op("concat", seq, last, axis=len(lead))
+
+
+def _fractional(k):
+    def lower(L, node):
+        """Windows at starts computed from each plane's random samples
+        (their order: W, H for 2-d; T, H, W for 3-d, as PyTorch reads
+        them): every window's taps gathered by flat index, then PyTorch's
+        scan: the first maximum, or the last NaN."""
+        x = L.value(node.args[0])
+        shape = list(L.shape(node.args[0]))
+        kernel, outs = list(node.args[1]), list(node.args[2])
+        samples = L.value(node.args[3], x.dtype)
+        unbatched = len(shape) == k + 1
+        if unbatched:
+            shape = [1] + shape
+            x = L.g.op("reshape", x, shape=shape)
+        n, c, spatial = shape[0], shape[1], shape[2:]
+        samples = L.g.op("reshape", samples, shape=[n, c, k])
+        plane = _plane_strides(shape, k)
+        order = [1, 0] if k == 2 else [0, 1, 2]
+        # flat plane index of every tap: [n, c, out_0, pool_0, out_1, pool_1, ...]
+        big = [n, c] + [d for o, p in zip(outs, kernel) for d in (o, p)]
+        pos = None
+        for a in range(k):
+            u = L.g.op("reshape", L.slice(samples, [0, 0, order[a]], [n, c, order[a] + 1]), shape=[n, c])
+            st = fractional_starts(L, u, spatial[a], outs[a], kernel[a])
+            taps = L.g.op("reshape", st, shape=[n, c, outs[a], 1]) + L.g.op(
+                "iota", dtype="i64", shape=[n, c, outs[a], kernel[a]], axis=3)
+            term = L.g.op("broadcast", taps * float(plane[a]), shape=big, axes=[0, 1, 2 + 2 * a, 3 + 2 * a])
+            pos = term if pos is None else pos + term
+        perm = [0, 1] + [2 + 2 * a for a in range(k)] + [3 + 2 * a for a in range(k)]
+        taps_n = int(np.prod(kernel))
+        pos = L.g.op("reshape", L.g.op("transpose", pos, perm=perm), shape=[n, c] + outs + [taps_n])
+        size = int(np.prod(spatial))
+        base = L.g.op("iota", dtype="i64", shape=[n, c], axis=0) * float(c) + L.g.op(
+            "iota", dtype="i64", shape=[n, c], axis=1)
+        flat = pos + L.g.op("reshape", base * float(size), shape=[n, c] + [1] * (k + 1))
+        v = L.g.op("gather", L.g.op("reshape", x, shape=[n * c * size]), flat, axis=0)
+        ax = k + 2
+        kk = L.g.op("iota", dtype="i64", shape=list(v.shape), axis=ax)
+        nan = L.g.op("ne", v, v)
+        last_nan = L.g.op("reduce_max", L.g.op("select", nan, kk, kk * 0.0 - 1.0), axes=[ax])
+        top = L.g.op("reduce_max", L.g.op("select", nan, v * 0.0 - math.inf, v), axes=[ax])
+        kept = list(v.shape[:-1]) + [1]
+        first = L.g.op("reduce_min", L.g.op("select", L.g.op("eq", v, L.g.op("reshape", top, shape=kept)), kk,
+                                            kk * 0.0 + float(taps_n)), axes=[ax])
+        pick = L.g.op("select", L.g.op("lt", last_nan, last_nan * 0.0), first, last_nan)
+        hit = L.g.op("eq", kk, L.g.op("reshape", pick, shape=kept))
+        y = L.g.op("reduce_sum", L.g.op("select", hit, v, v * 0.0), axes=[ax])
+        idx = L.g.op("reduce_sum", L.g.op("select", hit, pos, pos * 0.0), axes=[ax])
+        if unbatched:
+            y, idx = (L.g.op("reshape", t, shape=list(t.shape[1:])) for t in (y, idx))
+        return y, idx
+    return lower
+
+
+lowers(aten.fractional_max_pool2d.default)(_fractional(2))
+lowers(aten.fractional_max_pool3d.default)(_fractional(3))
+
+
 @lowers(aten.max_pool2d_with_indices_backward.default)
 def max_pool2d_backward(L, node):
     """The gradient added into the input positions the forward pass
