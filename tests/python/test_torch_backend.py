@@ -351,6 +351,21 @@ def test_fractional_max_pool_given_samples(cache_dir):
     assert all(not g["fallbacks"] for g in tt.REPORT.graphs[start:]), tt.REPORT
 
 
+def test_incomplete_gamma_and_its_boundaries(cache_dir):
+    inf, nan = float("inf"), float("nan")
+    torch.manual_seed(0)
+    a = torch.cat([torch.rand(40) * 20, torch.tensor([0., 0., 1., inf, inf, 2., -1., nan, 1e3, 1e4, 3., .5])])
+    x = torch.cat([torch.rand(40) * 30, torch.tensor([1., 0., 0., 3., inf, inf, 1., 1., 1001., 9990., 1e-30, 40.])])
+
+    def f(a, x):
+        return torch.igamma(a, x), torch.igammac(a, x)
+
+    start = len(tt.REPORT.graphs)
+    for got, want in zip(torch.compile(f, backend=backend(cache_dir))(a, x), f(a, x)):
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5, equal_nan=True)
+    assert all(not g["fallbacks"] for g in tt.REPORT.graphs[start:]), tt.REPORT
+
+
 def test_dynamic_batch_compiles_once(tmp_path):
     """A batch dimension marked dynamic becomes a tessera symbol: new batch
     sizes run on the code compiled for the first, forward and backward."""

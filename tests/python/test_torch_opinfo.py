@@ -30,7 +30,7 @@ COMPILED = [
     "acos", "atanh", "copysign", "hypot", "logaddexp", "isclose", "isfinite", "frexp", "nextafter",
     "round.decimals_3", "erfinv", "special.erfcx", "lgamma", "digamma", "polygamma.polygamma_n_1", "special.i0e",
     "special.bessel_j0", "special.ndtri", "special.chebyshev_polynomial_t", "special.hermite_polynomial_h",
-    "special.shifted_chebyshev_polynomial_v", "special.legendre_polynomial_p",
+    "special.shifted_chebyshev_polynomial_v", "special.legendre_polynomial_p", "igamma", "igammac",
     # scatter, indexed reductions, search (lower/scatter.py)
     "scatter", "scatter_add", "scatter_reduce.mean", "index_reduce.amax", "index_put", "masked_scatter",
     "searchsorted", "histc", "nn.functional.embedding_bag", "_segment_reduce.lengths", "nonzero_static",
