@@ -33,7 +33,11 @@ values of each output, at a false-alarm rate near 1e-6), and the compiled
 draws must differ from call to call as eager's do.
 Tolerances: torch.testing.assert_close's float32 defaults (rtol 1.3e-6,
 atol 1e-5) widened to rtol 1e-4, atol 1e-5 (atol 1e-4 for gradients):
-tessera reassociates sums and uses its own exp/log/erf. Needs expecttest and hypothesis (importing the
+tessera reassociates sums and uses its own exp/log/erf. A forward result
+that misses eager's still passes when it is within the tolerance of
+eager's float64 result, widened by eager's own float32 error there: a
+lowering that computes in f64 (matrix_exp) can be more exact than eager,
+which is no wrong answer. Needs expecttest and hypothesis (importing the
 OpInfo database does) and the installed package. Prints one line per entry
 and the counts; --log writes them as TSV (name, result, detail).
 tests/python/test_torch_opinfo.py runs a fixed part of it in CI against
@@ -169,6 +173,32 @@ def same_draw(a, b, tol=None):
         return True
 
 
+def in_float64(fn, tensors):
+    """fn's flat outputs with its float32 inputs in float64 ([] if eager
+    cannot run it so)."""
+    import torch
+    try:
+        out = flat(fn(*[t.double() if t.dtype == torch.float32 else
+                        t.cdouble() if t.dtype == torch.complex64 else t for t in tensors]))
+    except Exception:
+        return []
+    return out or []
+
+
+def closer_than_eager(got, want, exact, tol):
+    """Whether got is within the tolerance of eager's float64 result
+    widened by eager's own float32 error there: tessera computing more
+    exactly than eager is no wrong answer."""
+    import torch
+    if exact.shape != got.shape or not exact.is_floating_point() and not exact.is_complex():
+        return False
+    exact = exact.to(got.dtype.to_complex() if got.is_complex() else torch.float64)
+    g, w = got.to(exact.dtype), want.to(exact.dtype)
+    both_nan = torch.isnan(g) & torch.isnan(exact) if not g.is_complex() else torch.zeros_like(g, dtype=torch.bool)
+    slack = (w - exact).abs().nan_to_num(0) + tol.get("atol", 0) + tol.get("rtol", 0) * exact.abs()
+    return bool(((g - exact).abs() <= slack)[~both_nan].all())
+
+
 def compare_random(compiled, eager, fresh, want_flat, k):
     """None, or why compiled's outputs are not distributed as eager's."""
     import torch
@@ -263,7 +293,8 @@ def _run_entry(op, samples, cache_dir, backward=False):
         got_flat = flat(got)
         if got_flat is None or len(got_flat) != len(want_flat):
             return "failed", "sample %d: outputs differ in structure" % k
-        for g, w in zip(got_flat, want_flat):
+        exact = None   # eager in float64, computed when a result misses eager's float32 one
+        for j, (g, w) in enumerate(zip(got_flat, want_flat)):
             if op.name in UNSPECIFIED or random:
                 if g.shape != w.shape or g.dtype != w.dtype:
                     return "failed", "sample %d: %s%s, eager %s%s" % (k, g.dtype, tuple(g.shape), w.dtype,
@@ -275,7 +306,10 @@ def _run_entry(op, samples, cache_dir, backward=False):
             try:
                 torch.testing.assert_close(g, w, equal_nan=True, check_stride=False, **tol)
             except AssertionError as e:
-                return "failed", "sample %d: %s" % (k, " ".join(str(e).split())[:200])
+                if exact is None and not backward:
+                    exact = in_float64(fn, fresh())
+                if not (len(exact or []) > j and closer_than_eager(g, w, exact[j], tol)):
+                    return "failed", "sample %d: %s" % (k, " ".join(str(e).split())[:200])
         ran += 1
         for g in tt.REPORT.graphs[start:]:
             fell_back += [op_ for op_, _ in g["fallbacks"]]

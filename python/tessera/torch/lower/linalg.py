@@ -1,8 +1,8 @@
 """Contractions: mm, bmm, addmm, addmv, addbmm, _trilinear (nn.Bilinear),
 convolution (N-d, grouped, dilated, with bias, unbatched; the transposed
 form as an input-dilated convolution, output_padding as more high
-padding), and distances (cdist, pdist, dist). Decompositions and solves
-are in decomp.py."""
+padding), distances (cdist, pdist, dist), and the matrix exponential.
+Decompositions and solves are in decomp.py."""
 import math
 
 import numpy as np
@@ -296,3 +296,55 @@ def pdist(L, node):
         return L.full(0, x.dtype, (0,))
     rows = [L.g.op("gather", x, L.g.const(np.array(side, np.int64)), axis=0) for side in zip(*pairs)]
     return norm_over(L, rows[0] - rows[1], [1], float(p))
+
+
+# ---- matrix exponential ---------------------------------------------------------------------
+TAYLOR_TERMS = 18   # at norm <= 1/2 the remainder is below 0.5^19 / 19! ~ 1.6e-23
+SQUARINGS_MAX = 1100   # 2^1100 of any f64 norm overflows: an infinite norm stops there
+
+
+def _matrix_exp_ok(node):
+    """a dtype other than f32/f64, or a matrix over 64 rows"""
+    t = fake(node.args[0])
+    if t.dtype not in (torch.float32, torch.float64):
+        return "dtype %s" % t.dtype
+    return "a matrix over 64 rows" if t.shape[-1] > 64 else None
+
+
+@lowers(aten.linalg_matrix_exp.default, check=_matrix_exp_ok)
+@empty_ok
+def matrix_exp(L, node):
+    """Scaling and squaring in f64: each matrix scaled by 2^-s to a 1-norm
+    of at most 1/2, its Taylor series to degree 18 by Horner, then squared
+    s times in a while loop (s differs per matrix: a square is kept only
+    where the matrix still needs it)."""
+    g = L.g
+    a = L.cast(L.value(node.args[0]), "f64")
+    shape = list(a.shape)
+    nb = len(shape) - 2
+    batch = list(range(nb))
+
+    def mat(x, y):
+        return g.op("dot", x, y, lhs_batch=batch, rhs_batch=batch, lhs_contract=[nb + 1], rhs_contract=[nb])
+
+    norm = g.op("reduce_max", g.op("reduce_sum", g.op("abs", a), axes=[nb]), axes=[nb])   # [*batch]
+    s = g.op("ceil", g.op("log", norm * 2.0) * (1.0 / math.log(2.0)))
+    s = g.op("min", g.op("max", s, L.full(0.0, "f64", tuple(s.shape))), L.full(SQUARINGS_MAX, "f64", tuple(s.shape)))
+    s = g.op("select", g.op("ne", s, s), L.full(0.0, "f64", tuple(s.shape)), s)   # a NaN norm
+    scaled = a * g.op("reshape", g.op("pow", L.full(2.0, "f64", tuple(s.shape)), -s), shape=list(s.shape) + [1, 1])
+    eye = g.op("cast", g.op("eq", g.op("iota", dtype="i64", shape=shape, axis=nb),
+                            g.op("iota", dtype="i64", shape=shape, axis=nb + 1)), dtype="f64")
+    x = eye
+    for k in range(TAYLOR_TERMS, 0, -1):   # I + A/1 (I + A/2 (I + ... (I + A/18)))
+        x = eye + mat(scaled * (1.0 / k), x)
+    times = L.cast(s, "i64")
+
+    def more(i, x, times):
+        return g.op("lt", i, g.op("reduce_max", times, axes=list(range(nb))) if nb else times)
+
+    def square(i, x, times):
+        need = g.op("reshape", g.op("lt", i, times), shape=list(times.shape) + [1, 1])
+        return i + g.scalar(1, "i64"), g.op("select", L.broadcast_to(need, shape), mat(x, x), x), times
+
+    x = g.op("while", g.scalar(0, "i64"), x, times, regions=(more, square))[1]
+    return L.cast(x, L.out_dtype(node))
