@@ -22,8 +22,9 @@ import os
 import sys
 
 import torch
-from torch._decomp import core_aten_decompositions
 
+from tessera.torch.backend import decompositions
+from tessera.torch.decompositions import OVERRIDES
 from tessera.torch.lower import CHECKS, LOWERINGS
 from tessera.torch.lower.table import COMPLEX_CHECKS, COMPLEX_LOWERINGS
 
@@ -77,14 +78,16 @@ def row(name, ovs, decomposed):
             parts.append("falls back for " + "; ".join(docs))
         status, note = "partly", "; ".join(parts)
     elif dec and len(dec) == len(ovs):
-        status, note = "decomposed", "by AOTAutograd's core decompositions"
+        status, note = "decomposed", ("by AOTAutograd with tessera's decompositions (decompositions.py)"
+                                      if all(op in OVERRIDES for op in dec) else
+                                      "by AOTAutograd's core decompositions")
     else:
         status, note = "not yet", "runs in eager PyTorch"
     return "| `%s` | %s | %s | %s | %s |" % (name, ov_names(ovs), status, ", ".join(fams), note)
 
 
 def render():
-    decomposed = set(core_aten_decompositions())
+    decomposed = set(decompositions())   # PyTorch's core decompositions and tessera's own
     packets = core_packets()
     rows = [row(n, ovs, decomposed) for n, ovs in sorted(packets.items())]
     counts = {}

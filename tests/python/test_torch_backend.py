@@ -375,6 +375,26 @@ def test_matrix_exp_scales_and_squares(cache_dir):
     torch.testing.assert_close(got.double(), torch.linalg.matrix_exp(a.double()), rtol=1e-5, atol=1e-6)
 
 
+def test_adaptive_pool_backward_and_vec_upsampling(cache_dir):
+    F = torch.nn.functional
+    torch.manual_seed(0)
+    x = torch.randn(2, 3, 7, 9, requires_grad=True)
+
+    def f(x):
+        y = F.adaptive_avg_pool2d(x, (3, 4))   # overlapping windows
+        return (torch.ops.aten.upsample_bilinear2d.vec(y, None, True, [2.0, 1.5]),
+                torch.ops.aten.upsample_nearest2d.vec(y, [5, 9], None))
+
+    start = len(tt.REPORT.graphs)
+    got, want = torch.compile(f, backend=backend(cache_dir))(x), f(x)
+    cot = [torch.randn_like(w) for w in want]
+    for g, w in zip(torch.autograd.grad(got, x, cot) + got, torch.autograd.grad(want, x, cot) + want):
+        torch.testing.assert_close(g, w, rtol=1e-5, atol=1e-6)
+    graphs = tt.REPORT.graphs[start:]
+    assert [g["kind"] for g in graphs] == ["forward", "backward"] and all(not g["fallbacks"] for g in graphs), \
+        tt.REPORT
+
+
 def test_dynamic_batch_compiles_once(tmp_path):
     """A batch dimension marked dynamic becomes a tessera symbol: new batch
     sizes run on the code compiled for the first, forward and backward."""

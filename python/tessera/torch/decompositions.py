@@ -13,6 +13,7 @@ PyTorch, forward and backward."""
 import math
 
 import torch
+import torch._decomp
 
 aten = torch.ops.aten
 
@@ -60,7 +61,13 @@ def flash_attention_for_cpu_backward(grad_out, query, key, value, out, logsumexp
     return (torch.matmul(grad_scores, key), torch.matmul(grad_scores.transpose(-2, -1), query), grad_value)
 
 
+# core operators that PyTorch's core set keeps whole but that its own
+# decompositions spell in operators tessera lowers: the .vec upsamplings
+# (output size or scale factors) become their gathers and weighted sums
+_FROM_TORCH = [aten.upsample_bilinear2d.vec, aten.upsample_nearest2d.vec]
+
 OVERRIDES = {
     aten._scaled_dot_product_flash_attention_for_cpu.default: flash_attention_for_cpu,
     aten._scaled_dot_product_flash_attention_for_cpu_backward.default: flash_attention_for_cpu_backward,
+    **{op: torch._decomp.decomposition_table[op] for op in _FROM_TORCH},
 }

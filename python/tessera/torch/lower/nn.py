@@ -250,6 +250,20 @@ def contract_axes(L, x, lead, mats):
     return x
 
 
+def window_averages(sizes, outs):
+    """Per axis the [out, in] matrix of adaptive window averages (None
+    where the axis keeps its size)."""
+    mats = []
+    for n, o in zip(sizes, outs):
+        m = None
+        if n != o:
+            m = np.zeros((o, n))
+            for i, (s, e) in enumerate(adaptive_windows(n, o)):
+                m[i, s:e] = 1.0 / (e - s)
+        mats.append(m)
+    return mats
+
+
 def _adaptive_avg(k):
     def lower(L, node):
         """Windows of one size (the output divides the input): one
@@ -265,16 +279,28 @@ def _adaptive_avg(k):
             s = L.g.op("reduce_window", x, kind="sum", window=[1] * lead + kernel, strides=[1] * lead + kernel,
                        dilations=[1] * len(shape), pad_lo=[0] * len(shape), pad_hi=[0] * len(shape))
             return s * (1.0 / math.prod(kernel))
-        mats = []
-        for n, o in zip(shape[lead:], out):
-            m = None
-            if n != o:
-                m = np.zeros((o, n))
-                for i, (s, e) in enumerate(adaptive_windows(n, o)):
-                    m[i, s:e] = 1.0 / (e - s)
-            mats.append(m)
-        return contract_axes(L, x, lead, mats)
+        return contract_axes(L, x, lead, window_averages(shape[lead:], out))
     return lower
+
+
+def _adaptive_avg_backward(k):
+    def lower(L, node):
+        """The forward's products transposed: each output gradient spread
+        evenly over its window, overlapping windows adding up."""
+        grad = L.value(node.args[0], L.out_dtype(node))
+        shape = L.shape(node)
+        lead = len(shape) - k
+        mats = window_averages(shape[lead:], L.shape(node.args[0])[lead:])
+        return contract_axes(L, grad, lead, [None if m is None else m.T for m in mats])
+    return lower
+
+
+def _adaptive_backward_ok(node):
+    """an empty output or input plane"""
+    shape, out = fake(node.args[1]).shape, fake(node.args[0]).shape
+    if any(d == 0 for d in list(shape[-2:]) + list(out[-2:])):
+        return "an empty pooling plane"
+    return None
 
 
 def _adaptive_ok(node):
@@ -287,6 +313,8 @@ def _adaptive_ok(node):
 
 lowers(aten._adaptive_avg_pool2d.default, check=_adaptive_ok)(_adaptive_avg(2))
 lowers(aten._adaptive_avg_pool3d.default, check=_adaptive_ok)(_adaptive_avg(3))
+lowers(aten._adaptive_avg_pool2d_backward.default, check=_adaptive_backward_ok)(_adaptive_avg_backward(2))
+lowers(aten._adaptive_avg_pool3d_backward.default, check=_adaptive_backward_ok)(_adaptive_avg_backward(3))
 
 
 def _adaptive_max(k):
