@@ -92,7 +92,7 @@ def rotations(L, g, partner):
     pair = L.g.op("cast", L.g.op("eq", L.g.op("iota", dtype="i64", shape=[n, n], axis=1),
                                  L.g.op("reshape", partner, shape=[n, 1])), dtype="f64")
     diag = L.g.op("cast", eye_mask(L, n), dtype="f64")
-    d = L.g.op("reduce_sum", g * diag, axes=[last])
+    d = diagonal(L, g)
     off = L.g.op("reduce_sum", g * pair, axes=[last])                       # g[i, partner(i)]
     other = L.g.op("reduce_sum", as_row(L, d, shape) * pair, axes=[last])   # d[partner(i)]
     first = L.g.op("lt", idx, partner)
@@ -218,12 +218,7 @@ def linalg_svd(L, node):
             L.full(0, ts_dtype(vh.dtype), tuple(vh.shape)))
 
 
-def _pinv_ok(node):
-    """a dtype other than f32/f64, or a matrix over 16 rows or columns (MAX_N)"""
-    return _matrix_ok(node)
-
-
-@lowers(aten.linalg_pinv.atol_rtol_tensor, check=_pinv_ok)
+@lowers(aten.linalg_pinv.atol_rtol_tensor, check=_matrix_ok)
 @empty_ok
 def linalg_pinv(L, node):
     """As eager: singular values (|eigenvalues| when hermitian) above
