@@ -1,5 +1,6 @@
 /* test_jit.c — C to a loaded module: compile and call; the second compile
- * is a cache hit and faster; two units linked; compiler errors, a missing
+ * is a cache hit and faster; two units linked; a unit shared by modules,
+ * compiled once; compiler errors, a missing
  * compiler, link and load errors; a corrupt cached object is rebuilt; the
  * key follows flags and sources; the cache directory is made private and a
  * world-writable one refused; concurrent compiles of one key; allocation
@@ -116,6 +117,88 @@ static void test_two_units(void)
         printf("jit: two units, %d job%s: %.1f ms\n", jobs, jobs > 1 ? "s" : "", ms);
         ts_jit_free(m);
     }
+}
+
+/* ---- a unit many modules share ---------------------------------------------- */
+
+/* A file's inode: a rebuild renames a new file onto the name. */
+static int64_t inode(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 ? (int64_t)st.st_ino : -1;
+}
+
+/* The shared unit is compiled once into KEY.o and linked into each module
+ * that names it; a second module reuses the object (not rebuilt); a
+ * damaged object is rebuilt; a module built once loads without it; a
+ * different shared text is a different module key; a shared unit that
+ * does not compile is an error naming it. */
+static void test_shared_unit(void)
+{
+    const char *shared = "int shared_twice(int x) { return 2 * x; }\nint shared_unused(int x) { return x - 1; }\n";
+    const char *a[] = {"int shared_twice(int);\nint use_a(int x) { return shared_twice(x) + 1; }\n"};
+    const char *b[] = {"int shared_twice(int);\nint use_b(int x) { return shared_twice(x) + 2; }\n",
+                       "int other_b(int x) { return x; }\n"};
+    ts_jit_opts o = fast;
+    o.flags = "-O1 -std=c11 -DSHARED_TEST";   /* keys of its own */
+    char skey[TS_JIT_KEY_HEX + 1], obj[512];
+    ts_err err = {0};
+    CHECK(ts_jit_key(&o, 1, &shared, skey, &err) == TS_OK);
+    snprintf(obj, sizeof obj, "%s/%s.o", root, skey);
+    CHECK(!exists(obj));
+    ts_jit_module *m = NULL;
+    bool hit = true;
+    CHECK_MSG(ts_jit_compile_shared(&o, shared, 1, a, &m, &hit, NULL, &err) == TS_OK, "%s", err.msg);
+    CHECK(!hit && exists(obj));
+    int_fn f = m ? (int_fn)ts_jit_sym(m, "use_a") : NULL;
+    CHECK(f && f(5) == 11);
+    ts_jit_free(m);
+    /* another module: the object is reused, not rebuilt */
+    const int64_t ino = inode(obj);
+    CHECK_MSG(ts_jit_compile_shared(&o, shared, 2, b, &m, &hit, NULL, &err) == TS_OK, "%s", err.msg);
+    CHECK(!hit);
+    f = m ? (int_fn)ts_jit_sym(m, "use_b") : NULL;
+    CHECK(f && f(5) == 12);
+    ts_jit_free(m);
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s.0.c", root, skey);
+    CHECK(exists(path) && inode(obj) == ino);
+    /* damaged: rebuilt as on a miss by the next module that needs it */
+    FILE *fp = fopen(obj, "r+b");
+    CHECK(fp != NULL);
+    if (fp) {
+        fseek(fp, 100, SEEK_SET);
+        fputc(0x5a, fp);
+        fclose(fp);
+    }
+    const char *c[] = {"int shared_twice(int);\nint use_c(int x) { return shared_twice(x) + 3; }\n"};
+    CHECK_MSG(ts_jit_compile_shared(&o, shared, 1, c, &m, &hit, NULL, &err) == TS_OK, "%s", err.msg);
+    f = m ? (int_fn)ts_jit_sym(m, "use_c") : NULL;
+    CHECK(f && f(5) == 13);
+    ts_jit_free(m);
+    CHECK(exists(obj) && inode(obj) != ino);
+    /* a module already built loads without the object */
+    CHECK(unlink(obj) == 0);
+    CHECK(ts_jit_compile_shared(&o, shared, 1, a, &m, &hit, NULL, &err) == TS_OK && hit);
+    ts_jit_free(m);
+    CHECK(!exists(obj));
+    /* the shared text is part of the module's key */
+    char k1[TS_JIT_KEY_HEX + 1];
+    const char *shared2 = "int shared_twice(int x) { return x + x; }\n";
+    CHECK(ts_jit_compile_shared(&o, shared2, 1, a, &m, &hit, NULL, &err) == TS_OK && !hit);
+    f = m ? (int_fn)ts_jit_sym(m, "use_a") : NULL;
+    CHECK(f && f(5) == 11);
+    ts_jit_free(m);
+    CHECK(ts_jit_key(&o, 1, a, k1, &err) == TS_OK);   /* without a shared unit: no such module built */
+    snprintf(path, sizeof path, "%s/%s.so", root, k1);
+    CHECK(!exists(path));
+    /* a shared unit that does not compile: the error names its file */
+    const char *bad = "int shared_bad(void) { return nope; }\n";
+    char bkey[TS_JIT_KEY_HEX + 1];
+    CHECK(ts_jit_key(&o, 1, &bad, bkey, &err) == TS_OK);
+    m = (ts_jit_module *)1;
+    ts_status s = ts_jit_compile_shared(&o, bad, 1, a, &m, NULL, NULL, &err);
+    CHECK_MSG(s == TS_ERR_TOOLCHAIN && m == NULL && strstr(err.msg, bkey) && strstr(err.msg, "nope"), "%s", err.msg);
 }
 
 /* ---- errors ------------------------------------------------------------------ */
@@ -426,6 +509,7 @@ int main(void)
     test_sha256();
     test_compile_and_hit();
     test_two_units();
+    test_shared_unit();
     test_errors();
     test_corrupt();
     test_key();

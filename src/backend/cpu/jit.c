@@ -319,7 +319,9 @@ static void hash_str(ts_sha256 *h, const char *s, size_t n)
     ts_sha256_update(h, s, n);
 }
 
-static void make_key(const char *id, const char *flags, int n, const char *const *sources, char *key)
+/* shared: the key of the shared object a module links (NULL: none). */
+static void make_key(const char *id, const char *flags, int n, const char *const *sources, const char *shared,
+                     char *key)
 {
     ts_sha256 h;
     ts_sha256_init(&h);
@@ -330,6 +332,7 @@ static void make_key(const char *id, const char *flags, int n, const char *const
     uint64_t count = (uint64_t)n;
     ts_sha256_update(&h, &count, sizeof count);
     for (int i = 0; i < n; i++) hash_str(&h, sources[i], strlen(sources[i]));
+    if (shared) hash_str(&h, shared, strlen(shared));
     unsigned char d[32];
     ts_sha256_final(&h, d);
     for (int i = 0; i < TS_JIT_KEY_HEX / 2; i++) snprintf(key + 2 * i, 3, "%02x", d[i]);
@@ -353,7 +356,7 @@ ts_status ts_jit_key(const ts_jit_opts *o, int n, const char *const *sources, ch
     TS_TRY(resolve(o, &c, err));
     /* the version probe writes into the cache dir if it exists, else $TMPDIR */
     TS_TRY(identify(c.cc, c.dir, path, id, sizeof id, err));
-    make_key(id, c.flags, n, sources, key);
+    make_key(id, c.flags, n, sources, NULL, key);
     return TS_OK;
 }
 
@@ -524,13 +527,22 @@ static ts_status run_jobs(job *jobs, int n, int par, const char *cc_path, const 
     }
 }
 
+/* The unit many modules share (ts_jit_compile_shared): its key, its
+ * source and sealed object in the cache, and whether that object is
+ * there and whole (else this build compiles it). */
+typedef struct shared_t {
+    char key[TS_JIT_KEY_HEX + 1];
+    char src[PATH_MAX], obj[PATH_MAX];
+    bool ready;
+} shared_t;
+
 /* Everything one build creates, so that every exit path cleans up. */
 typedef struct build_t {
     int n;
-    char **src, **obj;   /* the kept sources; temporary objects (n > 1) */
-    char tmp_so[PATH_MAX];
-    job *jobs;           /* n compiles (+ 1 link), or one compile-and-link */
-    int njobs;
+    char **src, **obj;   /* the kept sources; temporary objects (n > 1, or a shared unit) */
+    char tmp_so[PATH_MAX], tmp_shared[PATH_MAX];
+    job *jobs;           /* [the shared unit's compile], n compiles, the link; or one compile-and-link */
+    int ncompile, njobs;
 } build_t;
 
 static void build_free(build_t *b)
@@ -541,6 +553,7 @@ static void build_free(build_t *b)
         ts_mem_free(b->obj ? b->obj[i] : NULL);
     }
     if (b->tmp_so[0]) unlink(b->tmp_so);
+    if (b->tmp_shared[0]) unlink(b->tmp_shared);
     for (int i = 0; i < b->njobs; i++) argv_free(&b->jobs[i].argv);
     ts_mem_free(b->src);
     ts_mem_free(b->obj);
@@ -554,66 +567,91 @@ static char *path_of(const char *dir, const char *key, int i)
     return b.oom ? (ts_buf_free(&b), NULL) : b.data;
 }
 
-/* The compiler command lines: with one unit, compile and link in one
- * process (saves a few ms); with more, compile each to an object and link. */
-static void build_jobs(build_t *b, const cfg *c)
+static void compile_job(job *j, const cfg *c, const char *src, const char *obj, bool sections)
 {
-    if (b->n == 1) {
-        job *j = &b->jobs[0];
+    arg(&j->argv, c->cc);
+    arg_flags(&j->argv, c->flags);
+    /* its own section per function, so each module's link keeps only the
+     * shared templates it calls */
+    if (sections) arg(&j->argv, "-ffunction-sections");
+    const char *rest[] = {"-fPIC", "-c", src, "-o", obj};
+    for (size_t k = 0; k < sizeof rest / sizeof rest[0]; k++) arg(&j->argv, rest[k]);
+    j->what = src;
+}
+
+/* The compiler command lines: with one unit and no shared unit to build
+ * first, compile and link in one process (saves a few ms); else compile
+ * each unit to an object, then link them with the shared object. */
+static void build_jobs(build_t *b, const cfg *c, const shared_t *sh)
+{
+    job *j = b->jobs;
+    if (b->n == 1 && (!sh || sh->ready)) {
         arg(&j->argv, c->cc);
         arg_flags(&j->argv, c->flags);
-        const char *rest[] = {"-fPIC", "-shared", b->src[0], "-o", b->tmp_so, "-lm"};
+        const char *rest[] = {"-fPIC", "-shared", b->src[0], "-o", b->tmp_so};
         for (size_t k = 0; k < sizeof rest / sizeof rest[0]; k++) arg(&j->argv, rest[k]);
+        if (sh) arg(&j->argv, sh->obj);
+        if (sh) arg(&j->argv, "-Wl,--gc-sections");
+        arg(&j->argv, "-lm");
         j->what = b->src[0];
-        b->njobs = 1;
+        b->ncompile = b->njobs = 1;
         return;
     }
-    for (int i = 0; i < b->n; i++) {
-        job *j = &b->jobs[i];
-        arg(&j->argv, c->cc);
-        arg_flags(&j->argv, c->flags);
-        const char *rest[] = {"-fPIC", "-c", b->src[i], "-o", b->obj[i]};
-        for (size_t k = 0; k < sizeof rest / sizeof rest[0]; k++) arg(&j->argv, rest[k]);
-        j->what = b->src[i];
-    }
-    job *l = &b->jobs[b->n];
-    arg(&l->argv, c->cc);
-    arg_flags(&l->argv, c->flags);
-    arg(&l->argv, "-shared");
-    arg(&l->argv, "-o");
-    arg(&l->argv, b->tmp_so);
-    for (int i = 0; i < b->n; i++) arg(&l->argv, b->obj[i]);
-    arg(&l->argv, "-lm");
-    l->what = "the link";
-    b->njobs = b->n + 1;
+    if (sh && !sh->ready) compile_job(j++, c, sh->src, b->tmp_shared, true);
+    for (int i = 0; i < b->n; i++) compile_job(j++, c, b->src[i], b->obj[i], false);
+    b->ncompile = (int)(j - b->jobs);
+    arg(&j->argv, c->cc);
+    arg_flags(&j->argv, c->flags);
+    arg(&j->argv, "-shared");
+    arg(&j->argv, "-o");
+    arg(&j->argv, b->tmp_so);
+    for (int i = 0; i < b->n; i++) arg(&j->argv, b->obj[i]);
+    if (sh) arg(&j->argv, sh->obj);
+    if (sh) arg(&j->argv, "-Wl,--gc-sections");
+    arg(&j->argv, "-lm");
+    j->what = "the link";
+    b->njobs = b->ncompile + 1;
+}
+
+/* The shared unit's fresh object: sealed and renamed onto its name in
+ * the cache, where later builds find it. */
+static ts_status keep_shared(build_t *b, const cfg *c, const shared_t *sh, ts_err *err)
+{
+    TS_TRY(ts_jit_entry_seal(b->tmp_shared, sh->obj, err));
+    if (rename(b->tmp_shared, sh->obj) != 0)
+        return ts_err_set(err, TS_ERR_IO, "JIT cache: cannot write '%s': %s", sh->obj, strerror(errno));
+    b->tmp_shared[0] = 0;
+    return ts_jit_entry_sync_dir(c->dir, err);
 }
 
 static ts_status build(const cfg *c, const char *cc_path, const char *key, int n, const char *const *sources,
-                       const char *so, ts_err *err)
+                       const shared_t *sh, const char *so, ts_err *err)
 {
     build_t b;
     memset(&b, 0, sizeof b);
     b.n = n;
     ts_status st = TS_OK;
+    const bool separate = n > 1 || (sh && !sh->ready);   /* objects, then a link */
     b.src = ts_mem_zalloc(sizeof *b.src * (size_t)n);
     b.obj = ts_mem_zalloc(sizeof *b.obj * (size_t)n);
-    b.jobs = ts_mem_zalloc(sizeof *b.jobs * (size_t)(n + 1));
+    b.jobs = ts_mem_zalloc(sizeof *b.jobs * (size_t)(n + 2));
     if (!b.src || !b.obj || !b.jobs) st = ts_err_set(err, TS_ERR_OOM, "JIT: out of memory");
     for (int i = 0; i < n && st == TS_OK; i++) {
         b.src[i] = path_of(c->dir, key, i);
         if (!b.src[i]) st = ts_err_set(err, TS_ERR_OOM, "JIT: out of memory");
         else st = ts_jit_entry_write(c->dir, b.src[i], sources[i], err);
-        if (st == TS_OK && n > 1) {
+        if (st == TS_OK && separate) {
             b.obj[i] = ts_mem_zalloc(PATH_MAX);
             st = b.obj[i] ? temp_name(c->dir, key, b.obj[i], err) : ts_err_set(err, TS_ERR_OOM, "JIT: out of memory");
         }
     }
+    if (st == TS_OK && sh && !sh->ready) st = temp_name(c->dir, sh->key, b.tmp_shared, err);
     if (st == TS_OK) st = temp_name(c->dir, key, b.tmp_so, err);
     if (st == TS_OK) {
-        build_jobs(&b, c);
-        int compiles = n == 1 ? 1 : n;
-        st = run_jobs(b.jobs, compiles, c->jobs, cc_path, c->cc, c->dir, err);
-        if (st == TS_OK && n > 1) st = run_jobs(b.jobs + n, 1, 1, cc_path, c->cc, c->dir, err);
+        build_jobs(&b, c, sh);
+        st = run_jobs(b.jobs, b.ncompile, c->jobs, cc_path, c->cc, c->dir, err);
+        if (st == TS_OK && sh && !sh->ready) st = keep_shared(&b, c, sh, err);
+        if (st == TS_OK && b.njobs > b.ncompile) st = run_jobs(b.jobs + b.ncompile, 1, 1, cc_path, c->cc, c->dir, err);
     }
     /* the trailer and fsync before the rename: whatever name a crash
      * leaves behind holds a whole, checkable object */
@@ -660,8 +698,23 @@ static ts_status load_fresh(const char *so, void **h, ts_err *err)
 
 /* ---- the entry points ------------------------------------------------------------ */
 
-ts_status ts_jit_compile(const ts_jit_opts *o, int n, const char *const *sources, ts_jit_module **out,
-                         bool *hit, double *ms, ts_err *err)
+/* The shared unit's files (sh->key set); its object checked, and its
+ * source written when this build must compile it. */
+static ts_status shared_find(const cfg *c, const char *text, shared_t *sh, ts_err *err)
+{
+    if (snprintf(sh->src, sizeof sh->src, "%s/%s.0.c", c->dir, sh->key) >= (int)sizeof sh->src ||
+        snprintf(sh->obj, sizeof sh->obj, "%s/%s.o", c->dir, sh->key) >= (int)sizeof sh->obj)
+        return ts_err_set(err, TS_ERR_IO, "JIT cache: directory path too long");
+    sh->ready = ts_jit_entry_check(sh->obj) == NULL;
+    if (sh->ready) {
+        ts_jit_cache_touch(sh->obj);   /* in use: the last thing a trim removes */
+        return TS_OK;
+    }
+    return ts_jit_entry_write(c->dir, sh->src, text, err);
+}
+
+ts_status ts_jit_compile_shared(const ts_jit_opts *o, const char *shared, int n, const char *const *sources,
+                                ts_jit_module **out, bool *hit, double *ms, ts_err *err)
 {
     double t0 = ts_now_ms();
     *out = NULL;
@@ -669,11 +722,13 @@ ts_status ts_jit_compile(const ts_jit_opts *o, int n, const char *const *sources
     if (ms) *ms = 0;
     cfg c;
     char cc_path[PATH_MAX], id[PATH_MAX + 256], key[TS_JIT_KEY_HEX + 1], so[PATH_MAX];
+    shared_t sh;
     TS_TRY(check_sources(n, sources, err));
     TS_TRY(resolve(o, &c, err));
     TS_TRY(make_dir(c.dir, err));
     TS_TRY(identify(c.cc, c.dir, cc_path, id, sizeof id, err));
-    make_key(id, c.flags, n, sources, key);
+    if (shared) make_key(id, c.flags, 1, &shared, NULL, sh.key);
+    make_key(id, c.flags, n, sources, shared ? sh.key : NULL, key);
     if (snprintf(so, sizeof so, "%s/%s.so", c.dir, key) >= (int)sizeof so)
         return ts_err_set(err, TS_ERR_IO, "JIT cache: directory path too long");
 
@@ -681,7 +736,8 @@ ts_status ts_jit_compile(const ts_jit_opts *o, int n, const char *const *sources
     bool cached = h != NULL;
     if (cached) ts_jit_cache_touch(so);
     if (!h) {
-        ts_status s = build(&c, cc_path, key, n, sources, so, err);
+        if (shared) TS_TRY(shared_find(&c, shared, &sh, err));
+        ts_status s = build(&c, cc_path, key, n, sources, shared ? &sh : NULL, so, err);
         if (s != TS_OK) return s;
         /* Trimming is upkeep: a cache we cannot read or trim still built
          * this module, so that does not fail the compile; running out of
@@ -702,6 +758,12 @@ ts_status ts_jit_compile(const ts_jit_opts *o, int n, const char *const *sources
     if (hit) *hit = cached;
     if (ms) *ms = ts_now_ms() - t0;
     return TS_OK;
+}
+
+ts_status ts_jit_compile(const ts_jit_opts *o, int n, const char *const *sources, ts_jit_module **out,
+                         bool *hit, double *ms, ts_err *err)
+{
+    return ts_jit_compile_shared(o, NULL, n, sources, out, hit, ms, err);
 }
 
 ts_status ts_jit_probe(const ts_jit_opts *o, ts_err *err)

@@ -71,6 +71,18 @@ typedef struct ts_jit_opts {
 ts_status ts_jit_compile(const ts_jit_opts *o, int n, const char *const *sources, ts_jit_module **out,
                          bool *hit, double *ms, ts_err *err);
 
+/* As ts_jit_compile, with one more unit, `shared` (NULL: none), that
+ * many modules have in common (the runtime templates, D112): it is
+ * compiled once, with -ffunction-sections, into a cached object KEY.o
+ * (sealed and checked like a .so, jit_entry.h) and linked into each
+ * module that names it (--gc-sections keeps what the module calls), so
+ * a module's build compiles only its own units. The module's key covers
+ * the shared unit's. The object is statically linked: a module does not
+ * depend on KEY.o once built, and trimming KEY.o costs only its rebuild.
+ * When KEY.o must be built, it compiles in parallel with the units. */
+ts_status ts_jit_compile_shared(const ts_jit_opts *o, const char *shared, int n, const char *const *sources,
+                                ts_jit_module **out, bool *hit, double *ms, ts_err *err);
+
 /* Whether the toolchain works at all: compiles (or loads from the cache)
  * a one-function module and calls it. TS_OK, or ts_jit_compile's error.
  * Tells a missing or broken compiler from generated code it rejects. */

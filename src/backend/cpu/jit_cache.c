@@ -1,9 +1,10 @@
 /* jit_cache.c — what the JIT cache holds, and trimming it to a size.
  *
  * An entry is KEY.so (its checked trailer included: jit_entry.h, D89)
- * with its sources KEY.0.c, KEY.1.c, ... (KEY: 32 hex digits, jit.h); the
- * trailer lives inside the .so, so an entry has no other file to count or
- * remove. Only names of that form are counted or removed: the
+ * with its sources KEY.0.c, KEY.1.c, ... (KEY: 32 hex digits, jit.h), or
+ * a unit many modules link, KEY.o (sealed the same way) with KEY.0.c; the
+ * trailer lives inside the object, so an entry has no other file to count
+ * or remove. Only names of that form are counted or removed: the
  * directory may be shared with files that are not ours (a user pointing
  * TESSERA_CACHE_DIR at a folder with other things in it loses nothing).
  * An entry's age is its shared object's mtime; a cache hit touches it
@@ -26,11 +27,12 @@
 
 typedef struct entry {
     char key[TS_JIT_KEY_HEX + 1];
-    int64_t bytes;    /* the .so and its sources */
-    int64_t mtime_ns; /* the .so's */
+    int64_t bytes;    /* the object and its sources */
+    int64_t mtime_ns; /* the object's (.so or .o) */
 } entry;
 
-/* The key of a cache file name (KEY.so or KEY.N.c), or false. */
+/* The key of a cache file name (KEY.so, KEY.o or KEY.N.c), or false;
+ * *is_so: an object, not a source. */
 static bool parse_name(const char *name, char key[TS_JIT_KEY_HEX + 1], bool *is_so)
 {
     for (int i = 0; i < TS_JIT_KEY_HEX; i++) {
@@ -38,7 +40,7 @@ static bool parse_name(const char *name, char key[TS_JIT_KEY_HEX + 1], bool *is_
         if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
     }
     const char *rest = name + TS_JIT_KEY_HEX;
-    *is_so = strcmp(rest, ".so") == 0;
+    *is_so = strcmp(rest, ".so") == 0 || strcmp(rest, ".o") == 0;
     if (!*is_so) {
         if (rest[0] != '.' || !(rest[1] >= '0' && rest[1] <= '9')) return false;
         const char *p = rest + 1;
@@ -130,13 +132,15 @@ static int by_age(const void *a, const void *b)
     return x->mtime_ns < y->mtime_ns ? -1 : x->mtime_ns > y->mtime_ns;
 }
 
-/* Removes KEY.so first (so no reader finds sources without their object
- * and takes them for a build in progress), then KEY.0.c, KEY.1.c, ... up
- * to the first that is missing. */
+/* Removes KEY.so or KEY.o first (so no reader finds sources without
+ * their object and takes them for a build in progress), then KEY.0.c,
+ * KEY.1.c, ... up to the first that is missing. A module already linked
+ * with a removed KEY.o keeps its own copy of what it used. */
 static void remove_entry(const char *dir, const char *key)
 {
     char path[PATH_MAX];
     if (snprintf(path, sizeof path, "%s/%s.so", dir, key) < (int)sizeof path) unlink(path);
+    if (snprintf(path, sizeof path, "%s/%s.o", dir, key) < (int)sizeof path) unlink(path);
     for (int i = 0;; i++) {
         if (snprintf(path, sizeof path, "%s/%s.%d.c", dir, key, i) >= (int)sizeof path) break;
         if (unlink(path) != 0) break;

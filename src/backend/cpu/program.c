@@ -16,7 +16,7 @@
 /* Kernels per translation unit before another unit is worth a compiler
  * process; at most MAX_TU units (the split must not depend on the machine,
  * or the cache key would). */
-enum { KERNELS_PER_TU = 24, MAX_TU = 4 };   /* kernel units; the runtime unit comes on top */
+enum { KERNELS_PER_TU = 24, MAX_TU = 4 };   /* kernel units; the shared runtime unit comes on top */
 
 void ts_cpu_program_free(ts_cpu_program *p)
 {
@@ -96,14 +96,14 @@ static void note_uses(ts_cpu_program *p)
 }
 
 /* The C of the kernels, unit by unit; kernel unit u holds kernels u, u+n,
- * ... When there are several kernel units and they call the contraction
- * templates, unit 0 defines the templates (ts_emit_c_runtime) and the
- * kernel units only call them: the templates were ~85% of each unit's
- * compile time (ResNet-50: three units of ~5 s, each compiling them
- * again, on two cores). One kernel unit keeps them static: gcc then
- * specialises tsrt_conv to the unit's few calls and drops the algorithms
- * they cannot take (one 1x1 conv: 3.0 s self-contained, 4.0 s split; D36). */
-static ts_status sources(const ts_cpu_program *p, bool exact, int *n_units, ts_buf *units, ts_err *err)
+ * ... When the kernels call the contraction templates, those are one more
+ * unit, *shared: every template (GEMM and convolution), the same text for
+ * every program, which the JIT compiles once per machine and links into
+ * each module (D112). The templates were ~85% of a unit's compile time
+ * (ResNet-50: three units of ~5 s, each compiling them again, on two
+ * cores; the bundled tinynet 5.0 s cold, of which its kernels ~1 s). */
+static ts_status sources(const ts_cpu_program *p, bool exact, int *n_units, ts_buf *units, ts_buf *shared,
+                         ts_err *err)
 {
     /* all kernels, then one unit's share, in one allocation */
     ts_lkernel **ks = ts_mem_alloc(sizeof *ks * 2 * (size_t)(p->n_steps + 1));
@@ -115,16 +115,19 @@ static ts_status sources(const ts_cpu_program *p, bool exact, int *n_units, ts_b
     const int needs = ts_emit_needs(nk, ks);
     int n = (nk + KERNELS_PER_TU - 1) / KERNELS_PER_TU;
     n = n < 1 ? 1 : n > MAX_TU ? MAX_TU : n;
-    const int first = needs && n > 1 ? 1 : 0;
-    *n_units = first + n;
+    *n_units = n;
     /* the runtime templates read it (tsrt_conv_wg_pre); it is part of the
      * source, so of the cache key too */
-    for (int u = 0; exact && u < first + n; u++) ts_buf_puts(&units[u], "#define TSRT_EXACT 1\n");
-    ts_status s = first ? ts_emit_c_runtime(&units[0], needs, err) : TS_OK;
+    for (int u = 0; exact && u < n; u++) ts_buf_puts(&units[u], "#define TSRT_EXACT 1\n");
+    ts_status s = TS_OK;
+    if (needs) {
+        if (exact) ts_buf_puts(shared, "#define TSRT_EXACT 1\n");
+        s = ts_emit_c_runtime(shared, TS_NEEDS_GEMM | TS_NEEDS_CONV, err);
+    }
     for (int u = 0; s == TS_OK && u < n; u++) {
         int m = 0;
         for (int j = u; j < nk; j += n) mine[m++] = ks[j];
-        s = ts_emit_c(&units[first + u], m, mine, first == 1, err);
+        s = ts_emit_c(&units[u], m, mine, needs != 0, err);
     }
     ts_mem_free(ks);
     return s;
@@ -134,16 +137,23 @@ ts_status ts_cpu_source(const ts_graph *g, char **src, ts_err *err)
 {
     ts_cpu_program *p = NULL;
     TS_TRY(plan(g, &p, err));
-    ts_buf units[MAX_TU + 1];
+    ts_buf units[MAX_TU], shared = {0};
     memset(units, 0, sizeof units);
     int n = 0;
-    ts_status s = sources(p, false, &n, units, err);
+    ts_status s = sources(p, false, &n, units, &shared, err);
     ts_buf all = {0};
+    const int first = shared.data ? 1 : 0;
+    if (s == TS_OK && first) {
+        ts_buf_printf(&all, "/* ==== translation unit 1 of %d (shared by every program) ==== */\n", n + 1);
+        ts_buf_puts(&all, shared.data);
+    }
     for (int u = 0; u < n; u++) {
-        if (s == TS_OK && n > 1) ts_buf_printf(&all, "/* ==== translation unit %d of %d ==== */\n", u + 1, n);
+        if (s == TS_OK && n + first > 1)
+            ts_buf_printf(&all, "/* ==== translation unit %d of %d ==== */\n", u + 1 + first, n + first);
         if (s == TS_OK && units[u].data) ts_buf_puts(&all, units[u].data);
         ts_buf_free(&units[u]);
     }
+    ts_buf_free(&shared);
     ts_cpu_program_free(p);
     if (s == TS_OK && !all.data) s = ts_err_set(err, TS_ERR_OOM, "out of memory");
     if (s != TS_OK) {
@@ -193,15 +203,17 @@ ts_status ts_cpu_compile(const ts_graph *g, const ts_cpu_opts *o, ts_cpu_program
         s = run_bindings(p, err);
     }
     if (s == TS_OK && p->n_kernels) {
-        ts_buf units[MAX_TU + 1];
+        ts_buf units[MAX_TU], shared = {0};
         memset(units, 0, sizeof units);
         int n = 0;
-        s = sources(p, o && o->exact, &n, units, err);
-        const char *texts[MAX_TU + 1];
+        s = sources(p, o && o->exact, &n, units, &shared, err);
+        const char *texts[MAX_TU];
         for (int u = 0; u < n; u++) texts[u] = units[u].data ? units[u].data : "";
         ts_jit_opts jo = {.cc = o ? o->cc : NULL, .flags = o ? o->cflags : NULL, .cache_dir = o ? o->cache_dir : NULL};
-        if (s == TS_OK) s = ts_jit_compile(&jo, n, texts, &p->mod, &p->cache_hit, &p->compile_ms, err);
+        if (s == TS_OK)
+            s = ts_jit_compile_shared(&jo, shared.data, n, texts, &p->mod, &p->cache_hit, &p->compile_ms, err);
         for (int u = 0; u < n; u++) ts_buf_free(&units[u]);
+        ts_buf_free(&shared);
         for (int i = 0; s == TS_OK && i < p->n_steps; i++) {
             ts_cpu_step *st = &p->steps[i];
             if (!st->kernel) continue;
