@@ -48,6 +48,12 @@ ts_status ts_interp_out_shape(ts_interp_run *r, const ts_node *n, int k, int ran
 ts_status ts_interp_dim(ts_interp_run *r, ts_dim d, int64_t *out);
 /* Where kernels record errors (index out of range, ...). */
 ts_err *ts_interp_err(ts_interp_run *r);
+/* Whether every element of the integer tensor t lies in [0, bound): TS_OK,
+ * or TS_ERR_RUNTIME "OP: index V (at position P) is out of range [0, N)"
+ * for the first (row-major) that does not, exactly as gather and scatter
+ * report it here. Compiled kernels that read through indices run it on
+ * their index buffers before they start (D113). */
+ts_status ts_interp_check_indices(const char *op, const ts_tensor *t, int64_t bound, ts_err *err);
 /* Run block b on args; results[i] receive new references. */
 ts_status ts_interp_block(ts_interp_run *r, const ts_block *b, int n_args,
                           ts_tensor *const *args, ts_tensor **results);

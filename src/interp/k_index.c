@@ -14,8 +14,7 @@
 /* Element j of the integer tensor t, when it lies in [0, bound); otherwise
  * a run-time error naming the value and the bound. u64 is read unsigned so
  * that huge values are not mistaken for negative ones. */
-static ts_status index_at(ts_interp_run *r, const char *op, const ts_tensor *t, int64_t j, int64_t bound,
-                          int64_t *out)
+static ts_status index_in(ts_err *err, const char *op, const ts_tensor *t, int64_t j, int64_t bound, int64_t *out)
 {
     if (t->dtype == TS_DTYPE_U64) {
         uint64_t u = ts_elem_get_u64(t->dtype, t->data, j);
@@ -23,16 +22,29 @@ static ts_status index_at(ts_interp_run *r, const char *op, const ts_tensor *t, 
             *out = (int64_t)u;
             return TS_OK;
         }
-        return ts_err_set(ts_interp_err(r), TS_ERR_RUNTIME, "%s: index %llu (at position %lld) is out of range [0, %lld)",
-                          op, (unsigned long long)u, (long long)j, (long long)bound);
+        return ts_err_set(err, TS_ERR_RUNTIME, "%s: index %llu (at position %lld) is out of range [0, %lld)", op,
+                          (unsigned long long)u, (long long)j, (long long)bound);
     }
     int64_t v = ts_elem_get_i64(t->dtype, t->data, j);
     if (v >= 0 && v < bound) {
         *out = v;
         return TS_OK;
     }
-    return ts_err_set(ts_interp_err(r), TS_ERR_RUNTIME, "%s: index %lld (at position %lld) is out of range [0, %lld)", op,
+    return ts_err_set(err, TS_ERR_RUNTIME, "%s: index %lld (at position %lld) is out of range [0, %lld)", op,
                       (long long)v, (long long)j, (long long)bound);
+}
+
+static ts_status index_at(ts_interp_run *r, const char *op, const ts_tensor *t, int64_t j, int64_t bound,
+                          int64_t *out)
+{
+    return index_in(ts_interp_err(r), op, t, j, bound, out);
+}
+
+ts_status ts_interp_check_indices(const char *op, const ts_tensor *t, int64_t bound, ts_err *err)
+{
+    int64_t v;
+    for (int64_t j = 0; j < t->numel; j++) TS_TRY(index_in(err, op, t, j, bound, &v));
+    return TS_OK;
 }
 
 static int64_t prod(const int64_t *shape, int from, int to)

@@ -6,7 +6,8 @@
  *   value (they are buffers already);
  * - results of reductions and contractions (their loops differ from their
  *   consumers'), and of every node the generator does not handle;
- * - operands of contractions and of fallback nodes (those read memory);
+ * - operands of contractions and of fallback nodes (those read memory),
+ *   and a gather's indices (checked in memory before its kernel runs);
  * - a computed value used twice or more, unless it is a pure view (layout
  *   ops over something stored, iota, a splat): recomputing a view costs
  *   index arithmetic only, recomputing an exp per use costs an exp, and
@@ -41,7 +42,8 @@ static bool inlinable(const ts_node *n)
 {
     const ts_op_info *info = ts_op_get(n->op);
     if (n->op == TS_OP_BITCAST) return false;
-    return (info->flags & TS_OPF_EW) || ts_view_op(n) || n->op == TS_OP_IOTA || n->op == TS_OP_CONST;
+    return (info->flags & TS_OPF_EW) || ts_view_op(n) || n->op == TS_OP_IOTA || n->op == TS_OP_CONST ||
+           n->op == TS_OP_GATHER;
 }
 
 /* Whether the backend generates code for n (else it is a FALLBACK group):
@@ -58,6 +60,7 @@ static bool cheap(const ts_fusion *f, const ts_value *v)
     if (f->mat[v->id] || !v->def) return true;
     const ts_node *n = v->def;
     if (n->op == TS_OP_IOTA || is_splat_const(n)) return true;
+    if (n->op == TS_OP_GATHER) return cheap(f, n->in[0]);   /* its indices are stored: one more load */
     if (!ts_view_op(n) || n->op == TS_OP_PAD || n->op == TS_OP_CONCAT) return false;
     return cheap(f, n->in[0]);
 }
@@ -235,6 +238,9 @@ static void decide(ts_fusion *f, const ts_block *body, const ts_node **user, boo
         if (needs_memory_operands(f, n))
             for (int i = 0; i < n->n_in; i++)
                 if (!deferred_operand(n, i)) f->mat[n->in[i]->id] = true;
+        /* a gather's indices are checked in memory before its kernel runs */
+        const ts_node *d = n->op == TS_OP_GATHER ? n->in[1]->def : NULL;
+        if (gen && n->op == TS_OP_GATHER && (!d || d->op != TS_OP_CONST)) f->mat[n->in[1]->id] = true;
     }
     /* contraction templates take their elementwise consumers as epilogues */
     for (const ts_node *n = body->first; n; n = n->next) {

@@ -324,6 +324,16 @@ int ts_lkernel_buf(ts_lprog *p, ts_lkernel *k, const ts_value *v, bool written)
     return k->n_bufs++;
 }
 
+void ts_lkernel_check(ts_lprog *p, ts_lkernel *k, int buf, ts_lx *bound, const ts_node *node)
+{
+    for (int i = 0; i < k->n_checks; i++)
+        if (k->checks[i].buf == buf && k->checks[i].bound == bound) return;
+    ts_lcheck *c = grow(p, k->checks, k->n_checks, sizeof *c);
+    if (!c) return;
+    k->checks = c;
+    k->checks[k->n_checks++] = (ts_lcheck){.buf = buf, .bound = bound, .node = node};
+}
+
 /* ---- text ---------------------------------------------------------------------------------- */
 
 static void put_lx(ts_buf *b, const ts_lx *x)
@@ -432,6 +442,11 @@ void ts_lkernel_print(ts_buf *b, const ts_lkernel *k)
         ts_buf_printf(b, " b%d=%%%s%s", i, k->bufs[i].v->name ? k->bufs[i].v->name : "?",
                       k->bufs[i].written ? "(out)" : "");
     ts_buf_puts(b, "\n");
+    for (int i = 0; i < k->n_checks; i++) {
+        ts_buf_printf(b, "  check %s: b%d in [0, ", ts_op_get(k->checks[i].node->op)->name, k->checks[i].buf);
+        put_lx(b, k->checks[i].bound);
+        ts_buf_puts(b, ")\n");
+    }
     if (k->tmpl) {
         static const char *const names[2][TS_TMPL_MAX_ARGS] = {
             {"m", "n", "k", "a_rs", "a_cs", "b_rs", "b_cs", "c_rs", "batch", "a_bs", "b_bs", "c_bs"},

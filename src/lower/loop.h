@@ -93,6 +93,16 @@ typedef struct ts_lbuf {
     bool written;         /* an output of this kernel */
 } ts_lbuf;
 
+/* An index buffer a kernel reads through (gather): every element must
+ * lie in [0, bound), which the runtime checks before the kernel starts,
+ * so the kernel's loads stay in bounds and an error is the primitive's
+ * own run-time error (D113). */
+typedef struct ts_lcheck {
+    int buf;
+    ts_lx *bound;         /* over D, like any extent */
+    const ts_node *node;  /* the gather: its error names it as the interpreter's does */
+} ts_lcheck;
+
 typedef struct ts_lkernel {
     char name[32];
     int n_bufs;
@@ -105,6 +115,8 @@ typedef struct ts_lkernel {
     int needs;            /* TS_NEEDS_*: runtime headers beyond scalar.h */
     int64_t rowtmp;       /* ROW: floats of the per-thread row scratch TS_LBUF_ROWTMP (0: none) */
     struct ts_ltmpl *tmpl;   /* a contraction template call instead of body, or NULL */
+    int n_checks;
+    ts_lcheck *checks;    /* run before the kernel, in order */
 } ts_lkernel;
 
 enum { TS_NEEDS_GEMM = 1, TS_NEEDS_CONV = 2 };
@@ -205,6 +217,9 @@ ts_lkernel *ts_lkernel_new(ts_lprog *p, const char *what);
 ts_lx *ts_lkernel_dim(ts_lprog *p, ts_lkernel *k, ts_dim d);
 /* The buffer index of value v in kernel k (added on first use). */
 int ts_lkernel_buf(ts_lprog *p, ts_lkernel *k, const ts_value *v, bool written);
+/* Check buffer buf's elements against [0, bound) before k runs (once per
+ * buffer and bound). */
+void ts_lkernel_check(ts_lprog *p, ts_lkernel *k, int buf, ts_lx *bound, const ts_node *node);
 
 ts_status ts_lprog_status(const ts_lprog *p, ts_err *err);
 void ts_lprog_fail(ts_lprog *p, ts_status s, const char *fmt, ...) TS_PRINTF(3, 4);

@@ -192,6 +192,21 @@ static ts_lx *view_at(lctx *c, const ts_node *n, ts_lx **coords)
         for (int j = m - 2; j >= 0; j--) r = ts_lx_guard(p, ts_lx_lt(p, coords[axis], offs[j]), parts[j], r);
         return r;
     }
+    case TS_OP_GATHER: {
+        /* y[p, j, q] = x[p, idx[j], q]: the index is a load. A stored
+         * index buffer is checked by the runtime before the kernel starts
+         * (a constant one was checked when the backend took the node), so
+         * the load of x stays in bounds (D113). */
+        const ts_value *idx = n->in[1];
+        int axis = (int)ts_node_int(n, "axis"), ir = idx->type.rank;
+        ts_lx *iv = ts_lx_cast(p, ts_lw_value_at(c, idx, coords + axis, false), TS_DTYPE_I64);
+        if (idx->def && idx->def->op != TS_OP_CONST && !c->f->mat[idx->id])
+            ts_lprog_fail(p, TS_ERR_INTERNAL, "lower: a gather's indices are neither stored nor constant");
+        else if (!idx->def || idx->def->op != TS_OP_CONST)
+            ts_lkernel_check(p, c->k, ts_lkernel_buf(p, c->k, idx, false), ts_lw_dim(c, x->type.dims[axis]), n);
+        for (int i = 0; i < xr; i++) xc[i] = i < axis ? coords[i] : i == axis ? iv : coords[i - 1 + ir];
+        return ts_lw_value_at(c, x, xc, false);
+    }
     default:
         ts_lprog_fail(p, TS_ERR_INTERNAL, "lower: %s is not a view", ts_op_get(n->op)->name);
         return NULL;

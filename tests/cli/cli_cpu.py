@@ -1,7 +1,8 @@
 """CLI tests of the cpu target (run by test_cli.py): compiled against the
 interpreter, the kernel cache, symbolic sizes without new C, --profile,
-the `tessera ir` listings, a row kernel's, the tile epilogue's and the
-softmax exp's golden loop IR (tests/cli/models/*.loops), the runtime unit."""
+the `tessera ir` listings, a row kernel's, the tile epilogue's, the
+softmax exp's and a fused gather's golden loop IR (tests/cli/models/*.loops),
+the runtime unit, gather's index checks."""
 import os
 import re
 import subprocess
@@ -406,3 +407,36 @@ def test_runtime_unit():
     if got and ref:
         close("runtime unit: cpu vs interpreter", got[0], ref[0], rtol=1e-4, atol=1e-6)
 
+
+
+def test_gather_compiled():
+    """gather compiles into its consumer's kernel as a load through the
+    index (D113): golden loops with the runtime's index check for stored
+    indices (none for constant ones, checked when compiled); against the
+    interpreter on in-range i64 and u8 indices; out-of-range and negative
+    indices fail with the interpreter's message, naming the gather."""
+    model = os.path.join(MODELS, "gather_fused.ir")
+    rc, so, se = tessera("ir", model, "--loops")
+    with open(os.path.join(MODELS, "gather_fused.loops")) as f:
+        want = f.read()
+    check("gather: golden loops", rc == 0 and so == want and "fallback" not in so, so + se)
+    g = np.random.default_rng(17)
+    arrays = {"x": g.standard_normal((5, 4)).astype(np.float32),
+              "i": np.array([[0, 4], [2, 2], [1, 3]], np.int64), "u": np.array([3, 0], np.uint8)}
+    got, ref = cpu_and_interp(model, arrays, "gather")
+    if got and ref and check("gather: two outputs", len(got) == len(ref) == 2):
+        for k in range(2):
+            close("gather: output %d cpu vs interpreter" % k, got[k], ref[k], rtol=1e-6, atol=0)
+    for tag, name, bad, msg in (("hi", "i", np.array([[0, 4], [5, 2], [1, 3]], np.int64), r"index 5 \(at position 2\)"),
+                                ("neg", "i", np.array([[0, -1], [2, 2], [1, 3]], np.int64), r"index -1 \(at position 1\)"),
+                                ("u8", "u", np.array([3, 4], np.uint8), r"index 4 \(at position 1\) is out of range \[0, 4\)")):
+        args = dict(arrays)
+        args[name] = bad
+        inputs = []
+        for k, v in args.items():
+            inputs += ["-i", "%s=%s" % (k, save("gather_%s_%s.npy" % (tag, k), v))]
+        var = "y" if name == "i" else "v"
+        for target in ("cpu", "interp"):
+            with env(TESSERA_CACHE_DIR=tmp("jit_cache_gather")):
+                expect_error("gather %s %s" % (tag, target), ["run", model] + inputs + ["--target", target],
+                             r"^tessera: %%%s \(gather\): gather: %s" % (var, msg))

@@ -234,6 +234,20 @@ static ts_status kernel_step(run *r, const ts_cpu_step *st, ts_pool *pool)
          * per-row statistics: those are not its size) */
         if (k->bufs[i].written && r->vals[v->id]->numel > work) work = r->vals[v->id]->numel;
     }
+    /* the index buffers it reads through, before any thread starts (D113) */
+    for (int i = 0; i < k->n_checks; i++) {
+        const ts_lcheck *c = &k->checks[i];
+        int64_t bound = c->bound->k == TS_LX_DIM ? D[c->bound->var] : c->bound->ci;
+        ts_status s = ts_interp_check_indices(ts_op_get(c->node->op)->name, r->vals[k->bufs[c->buf].v->id], bound,
+                                              r->err);
+        if (s != TS_OK) {   /* named as the interpreter names it */
+            ts_buf lb = {0};
+            ts_ir_node_label(&lb, c->node);
+            ts_err_prefix(r->err, "%s: ", lb.data ? lb.data : "node");
+            ts_buf_free(&lb);
+            return s;
+        }
+    }
     if (st->packed) {
         float *pb = NULL;
         TS_TRY(packed_b(r, st, bufs, D, pool, &pb));

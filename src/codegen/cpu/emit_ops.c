@@ -11,6 +11,25 @@ static bool reduce_op(ts_op op)
            op == TS_OP_REDUCE_WINDOW;
 }
 
+/* A gather reads x through its indices (lower.c). Stored indices are
+ * checked at run time before the kernel starts; constant ones here, and
+ * any out of range leaves the node to the interpreter, which reports
+ * the error when it runs (D113). */
+static bool gather_compiles(const ts_node *n)
+{
+    const ts_value *idx = n->in[1];
+    if (!idx->def || idx->def->op != TS_OP_CONST) return true;
+    const ts_dim bound = n->in[0]->type.dims[ts_node_int(n, "axis")];
+    if (!ts_dim_is_const(bound)) return false;
+    const ts_tensor *t = idx->def->attrs[0].t;
+    for (int64_t j = 0; j < t->numel; j++) {
+        if (t->dtype == TS_DTYPE_U64 ? ts_elem_get_u64(t->dtype, t->data, j) >= (uint64_t)bound.c
+                                     : (uint64_t)ts_elem_get_i64(t->dtype, t->data, j) >= (uint64_t)bound.c)
+            return false;
+    }
+    return true;
+}
+
 bool ts_emit_c_compiles(const ts_node *n)
 {
     for (int i = 0; i < n->n_in; i++)
@@ -19,6 +38,7 @@ bool ts_emit_c_compiles(const ts_node *n)
         if (!ts_emit_ctype(n->out[i]->type.dtype)) return false;
     if (n->op == TS_OP_CONV) return ts_contract_template(n);
     if (n->op == TS_OP_BITCAST) return false;
+    if (n->op == TS_OP_GATHER) return gather_compiles(n);
     return (ts_op_get(n->op)->flags & TS_OPF_EW) || ts_view_op(n) || n->op == TS_OP_IOTA || n->op == TS_OP_CONST ||
            reduce_op(n->op) || n->op == TS_OP_DOT;
 }
