@@ -224,6 +224,26 @@ static void result_layout(ts_fusion *f, const ts_node *n, const ts_node **user, 
     for (const ts_value *v = d; v != y; v = user[v->id]->out[0]) covered[user[v->id]->id] = true;
 }
 
+/* Whether concat n's parts are contiguous in it (static shapes, every
+ * axis before its axis of size 1) and each is a stored value that a
+ * generated node computes and nothing else reads: the shape that
+ * fuse_concat.c places without a copy. */
+static bool concat_parts_stored(const ts_fusion *f, const ts_node *n)
+{
+    const ts_value *c = n->out[0];
+    const int axis = (int)ts_node_int(n, "axis");
+    for (int i = 0; i < c->type.rank; i++)
+        if (!ts_dim_is_const(c->type.dims[i]) || (i < axis && c->type.dims[i].c != 1)) return false;
+    for (int j = 0; j < n->n_in; j++) {
+        const ts_value *x = n->in[j];
+        if (!f->mat[x->id] || !x->def || x->def->op == TS_OP_CONST || !compiled(f, x->def) || f->uses[x->id] != 1)
+            return false;
+        for (int i = 0; i < x->type.rank; i++)
+            if (!ts_dim_is_const(x->type.dims[i])) return false;
+    }
+    return true;
+}
+
 static void decide(ts_fusion *f, const ts_block *body, const ts_node **user, bool *covered, const int *pos,
                    const users *us, bool *in_cone)
 {
@@ -254,6 +274,12 @@ static void decide(ts_fusion *f, const ts_block *body, const ts_node **user, boo
         if (!result) f->mat[n->out[0]->id] = false;
         f->mat[v->id] = true;
     }
+    /* a concat of stored single-use parts is stored too: it will cost no
+     * copy (fuse_concat.c), and its readers then load it directly instead
+     * of choosing a part per element (a max pool reading a concat ran
+     * 9 selects per output; D114) */
+    for (const ts_node *n = body->first; n; n = n->next)
+        if (n->op == TS_OP_CONCAT && compiled(f, n) && concat_parts_stored(f, n)) f->mat[n->out[0]->id] = true;
     /* shared values: in graph order, so each value's operands are decided */
     for (const ts_node *n = body->first; n; n = n->next)
         for (int k = 0; k < n->n_out; k++) {
@@ -352,12 +378,16 @@ ts_status ts_fuse(const ts_graph *g, ts_fuse_compiles_fn compiles, ts_fusion **o
     size_t nv = g->next_value_id ? g->next_value_id : 1;
     f->mat = ts_arena_array(f->arena, nv, sizeof *f->mat);
     f->uses = ts_arena_array(f->arena, nv, sizeof *f->uses);
-    if (!f->mat || !f->uses) {
+    f->into = ts_arena_array(f->arena, nv, sizeof *f->into);
+    f->into_off = ts_arena_array(f->arena, nv, sizeof *f->into_off);
+    if (!f->mat || !f->uses || !f->into || !f->into_off) {
         ts_fusion_free(f);
         return ts_err_set(err, TS_ERR_OOM, "out of memory");
     }
     memset(f->mat, 0, nv * sizeof *f->mat);
     memset(f->uses, 0, nv * sizeof *f->uses);
+    memset(f->into, 0, nv * sizeof *f->into);
+    memset(f->into_off, 0, nv * sizeof *f->into_off);
     const ts_block *body = g->body;
     size_t nn = g->next_node_id ? g->next_node_id : 1;
     const ts_node **user = ts_arena_array(f->arena, nv, sizeof *user);
@@ -422,6 +452,7 @@ ts_status ts_fuse(const ts_graph *g, ts_fuse_compiles_fn compiles, ts_fusion **o
         for (const ts_node *n = body->first; s == TS_OK && n; n = n->next)
             if (early[n->id] == (pass == 0)) s = group_node(f, n, covered, &cap, err);
     if (s == TS_OK) s = ts_fuse_rows(f, err);
+    if (s == TS_OK) s = ts_fuse_concats(f, err);
     if (s != TS_OK) {
         ts_fusion_free(f);
         return s;
@@ -474,6 +505,17 @@ void ts_fusion_print(ts_buf *b, const ts_fusion *f)
             for (int k = 0; k < g->n_out; k++) put_inlined(b, f, g->out[k], true, seen);
         }
         ts_buf_puts(b, "\n");
+    }
+    for (int i = 0; i < f->n_placed; i++) {
+        ts_buf_puts(b, "  in place ");
+        put_value(b, f->placed[i]);
+        ts_buf_puts(b, " <- concat of");
+        const ts_node *n = f->placed[i]->def;
+        for (int k = 0; k < n->n_in; k++) {
+            ts_buf_puts(b, " ");
+            put_value(b, n->in[k]);
+        }
+        ts_buf_puts(b, ", written there by their kernels\n");
     }
     ts_mem_free(seen);
 }

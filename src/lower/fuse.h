@@ -49,6 +49,14 @@ typedef struct ts_fusion {
     int *uses;                 /* by value id: operand uses in the body (+1 per result use) */
     const ts_value **epi;      /* by node id, for template contractions: the value their epilogue ends at */
     const ts_value **cout;     /* by node id, template dots: a stored layout of the result written in place (D26), or NULL */
+    /* Concats without a copy (fuse_concat.c, D114): by value id, the
+     * stored concat an input is written straight into, at into_off
+     * elements from its start (NULL: none); `placed` lists those concats,
+     * which no kernel computes. */
+    const ts_value **into;
+    int64_t *into_off;
+    int n_placed;
+    const ts_value **placed;
     int n_groups;
     ts_group *groups;
 } ts_fusion;
@@ -62,5 +70,11 @@ void ts_fusion_print(ts_buf *b, const ts_fusion *f);
 /* Row fusion (fuse_row.c), run by ts_fuse: merges runs of groups that
  * reduce the trailing axes of one iteration space into ROW groups. */
 ts_status ts_fuse_rows(ts_fusion *f, ts_err *err);
+/* Concat placement (fuse_concat.c), run by ts_fuse after row fusion: a
+ * stored concat whose parts are contiguous (every axis before its axis
+ * of size 1, static shapes) and whose inputs are each written by a
+ * kernel and read by nothing else loses its copy kernel; the inputs'
+ * kernels write into it (f->into). */
+ts_status ts_fuse_concats(ts_fusion *f, ts_err *err);
 
 #endif

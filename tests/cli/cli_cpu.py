@@ -2,7 +2,7 @@
 interpreter, the kernel cache, symbolic sizes without new C, --profile,
 the `tessera ir` listings, a row kernel's, the tile epilogue's, the
 softmax exp's and a fused gather's golden loop IR (tests/cli/models/*.loops),
-the runtime unit, gather's index checks."""
+the runtime unit, gather's index checks, concats written in place."""
 import os
 import re
 import subprocess
@@ -440,3 +440,23 @@ def test_gather_compiled():
             with env(TESSERA_CACHE_DIR=tmp("jit_cache_gather")):
                 expect_error("gather %s %s" % (tag, target), ["run", model] + inputs + ["--target", target],
                              r"^tessera: %%%s \(gather\): gather: %s" % (var, msg))
+
+
+def test_concat_in_place():
+    """A stored concat whose parts are contiguous in it (batch 1) and each
+    written by a kernel and read by nothing else has no copy kernel: the
+    parts' kernels (a row kernel's two outputs, a GEMM) write into it
+    (D114). Not at batch 2 (the parts interleave), nor when a part is
+    read elsewhere. Golden fusion listing; against the interpreter."""
+    model = os.path.join(MODELS, "concat_in_place.ir")
+    rc, so, se = tessera("ir", model, "--fusion")
+    with open(os.path.join(MODELS, "concat_in_place.fusion")) as f:
+        want = f.read()
+    check("concat in place: golden fusion", rc == 0 and so == want, so + se)
+    g = np.random.default_rng(19)
+    arrays = {"x": g.standard_normal((1, 3, 4)).astype(np.float32), "y": g.standard_normal((2, 3, 4)).astype(np.float32),
+              "w": g.standard_normal((12, 5)).astype(np.float32)}
+    got, ref = cpu_and_interp(model, arrays, "concat_place")
+    if got and ref and check("concat in place: three outputs", len(got) == len(ref) == 3):
+        for k in range(3):
+            close("concat in place: output %d cpu vs interpreter" % k, got[k], ref[k], rtol=1e-5, atol=1e-6)

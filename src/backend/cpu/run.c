@@ -66,23 +66,35 @@ static bool shape_of(const run *r, const ts_value *v, int64_t *shape)
 
 /* ---- the memory plan ------------------------------------------------------------------ */
 
+/* The first step that writes a part of concat c, placed in place (D114). */
+static int first_part_step(const ts_cpu_program *p, const ts_value *c)
+{
+    for (int i = 0; i < p->n_steps; i++)
+        for (int k = 0; k < p->steps[i].group->n_out; k++)
+            if (p->fusion->into[p->steps[i].group->out[k]->id] == c) return i;
+    return p->n_steps;
+}
+
 static ts_status make_plan(run *r)
 {
     const ts_cpu_program *p = r->p;
-    int n = 0;
-    ts_plan_buf *bufs = ts_mem_alloc(sizeof *bufs * (size_t)(p->n_steps + 1));
-    const ts_value **who = ts_mem_alloc(sizeof *who * (size_t)(p->n_steps + 1));
-    int64_t *offs = ts_mem_alloc(sizeof *offs * (size_t)(p->n_steps + 1));
+    const ts_fusion *f = p->fusion;
+    int n = 0, cap = p->n_steps + f->n_placed + 1;
+    ts_plan_buf *bufs = ts_mem_alloc(sizeof *bufs * (size_t)cap);
+    const ts_value **who = ts_mem_alloc(sizeof *who * (size_t)cap);
+    int64_t *offs = ts_mem_alloc(sizeof *offs * (size_t)cap);
     ts_status s = bufs && who && offs ? TS_OK : ts_err_set(r->err, TS_ERR_OOM, "out of memory");
-    for (int i = 0; s == TS_OK && i < p->n_steps; i++) {
-        const ts_cpu_step *st = &p->steps[i];
-        if (!st->kernel) continue;
-        const ts_value *v = st->group->out[0];
+    for (int i = 0; s == TS_OK && i < p->n_steps + f->n_placed; i++) {
+        const ts_cpu_step *st = i < p->n_steps ? &p->steps[i] : NULL;
+        if (st && !st->kernel) continue;
+        /* a kernel's output, or a concat its parts' kernels write (from the first of them on) */
+        const ts_value *v = st ? st->group->out[0] : f->placed[i - p->n_steps];
+        const int first = st ? i : first_part_step(p, v);
         int64_t shape[TS_MAX_RANK], numel;
-        if (is_result(p->g, v) || !shape_of(r, v, shape)) continue;
+        if (f->into[v->id] || is_result(p->g, v) || !shape_of(r, v, shape) || first >= p->n_steps) continue;
         if (ts_shape_numel(v->type.rank, shape, &numel, NULL) != TS_OK) continue;
-        bufs[n] = (ts_plan_buf){.size = numel * (int64_t)ts_dtype_size(v->type.dtype), .first = i,
-                                .last = p->last_use[v->id] < i ? i : p->last_use[v->id], .reuse = -1};
+        bufs[n] = (ts_plan_buf){.size = numel * (int64_t)ts_dtype_size(v->type.dtype), .first = first,
+                                .last = p->last_use[v->id] < first ? first : p->last_use[v->id], .reuse = -1};
         who[n++] = v;
     }
     int64_t total = 0;
@@ -98,6 +110,14 @@ static ts_status make_plan(run *r)
     r->arena = sc->arena;
     for (int i = 0; s == TS_OK && i < n; i++) r->offset[who[i]->id] = offs[i];
     r->arena_bytes = total;
+    /* a placed concat is there from the start; its parts are views of it */
+    for (int i = 0; s == TS_OK && i < f->n_placed; i++) {
+        const ts_value *c = f->placed[i];
+        int64_t shape[TS_MAX_RANK];
+        if (r->offset[c->id] < 0 || !shape_of(r, c, shape))
+            s = ts_err_set(r->err, TS_ERR_INTERNAL, "a concat written in place has no place in the arena");
+        else s = ts_tensor_wrap(c->type.dtype, c->type.rank, shape, r->arena + r->offset[c->id], &r->vals[c->id], r->err);
+    }
     ts_mem_free(bufs);
     ts_mem_free(who);
     ts_mem_free(offs);
@@ -128,6 +148,11 @@ static ts_status output_tensor(run *r, const ts_value *v, ts_tensor **out)
     int64_t shape[TS_MAX_RANK];
     if (!shape_of(r, v, shape))
         return ts_err_set(r->err, TS_ERR_INTERNAL, "a kernel's output size is unknown when it runs");
+    const ts_value *c = r->p->fusion->into[v->id];
+    if (c)   /* its part of a concat written in place (D114) */
+        return ts_tensor_wrap(v->type.dtype, v->type.rank, shape,
+                              r->arena + r->offset[c->id] + r->p->fusion->into_off[v->id] * (int64_t)ts_dtype_size(v->type.dtype),
+                              out, r->err);
     if (r->offset[v->id] >= 0)
         return ts_tensor_wrap(v->type.dtype, v->type.rank, shape, r->arena + r->offset[v->id], out, r->err);
     if ((*out = recycled(r, v, shape)) != NULL) return TS_OK;
