@@ -343,12 +343,92 @@ static void store(lctx *c, nest *ns, const ts_value *v, ts_lx **coords, ts_lx *v
     ts_lw_append(ns, s);
 }
 
+static bool same_shape(const ts_value *a, const ts_value *b)
+{
+    if (a->type.rank != b->type.rank) return false;
+    for (int i = 0; i < a->type.rank; i++)
+        if (!ts_dim_eq(a->type.dims[i], b->type.dims[i])) return false;
+    return true;
+}
+
+/* Whether v (inlined) reads *cat anywhere: seen marks visited nodes. */
+static bool reaches(const lctx *c, const ts_value *v, const ts_node *cat, bool *seen)
+{
+    const ts_node *n = v->def;
+    if (!n || c->f->mat[v->id] || seen[n->id]) return false;
+    if (n == cat) return true;
+    seen[n->id] = true;
+    for (int i = 0; i < n->n_in; i++)
+        if (reaches(c, n->in[i], cat, seen)) return true;
+    return false;
+}
+
+/* The concat that v's inlined expression reads at v's own coordinates
+ * only, through elementwise nodes of v's shape, or NULL. *other collects
+ * the operands off that path (views, broadcasts, ...), which must not
+ * read it. */
+static const ts_node *aligned_concat(const lctx *c, const ts_value *v, const ts_value *top, const ts_node *cat,
+                                     const ts_value **other, int *n_other, bool *ok)
+{
+    const ts_node *n = v->def;
+    if (!*ok || !n || (v != top && c->f->mat[v->id])) return cat;
+    if (n->op == TS_OP_CONCAT && same_shape(v, top)) {
+        if (cat && cat != n) *ok = false;   /* one concat per nest split */
+        return n;
+    }
+    if (!(ts_op_get(n->op)->flags & TS_OPF_EW) || n->op == TS_OP_BITCAST || !same_shape(v, top)) {
+        if (*n_other < 64) other[(*n_other)++] = v;
+        else *ok = false;
+        return cat;
+    }
+    for (int i = 0; i < n->n_in; i++) cat = aligned_concat(c, n->in[i], top, cat, other, n_other, ok);
+    return cat;
+}
+
+/* The nest of stored value v, once per part of the concat it reads at
+ * its own coordinates (D114): in part j's nest the concat's axis runs
+ * over the part alone and the concat is the part itself, so no element
+ * chooses its part (a BatchNorm + ReLU over a DenseNet block's 32-way
+ * concat chose among 32 per element). Else one nest. */
 static void lower_loop(lctx *c, const ts_value *v)
 {
-    nest ns = {.tail = &c->k->body};
+    const ts_value *other[64];
+    int n_other = 0;
+    bool ok = true;
+    const ts_node *cat = aligned_concat(c, v, v, NULL, other, &n_other, &ok);
+    if (cat && ok) {
+        bool *seen = ts_arena_array(ts_lprog_arena(c->p), c->f->g->next_node_id + 1, sizeof *seen);
+        if (!seen) ok = false;
+        for (int i = 0; ok && i < n_other; i++) {
+            memset(seen, 0, (c->f->g->next_node_id + 1) * sizeof *seen);
+            if (reaches(c, other[i], cat, seen)) ok = false;
+        }
+    }
     ts_lx *coords[TS_MAX_RANK];
-    for (int i = 0; i < v->type.rank; i++) coords[i] = ts_lw_open_loop(c, &ns, ts_lw_dim(c, v->type.dims[i]));
-    store(c, &ns, v, coords, ts_lw_value_at(c, v, coords, true));
+    if (!cat || !ok) {
+        nest ns = {.tail = &c->k->body};
+        for (int i = 0; i < v->type.rank; i++) coords[i] = ts_lw_open_loop(c, &ns, ts_lw_dim(c, v->type.dims[i]));
+        store(c, &ns, v, coords, ts_lw_value_at(c, v, coords, true));
+        return;
+    }
+    const int axis = (int)ts_node_int(cat, "axis");
+    ts_ls **top = &c->k->body;
+    ts_lx *off = ts_lx_int(c->p, 0);
+    for (int j = 0; j < cat->n_in; j++) {
+        const ts_value *part = cat->in[j];
+        nest ns = {.tail = top};
+        ts_lx *pc[TS_MAX_RANK];
+        for (int i = 0; i < v->type.rank; i++) {
+            pc[i] = ts_lw_open_loop(c, &ns, ts_lw_dim(c, (i == axis ? part : v)->type.dims[i]));
+            coords[i] = i == axis ? ts_lx_add(c->p, pc[i], off) : pc[i];
+        }
+        c->subst_v = cat->out[0];
+        c->subst_x = ts_lw_value_at(c, part, pc, false);
+        store(c, &ns, v, coords, ts_lw_value_at(c, v, coords, true));
+        c->subst_v = NULL;
+        if (*top) top = &(*top)->next;
+        off = ts_lx_add(c->p, off, ts_lw_dim(c, part->type.dims[axis]));
+    }
 }
 
 /* The identity of a reduction in dtype dt. */

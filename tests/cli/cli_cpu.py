@@ -447,12 +447,19 @@ def test_concat_in_place():
     written by a kernel and read by nothing else has no copy kernel: the
     parts' kernels (a row kernel's two outputs, a GEMM) write into it
     (D114). Not at batch 2 (the parts interleave), nor when a part is
-    read elsewhere. Golden fusion listing; against the interpreter."""
+    read elsewhere; there, the kernel reading the concat loops over each
+    part. Golden fusion and loop listings; against the interpreter."""
     model = os.path.join(MODELS, "concat_in_place.ir")
     rc, so, se = tessera("ir", model, "--fusion")
     with open(os.path.join(MODELS, "concat_in_place.fusion")) as f:
         want = f.read()
     check("concat in place: golden fusion", rc == 0 and so == want, so + se)
+    # a kernel reading a concat at its own coordinates runs one nest per
+    # part, without choosing a part per element (batch 2 here: not placed)
+    rc, so, se = tessera("ir", model, "--loops")
+    with open(os.path.join(MODELS, "concat_in_place.loops")) as f:
+        want = f.read()
+    check("concat in place: golden loops", rc == 0 and so == want and " ? " not in so, so + se)
     g = np.random.default_rng(19)
     arrays = {"x": g.standard_normal((1, 3, 4)).astype(np.float32), "y": g.standard_normal((2, 3, 4)).astype(np.float32),
               "w": g.standard_normal((12, 5)).astype(np.float32)}
