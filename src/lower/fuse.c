@@ -47,11 +47,12 @@ static bool inlinable(const ts_node *n)
 }
 
 /* Whether the backend generates code for n (else it is a FALLBACK group):
- * the backend's answer, and never a node of a region body (those run
- * with their if/while). */
+ * the backend's answer, for nodes of the body being fused (a region's
+ * nodes are fused as a body of their own when the backend compiles the
+ * if/while holding them, D115). */
 static bool compiled(const ts_fusion *f, const ts_node *n)
 {
-    return !n->block->parent && f->compiles(n);
+    return n->block == f->g->body && f->compiles(n);
 }
 
 /* A view: recomputing it is index arithmetic over stored or constant data. */
@@ -77,7 +78,7 @@ static bool deferred_operand(const ts_node *n, int i)
 
 static bool needs_memory_operands(const ts_fusion *f, const ts_node *n)
 {
-    return !compiled(f, n) || n->op == TS_OP_DOT || n->op == TS_OP_CONV;
+    return !compiled(f, n) || n->op == TS_OP_DOT || n->op == TS_OP_CONV || n->n_regions;
 }
 
 /* Whether v can be read when node n runs: computed before it, or made of
@@ -321,6 +322,7 @@ static ts_status add_group(ts_fusion *f, ts_gkind kind, const ts_node *n, int *c
 static ts_status group_node(ts_fusion *f, const ts_node *n, const bool *covered, int *cap, ts_err *err)
 {
     if (!compiled(f, n)) return add_group(f, TS_G_FALLBACK, n, cap, err);
+    if (n->n_regions) return add_group(f, TS_G_CONTROL, n, cap, err);
     if (covered[n->id]) return TS_OK;   /* in a contraction's epilogue */
     if ((n->op == TS_OP_DOT || n->op == TS_OP_CONV) && f->epi[n->id]) {
         TS_TRY(add_group(f, n->op == TS_OP_DOT ? TS_G_DOT : TS_G_CONV, n, cap, err));
@@ -486,7 +488,7 @@ static void put_inlined(ts_buf *b, const ts_fusion *f, const ts_value *v, bool t
 
 void ts_fusion_print(ts_buf *b, const ts_fusion *f)
 {
-    static const char *const kinds[] = {"loop", "reduce", "row", "dot", "conv", "fallback"};
+    static const char *const kinds[] = {"loop", "reduce", "row", "dot", "conv", "fallback", "control"};
     bool *seen = ts_mem_zalloc(f->g->next_node_id ? f->g->next_node_id : 1);
     int stored = 0;
     for (uint32_t i = 0; i < f->g->next_value_id; i++) stored += f->mat[i];

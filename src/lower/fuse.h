@@ -14,8 +14,11 @@
  *   DOT/CONV  a contraction, with the elementwise chain that consumes only
  *             its result fused in as an epilogue;
  *   FALLBACK  a node the compiler does not generate code for, run by the
- *             reference interpreter's kernel (control flow, sort, scatter,
- *             half-precision types, ...).
+ *             reference interpreter's kernel (sort, scatter,
+ *             half-precision types, ...);
+ *   CONTROL   an if or while the backend compiles: each region is a
+ *             program of its own (its body fused like any body), which
+ *             the backend's runtime runs as the node says (D115).
  */
 #ifndef TS_LOWER_FUSE_H
 #define TS_LOWER_FUSE_H
@@ -23,7 +26,7 @@
 #include "ir/ir.h"
 #include "lower/view.h"
 
-typedef enum ts_gkind { TS_G_LOOP, TS_G_REDUCE, TS_G_ROW, TS_G_DOT, TS_G_CONV, TS_G_FALLBACK } ts_gkind;
+typedef enum ts_gkind { TS_G_LOOP, TS_G_REDUCE, TS_G_ROW, TS_G_DOT, TS_G_CONV, TS_G_FALLBACK, TS_G_CONTROL } ts_gkind;
 
 typedef struct ts_group {
     ts_gkind kind;

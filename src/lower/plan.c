@@ -31,6 +31,7 @@ ts_status ts_plan_new(const ts_graph *g, ts_fuse_compiles_fn compiles, ts_plan *
             p->n_fallback++;
             continue;
         }
+        if (st->group->kind == TS_G_CONTROL) continue;   /* the backend compiles its regions */
         char name[32];
         snprintf(name, sizeof name, "ts_k%d", i);
         s = ts_lower_group(p->lp, p->fusion, st->group, name, &st->kernel, err);

@@ -11,7 +11,9 @@
 #include "lower/loop.h"
 
 /* One step of the plan, in execution order: a group and its kernel, or
- * kernel NULL for a FALLBACK group. Kernels are named "ts_k<step>". */
+ * kernel NULL for a FALLBACK or CONTROL group (the backend compiles a
+ * CONTROL group's regions as plans of their own). Kernels are named
+ * "ts_k<step>". */
 typedef struct ts_plan_step {
     const ts_group *group;
     ts_lkernel *kernel;

@@ -171,7 +171,7 @@ void ts_dot_roles(const ts_node *n, ts_role *lb, ts_role *rb, ts_role *lc, ts_ro
 
 bool ts_contract_template(const ts_node *n)
 {
-    if (n->n_out != 1 || n->out[0]->type.dtype != TS_DTYPE_F32 || n->block->parent) return false;
+    if (n->n_out != 1 || n->out[0]->type.dtype != TS_DTYPE_F32) return false;
     if (n->op == TS_OP_CONV) return n->in[0]->type.rank == 4 || n->in[0]->type.rank == 3;
     if (n->op != TS_OP_DOT) return false;
     ts_role lb, rb, lc, rc, lf, rf;

@@ -2,7 +2,9 @@
 interpreter, the kernel cache, symbolic sizes without new C, --profile,
 the `tessera ir` listings, a row kernel's, the tile epilogue's, the
 softmax exp's and a fused gather's golden loop IR (tests/cli/models/*.loops),
-the runtime unit, gather's index checks, concats written in place."""
+the runtime unit, gather's index checks, concats written in place,
+compiled if and while."""
+import json
 import os
 import re
 import subprocess
@@ -467,3 +469,43 @@ def test_concat_in_place():
     if got and ref and check("concat in place: three outputs", len(got) == len(ref) == 3):
         for k in range(3):
             close("concat in place: output %d cpu vs interpreter" % k, got[k], ref[k], rtol=1e-5, atol=1e-6)
+
+
+def test_control_compiled():
+    """if and while compile: each region is a program of its own, run by
+    the runtime's loop (D115). A while with an if inside: the listing
+    says control, the profile shows the regions' kernels and no fallback,
+    the outputs are the interpreter's; zero rounds hand the operands
+    back; an index out of range inside the body fails with the
+    interpreter's message."""
+    t = os.path.join(ROOT, "tests", "ops", "while", "nested_if")
+    rc, so, se = tessera("ir", os.path.join(t, "model.ir"), "--fusion")
+    check("control: the while is compiled", rc == 0 and "k0 control  %r0, %r1, %r2 <- while" in so
+          and "fallback" not in so, so + se)
+    ins = ["i=%s" % os.path.join(t, "input_0.npy"), "n=%s" % os.path.join(t, "input_1.npy"),
+           "x=%s" % os.path.join(t, "input_2.npy")]
+    prof = tmp("control_profile.json")
+    outs = run_model(os.path.join(t, "model.ir"), ins, "control", ["--target", "cpu", "--profile", prof])
+    if outs is not None and check("control: three outputs", len(outs) == 3):
+        for k in range(3):
+            close("control: output %d" % k, outs[k], np.load(os.path.join(t, "expected_%d.npy" % k)))
+        with open(prof) as f:
+            ev = json.load(f)
+        cats = {e.get("cat") for e in (ev["traceEvents"] if isinstance(ev, dict) else ev) if e.get("ph") == "X"}
+        check("control: regions' kernels traced, no fallback", "control" in cats and "fallback" not in cats
+              and {"lt", "neg"} <= cats, str(cats))
+    model = os.path.join(MODELS, "while_gather.ir")
+    x = np.arange(12, dtype=np.float32).reshape(4, 3)
+    for tag, i0, n in (("rounds", 1, 3), ("zero", 2, 2)):
+        arrays = {"i": np.array(i0, np.int64), "n": np.array(n, np.int64), "x": x}
+        got, ref = cpu_and_interp(model, arrays, "while_" + tag)
+        if got and ref:
+            close("control: while %s cpu vs interpreter" % tag, got[0], ref[0], rtol=0, atol=0)
+    inputs = []
+    for k, v in {"i": np.array(2, np.int64), "n": np.array(5, np.int64), "x": x}.items():
+        inputs += ["-i", "%s=%s" % (k, save("while_oob_%s.npy" % k, v))]
+    for target in ("cpu", "interp"):
+        with env(TESSERA_CACHE_DIR=tmp("jit_cache_while")):
+            expect_error("control: gather out of range in a body (%s)" % target,
+                         ["run", model] + inputs + ["--target", target],
+                         r"%row \(gather\): gather: index 4 \(at position 0\) is out of range \[0, 4\)")

@@ -22,6 +22,9 @@ void ts_cpu_program_free(ts_cpu_program *p)
 {
     if (!p) return;
     for (int i = 0; p->steps && i < p->n_steps; i++) {
+        for (int r = 0; r < p->steps[i].n_regions; r++) ts_cpu_program_free(p->steps[i].regions[r]);
+        ts_mem_free(p->steps[i].regions);
+        ts_mem_free(p->steps[i].region_graphs);
         ts_cpu_packed *pk = p->steps[i].packed;
         if (!pk) continue;
         ts_mem_free_aligned(atomic_load_explicit(&pk->data, memory_order_relaxed));
@@ -190,6 +193,27 @@ static ts_status find_packer(ts_cpu_program *p, ts_cpu_step *st, ts_err *err)
     return TS_OK;
 }
 
+/* A CONTROL step's regions, each compiled as a program whose graph views
+ * the region as its body (regions see only their parameters, D6, so a
+ * region is a graph of its own): the sub-programs are separate modules. */
+static ts_status compile_regions(const ts_graph *g, const ts_cpu_opts *o, ts_cpu_step *st, ts_err *err)
+{
+    const ts_node *n = st->group->root;
+    st->regions = ts_mem_zalloc(sizeof *st->regions * (size_t)n->n_regions);
+    st->region_graphs = ts_mem_zalloc(sizeof *st->region_graphs * (size_t)n->n_regions);
+    if (!st->regions || !st->region_graphs) return ts_err_set(err, TS_ERR_OOM, "out of memory");
+    for (int r = 0; r < n->n_regions; r++) {
+        ts_graph *rg = &st->region_graphs[r];
+        *rg = *g;
+        rg->body = n->regions[r];
+        rg->n_pins = 0;
+        rg->pins = NULL;
+        TS_TRY(ts_cpu_compile(rg, o, &st->regions[r], err));
+        st->n_regions = r + 1;
+    }
+    return TS_OK;
+}
+
 ts_status ts_cpu_compile(const ts_graph *g, const ts_cpu_opts *o, ts_cpu_program **out, ts_err *err)
 {
     ts_cpu_program *p = NULL;
@@ -202,6 +226,7 @@ ts_status ts_cpu_compile(const ts_graph *g, const ts_cpu_opts *o, ts_cpu_program
         note_uses(p);
         s = run_bindings(p, err);
     }
+
     if (s == TS_OK && p->n_kernels) {
         ts_buf units[MAX_TU], shared = {0};
         memset(units, 0, sizeof units);
@@ -229,6 +254,22 @@ ts_status ts_cpu_compile(const ts_graph *g, const ts_cpu_opts *o, ts_cpu_program
             if (s == TS_OK && t && (t->prepack_b || t->prepack_w || t->prepack_pre)) s = find_packer(p, st, err);
         }
     }
+    /* what the regions hold counts as the program's: a hit when every
+     * module that was built came from the cache */
+    bool built = p->n_kernels > 0, hit = !built || p->cache_hit;
+    for (int i = 0; s == TS_OK && i < p->n_steps; i++)
+        if (p->steps[i].group->kind == TS_G_CONTROL) {
+            s = compile_regions(g, o, &p->steps[i], err);
+            for (int r = 0; r < p->steps[i].n_regions; r++) {
+                const ts_cpu_program *sub = p->steps[i].regions[r];
+                p->n_kernels += sub->n_kernels;
+                p->n_fallback += sub->n_fallback;
+                p->compile_ms += sub->compile_ms;
+                built |= sub->n_kernels > 0;
+                hit = hit && (sub->n_kernels == 0 || sub->cache_hit);
+            }
+        }
+    if (built) p->cache_hit = hit;
     if (s != TS_OK) {
         ts_cpu_program_free(p);
         return s;

@@ -33,6 +33,11 @@ typedef struct ts_cpu_step {
     ts_kernel_pbsize_fn pbsize_fn;   /* a GEMM with a constant B: its packed size and packer ... */
     ts_kernel_pack_fn pack_fn;
     ts_cpu_packed *packed;           /* ... and the packed copy, or all three NULL */
+    /* a CONTROL step (if, while): each region compiled as a program of
+     * its own, over a graph that views the region as its body (D115) */
+    int n_regions;
+    struct ts_cpu_program **regions;
+    ts_graph *region_graphs;
 } ts_cpu_step;
 
 struct ts_cpu_program {

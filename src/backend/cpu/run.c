@@ -296,7 +296,56 @@ static bool overlaps(const ts_tensor *a, const ts_tensor *b)
     return a->nbytes && b->nbytes && pa < pb + b->nbytes && pb < pa + a->nbytes;
 }
 
-static ts_status fallback_step(run *r, const ts_cpu_step *st)
+/* A CONTROL step (D115): the regions are programs, run with this run's
+ * pool and trace; a while's state passes from round to round as tensors
+ * (the body's results become the next round's operands, no copies), and
+ * the body alternates between two scratches, so each round writes into
+ * the results of the round before last (recycled, ts_cpu_run) and reuses
+ * its arena instead of allocating. */
+static ts_status control_step(run *r, const ts_cpu_step *st, ts_tensor *const *in, ts_tensor **out, ts_pool *pool,
+                              ts_trace *trace)
+{
+    const ts_node *n = st->group->root;
+    if (n->op == TS_OP_IF) {
+        const ts_cpu_program *b = st->regions[((const uint8_t *)in[0]->data)[0] ? 0 : 1];
+        ts_cpu_scratch sc = {0};
+        ts_status s = ts_cpu_run(b, pool, &sc, n->n_in - 1, in + 1, n->n_out, out, trace, NULL, r->err);
+        ts_cpu_scratch_free(&sc);
+        return s;
+    }
+    const int ns = n->n_in;
+    ts_tensor **state = ts_mem_zalloc(sizeof *state * 2 * (size_t)(ns ? ns : 1)), **next = state + ns;
+    if (!state) return ts_err_set(r->err, TS_ERR_OOM, "out of memory");
+    for (int i = 0; i < ns; i++) ts_tensor_retain(state[i] = in[i]);
+    ts_cpu_scratch cond = {0}, body[2] = {{0}, {0}};
+    ts_status s = TS_OK;
+    for (int64_t round = 0;; round++) {
+        ts_tensor *c = NULL;
+        s = ts_cpu_run(st->regions[0], pool, &cond, ns, state, 1, &c, trace, NULL, r->err);
+        if (s != TS_OK) break;
+        const bool go = ((const uint8_t *)c->data)[0] != 0;
+        ts_tensor_release(c);
+        if (!go) break;
+        s = ts_cpu_run(st->regions[1], pool, &body[round & 1], ns, state, ns, next, trace, NULL, r->err);
+        if (s != TS_OK) break;
+        for (int i = 0; i < ns; i++) {
+            ts_tensor_release(state[i]);
+            state[i] = next[i];
+            next[i] = NULL;
+        }
+    }
+    for (int i = 0; i < ns; i++) {
+        if (s == TS_OK) out[i] = state[i];
+        else ts_tensor_release(state[i]);
+    }
+    ts_mem_free(state);
+    ts_cpu_scratch_free(&cond);
+    ts_cpu_scratch_free(&body[0]);
+    ts_cpu_scratch_free(&body[1]);
+    return s;
+}
+
+static ts_status fallback_step(run *r, const ts_cpu_step *st, ts_pool *pool, ts_trace *trace)
 {
     const ts_node *n = st->group->root;
     ts_tensor *in[256], *out[256];
@@ -306,7 +355,8 @@ static ts_status fallback_step(run *r, const ts_cpu_step *st)
         if (!in[i]) return ts_err_set(r->err, TS_ERR_INTERNAL, "fallback %s: an operand was not computed",
                                       ts_op_get(n->op)->name);
     }
-    TS_TRY(ts_interp_run_node(r->ir, n, in, out));
+    if (st->n_regions) TS_TRY(control_step(r, st, in, out, pool, trace));
+    else TS_TRY(ts_interp_run_node(r->ir, n, in, out));
     ts_status s = TS_OK;
     for (int i = 0; i < n->n_out; i++) {
         /* A control node hands an operand back as a result (a loop of zero
@@ -347,11 +397,13 @@ static ts_status steps(run *r, ts_pool *pool, ts_trace *trace)
     for (int i = 0; i < p->n_steps; i++) {
         const ts_cpu_step *st = &p->steps[i];
         double t0 = trace ? now_us() : 0;
-        TS_TRY(st->kernel ? kernel_step(r, st, pool) : fallback_step(r, st));
+        TS_TRY(st->kernel ? kernel_step(r, st, pool) : fallback_step(r, st, pool, trace));
         if (trace) {
-            /* the kernel's name and what it computes; a fallback, its primitive */
+            /* the kernel's name and what it computes; a fallback, its primitive; a compiled
+             * if/while, its primitive as "control" (its regions' kernels are traced inside it) */
             const char *name = st->kernel ? st->kernel->name : ts_op_get(st->group->root->op)->name;
-            ts_trace_add(trace, name, st->kernel ? st->kernel->what : "fallback", t0, now_us() - t0, 0);
+            ts_trace_add(trace, name, st->kernel ? st->kernel->what : st->n_regions ? "control" : "fallback", t0,
+                         now_us() - t0, 0);
         }
         release_after(r, i);
     }

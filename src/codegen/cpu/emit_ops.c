@@ -39,6 +39,7 @@ bool ts_emit_c_compiles(const ts_node *n)
     if (n->op == TS_OP_CONV) return ts_contract_template(n);
     if (n->op == TS_OP_BITCAST) return false;
     if (n->op == TS_OP_GATHER) return gather_compiles(n);
+    if (n->op == TS_OP_IF || n->op == TS_OP_WHILE) return true;   /* regions compiled as programs (D115) */
     return (ts_op_get(n->op)->flags & TS_OPF_EW) || ts_view_op(n) || n->op == TS_OP_IOTA || n->op == TS_OP_CONST ||
            reduce_op(n->op) || n->op == TS_OP_DOT;
 }
