@@ -176,16 +176,38 @@ def tessera_run(exe, model, inputs, threads, target, repeat, env, out_dir=None):
     return r
 
 
+# The JIT cache holding what every program links (the contraction
+# templates, compiled once per machine: D112), made by check_target.
+MACHINE_CACHE = None
+
+
 def check_target(exe, target):
     """Fail at once, with tessera's own reason, when the target is missing,
-    instead of after building every model."""
+    instead of after building every model. Its cache, which then holds the
+    shared template object, is kept as MACHINE_CACHE."""
+    global MACHINE_CACHE
     model, inputs = models.ensure("gemm_256")
+    MACHINE_CACHE = tempfile.mkdtemp(prefix="tessera_machine_")
     try:
-        tessera_run(exe, model, inputs, 1, target, 1, dict(os.environ, TESSERA_CACHE_DIR=tempfile.mkdtemp()))
+        tessera_run(exe, model, inputs, 1, target, 1, dict(os.environ, TESSERA_CACHE_DIR=MACHINE_CACHE))
     except BenchError as e:
         hint = " (the cpu target is not in this build yet; --target interp runs the small cases)" \
             if target == "cpu" and "unknown target" in str(e) else ""
         raise BenchError("tessera cannot run --target %s: %s%s" % (target, e, hint))
+
+
+def cold_cache(path):
+    """A cache folder for a cold compile: empty but for the objects every
+    program links (KEY.o and its source), as on a machine where tessera has
+    compiled anything before: cold means this model's own code, not the
+    once-per-machine templates (D112)."""
+    os.makedirs(path)
+    for name in os.listdir(MACHINE_CACHE or path):
+        if name.endswith(".o"):
+            for f in (name, name[:-2] + ".0.c"):
+                if os.path.exists(os.path.join(MACHINE_CACHE, f)):
+                    shutil.copy(os.path.join(MACHINE_CACHE, f), os.path.join(path, f))
+    return path
 
 
 # ---- onnxruntime -------------------------------------------------------------------------
@@ -248,7 +270,7 @@ def bench_case(name, threads, args, exe):
     per_round = -(-args.runs // args.rounds)
     tmp = tempfile.mkdtemp(prefix="tessera_bench_")
     try:
-        env = dict(os.environ, TESSERA_CACHE_DIR=os.path.join(tmp, "cache"))
+        env = dict(os.environ, TESSERA_CACHE_DIR=cold_cache(os.path.join(tmp, "cache")))
         out_dir = os.path.join(tmp, "out")
         cold = tessera_run(exe, model, inputs, threads, args.target, 1, env, out_dir)
         orts, warms = [], []
