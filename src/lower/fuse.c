@@ -455,6 +455,7 @@ ts_status ts_fuse(const ts_graph *g, ts_fuse_compiles_fn compiles, ts_fusion **o
             if (early[n->id] == (pass == 0)) s = group_node(f, n, covered, &cap, err);
     if (s == TS_OK) s = ts_fuse_rows(f, err);
     if (s == TS_OK) s = ts_fuse_concats(f, err);
+    if (s == TS_OK) s = ts_fuse_multi(f, err);
     if (s != TS_OK) {
         ts_fusion_free(f);
         return s;

@@ -79,5 +79,10 @@ ts_status ts_fuse_rows(ts_fusion *f, ts_err *err);
  * kernel and read by nothing else loses its copy kernel; the inputs'
  * kernels write into it (f->into). */
 ts_status ts_fuse_concats(ts_fusion *f, ts_err *err);
+/* Loop merging (fuse_multi.c), run after concat placement: a LOOP group
+ * storing w followed at once by a LOOP group of w's shape that reads w
+ * only at its own coordinates become one LOOP group writing both (out =
+ * w, then the other value; D116). */
+ts_status ts_fuse_multi(ts_fusion *f, ts_err *err);
 
 #endif

@@ -431,6 +431,22 @@ static void lower_loop(lctx *c, const ts_value *v)
     }
 }
 
+/* A merged loop group (fuse_multi.c, D116): w, stored, then v, which
+ * reads w at its own coordinates only, in one nest; v's reads of w take
+ * the element just computed. */
+static void lower_loop2(lctx *c, const ts_value *w, const ts_value *v)
+{
+    nest ns = {.tail = &c->k->body};
+    ts_lx *coords[TS_MAX_RANK];
+    for (int i = 0; i < v->type.rank; i++) coords[i] = ts_lw_open_loop(c, &ns, ts_lw_dim(c, v->type.dims[i]));
+    ts_lx *xw = ts_lw_value_at(c, w, coords, true);
+    store(c, &ns, w, coords, xw);
+    c->subst_v = w;
+    c->subst_x = xw;
+    store(c, &ns, v, coords, ts_lw_value_at(c, v, coords, true));
+    c->subst_v = NULL;
+}
+
 /* The identity of a reduction in dtype dt. */
 static ts_lx *identity(lctx *c, ts_op op, ts_dtype dt)
 {
@@ -945,7 +961,10 @@ ts_status ts_lower_group(ts_lprog *p, const ts_fusion *f, const ts_group *g, con
     if (!c.k) return ts_lprog_status(p, err);
     snprintf(c.k->name, sizeof c.k->name, "%s", name);
     switch (g->kind) {
-    case TS_G_LOOP: lower_loop(&c, g->out[0]); break;
+    case TS_G_LOOP:
+        if (g->n_out == 2) lower_loop2(&c, g->out[0], g->out[1]);
+        else lower_loop(&c, g->out[0]);
+        break;
     case TS_G_REDUCE:
         if (g->root->op == TS_OP_REDUCE_WINDOW) lower_window(&c, g->root);
         else lower_reduce(&c, g->root);

@@ -3,7 +3,7 @@ interpreter, the kernel cache, symbolic sizes without new C, --profile,
 the `tessera ir` listings, a row kernel's, the tile epilogue's, the
 softmax exp's and a fused gather's golden loop IR (tests/cli/models/*.loops),
 the runtime unit, gather's index checks, concats written in place,
-compiled if and while."""
+compiled if and while, merged loop kernels."""
 import json
 import os
 import re
@@ -509,3 +509,21 @@ def test_control_compiled():
             expect_error("control: gather out of range in a body (%s)" % target,
                          ["run", model] + inputs + ["--target", target],
                          r"%row \(gather\): gather: index 4 \(at position 0\) is out of range \[0, 4\)")
+
+
+def test_loops_merged():
+    """A loop kernel storing a value, then one reading it at its own
+    coordinates, are one nest writing both (D116); not when the reader
+    goes through a transpose, nor when another kernel comes between.
+    Golden loops; against the interpreter."""
+    model = os.path.join(MODELS, "loops_merged.ir")
+    rc, so, se = tessera("ir", model, "--loops")
+    with open(os.path.join(MODELS, "loops_merged.loops")) as f:
+        want = f.read()
+    check("loops merged: golden loops", rc == 0 and so == want and "k0 loop     %c, %h <-" in so, so + se)
+    g = np.random.default_rng(23)
+    arrays = {"x": g.standard_normal((3, 4)).astype(np.float32), "y": g.standard_normal((4, 3)).astype(np.float32)}
+    got, ref = cpu_and_interp(model, arrays, "merged")
+    if got and ref and check("loops merged: four outputs", len(got) == len(ref) == 4):
+        for k in range(4):
+            close("loops merged: output %d cpu vs interpreter" % k, got[k], ref[k], rtol=1e-6, atol=1e-7)

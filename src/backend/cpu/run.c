@@ -75,28 +75,37 @@ static int first_part_step(const ts_cpu_program *p, const ts_value *c)
     return p->n_steps;
 }
 
+/* A buffer for v in the plan, live from step `first` to its last use:
+ * unless its size is not known yet, it is a graph result (its own
+ * tensor) or a part of a concat written in place (D114). */
+static void plan_value(const run *r, const ts_value *v, int first, ts_plan_buf *bufs, const ts_value **who, int *n)
+{
+    const ts_cpu_program *p = r->p;
+    int64_t shape[TS_MAX_RANK], numel;
+    if (p->fusion->into[v->id] || is_result(p->g, v) || !shape_of(r, v, shape) || first >= p->n_steps) return;
+    if (ts_shape_numel(v->type.rank, shape, &numel, NULL) != TS_OK) return;
+    bufs[*n] = (ts_plan_buf){.size = numel * (int64_t)ts_dtype_size(v->type.dtype), .first = first,
+                             .last = p->last_use[v->id] < first ? first : p->last_use[v->id], .reuse = -1};
+    who[(*n)++] = v;
+}
+
 static ts_status make_plan(run *r)
 {
     const ts_cpu_program *p = r->p;
     const ts_fusion *f = p->fusion;
-    int n = 0, cap = p->n_steps + f->n_placed + 1;
+    int n = 0, cap = f->n_placed + 1;
+    for (int i = 0; i < p->n_steps; i++) cap += p->steps[i].group->n_out;
     ts_plan_buf *bufs = ts_mem_alloc(sizeof *bufs * (size_t)cap);
     const ts_value **who = ts_mem_alloc(sizeof *who * (size_t)cap);
     int64_t *offs = ts_mem_alloc(sizeof *offs * (size_t)cap);
     ts_status s = bufs && who && offs ? TS_OK : ts_err_set(r->err, TS_ERR_OOM, "out of memory");
-    for (int i = 0; s == TS_OK && i < p->n_steps + f->n_placed; i++) {
-        const ts_cpu_step *st = i < p->n_steps ? &p->steps[i] : NULL;
-        if (st && !st->kernel) continue;
-        /* a kernel's output, or a concat its parts' kernels write (from the first of them on) */
-        const ts_value *v = st ? st->group->out[0] : f->placed[i - p->n_steps];
-        const int first = st ? i : first_part_step(p, v);
-        int64_t shape[TS_MAX_RANK], numel;
-        if (f->into[v->id] || is_result(p->g, v) || !shape_of(r, v, shape) || first >= p->n_steps) continue;
-        if (ts_shape_numel(v->type.rank, shape, &numel, NULL) != TS_OK) continue;
-        bufs[n] = (ts_plan_buf){.size = numel * (int64_t)ts_dtype_size(v->type.dtype), .first = first,
-                                .last = p->last_use[v->id] < first ? first : p->last_use[v->id], .reuse = -1};
-        who[n++] = v;
-    }
+    /* every output of a kernel step; a concat its parts' kernels write,
+     * from the first of them on */
+    for (int i = 0; s == TS_OK && i < p->n_steps; i++)
+        for (int k = 0; p->steps[i].kernel && k < p->steps[i].group->n_out; k++)
+            plan_value(r, p->steps[i].group->out[k], i, bufs, who, &n);
+    for (int i = 0; s == TS_OK && i < f->n_placed; i++)
+        plan_value(r, f->placed[i], first_part_step(p, f->placed[i]), bufs, who, &n);
     int64_t total = 0;
     if (s == TS_OK) s = ts_plan_assign(n, bufs, offs, &total, r->err);
     ts_cpu_scratch *sc = r->scratch;
