@@ -36,6 +36,7 @@ import os
 import platform
 import re
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -81,18 +82,7 @@ def parse_args(argv):
         for name, c in models.CASES.items():
             print("%-22s %-7s %s%s" % (name, c["kind"], c["desc"], "  (small)" if c.get("small") else ""))
         sys.exit(0)
-    a.runs = 5 if a.quick else a.runs
-    if a.runs < 1:
-        raise BenchError("--runs needs a whole number >= 1, got %d" % a.runs)
-    if a.rounds < 1 or a.rounds > a.runs:
-        raise BenchError("--rounds needs a whole number from 1 to --runs (%d), got %d" % (a.runs, a.rounds))
-    try:
-        a.threads = sorted({int(t) for t in a.threads.split(",")}) if a.threads else \
-            sorted({1, os.cpu_count() or 1})
-    except ValueError:
-        raise BenchError("--threads takes comma-separated whole numbers, got '%s'" % a.threads)
-    if any(t < 1 for t in a.threads):
-        raise BenchError("--threads: every count must be >= 1")
+    check_counts(a)
     default = [c for c in models.CASES if models.CASES[c].get("small")] if a.target == "interp" \
         else models.DEFAULT_CASES
     a.cases = a.cases.split(",") if a.cases else default
@@ -106,13 +96,51 @@ def parse_args(argv):
     return a
 
 
+def check_counts(a):
+    """--quick, --runs, --rounds and --threads checked, and normalised in
+    place (bench/broad.py takes the same options)."""
+    a.runs = 5 if a.quick else a.runs
+    if a.runs < 1:
+        raise BenchError("--runs needs a whole number >= 1, got %d" % a.runs)
+    if a.rounds < 1 or a.rounds > a.runs:
+        raise BenchError("--rounds needs a whole number from 1 to --runs (%d), got %d" % (a.runs, a.rounds))
+    try:
+        a.threads = sorted({int(t) for t in a.threads.split(",")}) if a.threads else \
+            sorted({1, os.cpu_count() or 1})
+    except ValueError:
+        raise BenchError("--threads takes comma-separated whole numbers, got '%s'" % a.threads)
+    if any(t < 1 for t in a.threads):
+        raise BenchError("--threads: every count must be >= 1")
+
+
 # ---- the tools: tessera, peak ------------------------------------------------------------
 
-def run_cmd(cmd, env=None, what=None):
-    p = subprocess.run(cmd, capture_output=True, text=True, env=env)
+def exit_status(rc):
+    if rc >= 0:
+        return "exit status %d" % rc
+    try:
+        return "killed by %s" % signal.Signals(-rc).name
+    except ValueError:
+        return "killed by signal %d" % -rc
+
+
+def run_cmd(cmd, env=None, what=None, timeout=None):
+    """stdout of cmd; BenchError with the error's first line when it fails
+    (a crash names its signal), or when it runs past `timeout` seconds."""
+    what = what or " ".join(cmd[:3])
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise BenchError("%s: no result after %d s (stopped)" % (what, timeout))
     if p.returncode != 0:
-        msg = (p.stderr.strip().splitlines() or ["exit status %d" % p.returncode])[-1]
-        raise BenchError("%s failed: %s" % (what or " ".join(cmd[:3]), msg))
+        status = exit_status(p.returncode)
+        lines = p.stderr.strip().splitlines()
+        # tessera's error is one "tessera: ..." line, which a compiler's
+        # output may follow and warnings precede; another tool's, its last
+        errors = [x for x in lines if x.startswith("tessera: ") and not x.startswith("tessera: warning:")]
+        msg = errors[0] if errors else lines[-1] if lines else status
+        raise BenchError("%s failed: %s%s" % (what, msg, " (%s)" % status if p.returncode < 0 and msg != status
+                                              else ""))
     return p.stdout
 
 
@@ -151,7 +179,7 @@ def best_peaks(a, b):
     return {t: (max(a[t][0], b[t][0]), max(a[t][1], b[t][1])) for t in a}
 
 
-def tessera_run(exe, model, inputs, threads, target, repeat, env, out_dir=None):
+def tessera_run(exe, model, inputs, threads, target, repeat, env, out_dir=None, timeout=None):
     """One `tessera run`: {compile_ms, cache, arena, median_ms, min_ms, runs}."""
     cmd = [exe, "run", model]
     for name, path in inputs.items():
@@ -159,7 +187,7 @@ def tessera_run(exe, model, inputs, threads, target, repeat, env, out_dir=None):
     cmd += ["--repeat", str(repeat), "--threads", str(threads), "--target", target]
     if out_dir:
         cmd += ["-o", out_dir]
-    lines = run_cmd(cmd, env=env, what="tessera run").splitlines()
+    lines = run_cmd(cmd, env=env, what="tessera run", timeout=timeout).splitlines()
     m = LATENCY.match(lines[-1]) if lines else None
     if not m or int(m.group(3)) != repeat:
         raise BenchError("tessera run: the last line is not 'latency median_ms=X min_ms=Y runs=%d': %r"
@@ -263,6 +291,25 @@ def rounds_summary(rs):
     return r
 
 
+def alternating_rounds(exe, model, inputs, feed, threads, target, runs, rounds, env, timeout=None):
+    """Both sides in `rounds` rounds of ceil(runs/rounds) timed runs, ORT
+    first in odd rounds and tessera first in even ones (tessera with the
+    cache in env, warm after the cold run): (ORT's summary, tessera's,
+    ORT's outputs from its first round)."""
+    per_round = -(-runs // rounds)
+    orts, warms = [], []
+    for k in range(rounds):
+        for side in (("ort", "tessera") if k % 2 == 0 else ("tessera", "ort")):
+            if side == "ort":
+                orts.append(ort_run(model, feed, threads, per_round))
+            else:
+                warms.append(tessera_run(exe, model, inputs, threads, target, per_round, env, timeout=timeout))
+    outputs = orts[0]["outputs"]
+    for o in orts:
+        o.pop("outputs")
+    return rounds_summary(orts), rounds_summary(warms), outputs
+
+
 def bench_case(name, threads, args, exe):
     case = models.CASES[name]
     model, inputs = models.ensure(name)
@@ -273,17 +320,9 @@ def bench_case(name, threads, args, exe):
         env = dict(os.environ, TESSERA_CACHE_DIR=cold_cache(os.path.join(tmp, "cache")))
         out_dir = os.path.join(tmp, "out")
         cold = tessera_run(exe, model, inputs, threads, args.target, 1, env, out_dir)
-        orts, warms = [], []
-        for k in range(args.rounds):
-            for side in (("ort", "tessera") if k % 2 == 0 else ("tessera", "ort")):
-                if side == "ort":
-                    orts.append(ort_run(model, feed, threads, per_round))
-                else:
-                    warms.append(tessera_run(exe, model, inputs, threads, args.target, per_round, env))
-        ok, agree = agreement(out_dir, orts[0]["outputs"], case["rtol"], case["atol"])
-        for o in orts:
-            o.pop("outputs")
-        ort, warm = rounds_summary(orts), rounds_summary(warms)
+        ort, warm, ref = alternating_rounds(exe, model, inputs, feed, threads, args.target, args.runs, args.rounds,
+                                            env)
+        ok, agree = agreement(out_dir, ref, case["rtol"], case["atol"])
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     r = dict(case=name, kind=case["kind"], threads=threads, tessera_ms=warm["median_ms"], tessera_min_ms=warm["min_ms"],
