@@ -328,7 +328,7 @@ ts_lx *ts_lw_open_loop(lctx *c, nest *ns, ts_lx *extent)
     return ts_lx_var(c->p, s->var, s->depth);
 }
 
-static void store(lctx *c, nest *ns, const ts_value *v, ts_lx **coords, ts_lx *value)
+void ts_lw_store(lctx *c, nest *ns, const ts_value *v, ts_lx **coords, ts_lx *value)
 {
     ts_ls *s = ts_ls_new(c->p, TS_LS_STORE);
     if (!s) return;
@@ -341,110 +341,6 @@ static void store(lctx *c, nest *ns, const ts_value *v, ts_lx **coords, ts_lx *v
     }
     s->value = value;
     ts_lw_append(ns, s);
-}
-
-static bool same_shape(const ts_value *a, const ts_value *b)
-{
-    if (a->type.rank != b->type.rank) return false;
-    for (int i = 0; i < a->type.rank; i++)
-        if (!ts_dim_eq(a->type.dims[i], b->type.dims[i])) return false;
-    return true;
-}
-
-/* Whether v (inlined) reads *cat anywhere: seen marks visited nodes. */
-static bool reaches(const lctx *c, const ts_value *v, const ts_node *cat, bool *seen)
-{
-    const ts_node *n = v->def;
-    if (!n || c->f->mat[v->id] || seen[n->id]) return false;
-    if (n == cat) return true;
-    seen[n->id] = true;
-    for (int i = 0; i < n->n_in; i++)
-        if (reaches(c, n->in[i], cat, seen)) return true;
-    return false;
-}
-
-/* The concat that v's inlined expression reads at v's own coordinates
- * only, through elementwise nodes of v's shape, or NULL. *other collects
- * the operands off that path (views, broadcasts, ...), which must not
- * read it. */
-static const ts_node *aligned_concat(const lctx *c, const ts_value *v, const ts_value *top, const ts_node *cat,
-                                     const ts_value **other, int *n_other, bool *ok)
-{
-    const ts_node *n = v->def;
-    if (!*ok || !n || (v != top && c->f->mat[v->id])) return cat;
-    if (n->op == TS_OP_CONCAT && same_shape(v, top)) {
-        if (cat && cat != n) *ok = false;   /* one concat per nest split */
-        return n;
-    }
-    if (!(ts_op_get(n->op)->flags & TS_OPF_EW) || n->op == TS_OP_BITCAST || !same_shape(v, top)) {
-        if (*n_other < 64) other[(*n_other)++] = v;
-        else *ok = false;
-        return cat;
-    }
-    for (int i = 0; i < n->n_in; i++) cat = aligned_concat(c, n->in[i], top, cat, other, n_other, ok);
-    return cat;
-}
-
-/* The nest of stored value v, once per part of the concat it reads at
- * its own coordinates (D114): in part j's nest the concat's axis runs
- * over the part alone and the concat is the part itself, so no element
- * chooses its part (a BatchNorm + ReLU over a DenseNet block's 32-way
- * concat chose among 32 per element). Else one nest. */
-static void lower_loop(lctx *c, const ts_value *v)
-{
-    const ts_value *other[64];
-    int n_other = 0;
-    bool ok = true;
-    const ts_node *cat = aligned_concat(c, v, v, NULL, other, &n_other, &ok);
-    if (cat && ok) {
-        bool *seen = ts_arena_array(ts_lprog_arena(c->p), c->f->g->next_node_id + 1, sizeof *seen);
-        if (!seen) ok = false;
-        for (int i = 0; ok && i < n_other; i++) {
-            memset(seen, 0, (c->f->g->next_node_id + 1) * sizeof *seen);
-            if (reaches(c, other[i], cat, seen)) ok = false;
-        }
-    }
-    ts_lx *coords[TS_MAX_RANK];
-    if (!cat || !ok) {
-        nest ns = {.tail = &c->k->body};
-        for (int i = 0; i < v->type.rank; i++) coords[i] = ts_lw_open_loop(c, &ns, ts_lw_dim(c, v->type.dims[i]));
-        store(c, &ns, v, coords, ts_lw_value_at(c, v, coords, true));
-        return;
-    }
-    const int axis = (int)ts_node_int(cat, "axis");
-    ts_ls **top = &c->k->body;
-    ts_lx *off = ts_lx_int(c->p, 0);
-    for (int j = 0; j < cat->n_in; j++) {
-        const ts_value *part = cat->in[j];
-        nest ns = {.tail = top};
-        ts_lx *pc[TS_MAX_RANK];
-        for (int i = 0; i < v->type.rank; i++) {
-            pc[i] = ts_lw_open_loop(c, &ns, ts_lw_dim(c, (i == axis ? part : v)->type.dims[i]));
-            coords[i] = i == axis ? ts_lx_add(c->p, pc[i], off) : pc[i];
-        }
-        c->subst_v = cat->out[0];
-        c->subst_x = ts_lw_value_at(c, part, pc, false);
-        store(c, &ns, v, coords, ts_lw_value_at(c, v, coords, true));
-        c->subst_v = NULL;
-        if (*top) top = &(*top)->next;
-        off = ts_lx_add(c->p, off, ts_lw_dim(c, part->type.dims[axis]));
-    }
-}
-
-/* A merged loop group (fuse_multi.c, D116): w, stored, then v, which
- * reads w at its own coordinates only, in one nest; v's reads of w take
- * the element just computed. */
-static void lower_loop2(lctx *c, const ts_value *w, const ts_value *v)
-{
-    nest ns = {.tail = &c->k->body};
-    ts_lx *coords[TS_MAX_RANK];
-    for (int i = 0; i < v->type.rank; i++) coords[i] = ts_lw_open_loop(c, &ns, ts_lw_dim(c, v->type.dims[i]));
-    ts_lx *xw = ts_lw_value_at(c, w, coords, true);
-    store(c, &ns, w, coords, xw);
-    c->subst_v = w;
-    c->subst_x = xw;
-    store(c, &ns, v, coords, ts_lw_value_at(c, v, coords, true));
-    c->subst_v = NULL;
 }
 
 /* The identity of a reduction in dtype dt. */
@@ -544,7 +440,7 @@ static void lower_reduce(lctx *c, const ts_node *n)
     for (int i = 0, j = 0, k = 0; i < xr; i++) xc[i] = red[i] ? rv[j++] : yc[k++];
     update(c, inner, acc, combine_op(n->op), ts_lx_cast(c->p, ts_lw_value_at(c, x, xc, false), adt));
     to_end(&ns);
-    store(c, &ns, y, yc, ts_lx_cast(c->p, a, dt));
+    ts_lw_store(c, &ns, y, yc, ts_lx_cast(c->p, a, dt));
 }
 
 /* reduce_window: loops over the result, an accumulator over the window
@@ -631,7 +527,7 @@ static void window_nest(lctx *c, const ts_node *n, nest *ns, ts_lx **yc, bool *i
 {
     const ts_value *y = n->out[0];
     if (i == y->type.rank) {
-        store(c, ns, y, yc, ts_lx_cast(c->p, window_unrolled(c, n, yc, inside, op, adt), y->type.dtype));
+        ts_lw_store(c, ns, y, yc, ts_lx_cast(c->p, window_unrolled(c, n, yc, inside, op, adt), y->type.dtype));
         return;
     }
     int64_t lo, hi;
@@ -685,7 +581,7 @@ static void lower_window(lctx *c, const ts_node *n)
     for (int i = 0, j = 0; i < r; i++) k[i] = win[i] > 1 ? wv[j++] : NULL;
     update(c, inner, acc, combine_op(op), window_term(c, n, yc, k, NULL, op, adt));
     to_end(&ns);
-    store(c, &ns, y, yc, ts_lx_cast(p, a, dt));
+    ts_lw_store(c, &ns, y, yc, ts_lx_cast(p, a, dt));
 }
 
 static void lower_dot(lctx *c, const ts_node *n)
@@ -717,7 +613,7 @@ static void lower_dot(lctx *c, const ts_node *n)
     ts_lx *lv = ts_lx_cast(c->p, ts_lw_value_at(c, l, lx, false), adt), *rv = ts_lx_cast(c->p, ts_lw_value_at(c, r, rx, false), adt);
     update(c, inner, acc, TS_OP_ADD, ts_lx_op(c->p, TS_OP_MUL, adt, lv, rv, NULL));
     to_end(&ns);
-    store(c, &ns, y, yc, ts_lx_cast(c->p, a, dt));
+    ts_lw_store(c, &ns, y, yc, ts_lx_cast(c->p, a, dt));
 }
 
 /* ---- row kernels ------------------------------------------------------------------ */
@@ -916,7 +812,7 @@ static void lower_row(lctx *c, const ts_group *g)
             if (q > p && costly(ux, depth, 0)) {   /* u's row goes into out[q]'s, before the update */
                 ts_ls *u = *inner;
                 ns.tail = inner;
-                store(c, &ns, g->out[q], xc, ux);
+                ts_lw_store(c, &ns, g->out[q], xc, ux);
                 if (*inner) (*inner)->next = u;
                 c->stage_v = n->in[0];
                 c->stage_buf = g->out[q];
@@ -929,17 +825,17 @@ static void lower_row(lctx *c, const ts_group *g)
                 c->row_val[c->n_row] = v;
                 c->row_acc[c->n_row++] = val;
             }
-            store(c, &ns, v, oc, val);
+            ts_lw_store(c, &ns, v, oc, val);
         } else if (v->type.rank < r || !ts_dim_eq(v->type.dims[r - 1], sp->type.dims[r - 1]) || ni == 0) {
             /* a per-row scalar: O, or O with trailing 1s */
             memcpy(xc, oc, sizeof *xc * (size_t)no);
             for (int i = no; i < v->type.rank; i++) xc[i] = ts_lx_int(c->p, 0);
-            store(c, &ns, v, xc, ts_lw_value_at(c, v, xc, true));
+            ts_lw_store(c, &ns, v, xc, ts_lw_value_at(c, v, xc, true));
         } else {
             memcpy(xc, oc, sizeof *xc * (size_t)no);
             for (int i = 0; i < ni; i++) xc[no + i] = ts_lw_open_loop(c, &ns, ts_lw_dim(c, sp->type.dims[no + i]));
             ts_ls **pass = ns.tail;
-            store(c, &ns, v, xc, row_recip(c, ts_lw_value_at(c, v, xc, true), depth, 0));
+            ts_lw_store(c, &ns, v, xc, row_recip(c, ts_lw_value_at(c, v, xc, true), depth, 0));
             if (v == c->rowtmp_v) {
                 if (!prefetched) prefetch_next_row(c, g, pass, xc);
                 ns.tail = row_body;
@@ -962,8 +858,8 @@ ts_status ts_lower_group(ts_lprog *p, const ts_fusion *f, const ts_group *g, con
     snprintf(c.k->name, sizeof c.k->name, "%s", name);
     switch (g->kind) {
     case TS_G_LOOP:
-        if (g->n_out == 2) lower_loop2(&c, g->out[0], g->out[1]);
-        else lower_loop(&c, g->out[0]);
+        if (g->n_out == 2) ts_lw_loop2(&c, g->out[0], g->out[1]);
+        else ts_lw_loop(&c, g->out[0]);
         break;
     case TS_G_REDUCE:
         if (g->root->op == TS_OP_REDUCE_WINDOW) lower_window(&c, g->root);

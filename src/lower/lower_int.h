@@ -1,4 +1,4 @@
-/* lower_int.h — what lower.c and lower_tmpl.c share: the lowering
+/* lower_int.h — what lower.c, lower_loop.c and lower_tmpl.c share: the lowering
  * context of one kernel and the expression and loop-nest builders
  * (internal to src/lower/). */
 #ifndef TS_LOWER_LOWER_INT_H
@@ -66,6 +66,12 @@ void ts_lw_delinear(lctx *c, int r, const ts_dim *d, ts_lx *lin, ts_lx **coords)
  * there and returns its variable. */
 void ts_lw_append(nest *ns, ts_ls *s);
 ts_lx *ts_lw_open_loop(lctx *c, nest *ns, ts_lx *extent);
+/* Stores value at element coords of v (its buffer, or the row scratch). */
+void ts_lw_store(lctx *c, nest *ns, const ts_value *v, ts_lx **coords, ts_lx *value);
+/* A LOOP group (lower_loop.c): stored value v's nest(s); a merged group's
+ * two values, w stored and then v reading it at its coordinates (D116). */
+void ts_lw_loop(lctx *c, const ts_value *v);
+void ts_lw_loop2(lctx *c, const ts_value *w, const ts_value *v);
 /* Group g (DOT or CONV) as a runtime template call with its epilogue
  * (lower_tmpl.c). */
 void ts_lw_template(lctx *c, const ts_group *g);

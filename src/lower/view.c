@@ -228,3 +228,36 @@ bool ts_dot_result_strided(const ts_node *n, const ts_sview *sv)
            ts_view_role(n->out[0], sv, &cl, &ec, &sc) && (sc == 1 || ec == 1);
 }
 
+
+bool ts_view_same_shape(const ts_value *a, const ts_value *b)
+{
+    if (a->type.rank != b->type.rank) return false;
+    for (int i = 0; i < a->type.rank; i++)
+        if (!ts_dim_eq(a->type.dims[i], b->type.dims[i])) return false;
+    return true;
+}
+
+/* seen: 1 when a node was walked aligned, 2 when not (the stricter walk,
+ * which covers both). */
+static bool aligned_walk(const bool *stored, const ts_value *v, const ts_value *top, const ts_value *w, bool aligned,
+                         unsigned char *seen, bool *hit)
+{
+    if (v == w) {
+        *hit = true;
+        return aligned;
+    }
+    const ts_node *n = v->def;
+    if (!n || (v != top && stored[v->id])) return true;
+    if ((seen[n->id] & 2) || (aligned && seen[n->id])) return true;
+    seen[n->id] |= aligned ? 1 : 2;
+    const bool ew = (ts_op_get(n->op)->flags & TS_OPF_EW) && n->op != TS_OP_BITCAST && ts_view_same_shape(v, top);
+    for (int i = 0; i < n->n_in; i++)
+        if (!aligned_walk(stored, n->in[i], top, w, aligned && ew, seen, hit)) return false;
+    return true;
+}
+
+bool ts_view_reads_aligned(const bool *stored, const ts_value *v, const ts_value *w, unsigned char *seen, bool *hit)
+{
+    *hit = false;
+    return aligned_walk(stored, v, v, w, true, seen, hit);
+}

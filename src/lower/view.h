@@ -47,6 +47,16 @@ void ts_dot_result_roles(const ts_node *n, ts_role *b, ts_role *r, ts_role *cl);
  * *ext and *stride are the merged index's (an empty role: 1 and 0). */
 bool ts_view_role(const ts_value *v, const ts_sview *sv, const ts_role *r, int64_t *ext, int64_t *stride);
 
+/* Whether a and b have equal dims (dtypes aside). */
+bool ts_view_same_shape(const ts_value *a, const ts_value *b);
+/* Whether v's inlined expression (values not stored[] are inlined; v
+ * itself is computed) reads w only at v's own coordinates: through
+ * elementwise nodes of v's shape, any other path never reaching w. *hit:
+ * whether it reads w at all. seen: one byte per node id, zeroed by the
+ * caller. Fusion merges loop kernels on it (D116), lowering splits a
+ * nest by a concat's parts (D114). */
+bool ts_view_reads_aligned(const bool *stored, const ts_value *v, const ts_value *w, unsigned char *seen, bool *hit);
+
 /* Whether contraction n (dot, conv) runs as a runtime template (f32, and
  * for dot, axes that merge into one strided index per role). */
 bool ts_contract_template(const ts_node *n);
