@@ -156,6 +156,11 @@ def gen_arg():
         arg_case(op, "f64_axis0", rand(rng_for(op, "f64_axis0"), (4, 3), "f64"), 0)
         arg_case(op, "f16_axis2", rand(rng_for(op, "f16_axis2"), (2, 2, 3), "f16"), 2)
         arg_case(op, "i64_edges", arr([[-(1 << 63), (1 << 63) - 1, 0], [7, 7, -(1 << 63)]], "i64"), 1, 1)
+        # rows past a compiled kernel's vector lanes, ties and a NaN
+        long = np.round(rand(rng_for(op, "f32_long"), (3, 300), "f32") * 4) / 4
+        long[1, 200] = NAN
+        arg_case(op, "f32_long", long, 1)
+        arg_case(op, "f32_long_last_axis0", long.T.copy(), 0, 1)
 
 
 def cumulative_expected(x, kind, axis, exclusive, reverse):
@@ -197,6 +202,10 @@ def gen_cumulative():
     cumulative_case("sum_f16_rev", exact_half(r("sum_f16_rev"), (6,), "f16"), "sum", 0, reverse=1)
     cumulative_case("prod_i32_wrap", arr([1000, 1000, 1000, -7, 3], "i32"), "prod", 0)
     cumulative_case("min_f32_excl", arr([3.0, 1.0, NAN, 0.5], "f32"), "min", 0, exclusive=1)
+    # long lanes along a middle axis, both directions (compiled: a carried
+    # accumulator per lane, strided)
+    cumulative_case("sum_f32_mid_excl_rev", rand(r("sum_f32_mid"), (2, 40, 3), "f32"), "sum", 1, 1, 1)
+    cumulative_case("max_f64_mid", rand(r("max_f64_mid"), (2, 40, 3), "f64"), "max", 1)
 
 
 def reduce_window_expected(x, kind, window, strides, dil, lo, hi):
@@ -607,6 +616,14 @@ def gen_sort():
     sort_case("f32_empty", np.zeros((2, 0), np.float32), 1)
     sort_case("f64_signed_zeros_equal", arr([0.0, -0.0, -1.0, 0.0, -0.0], "f64"), 0)
     sort_case("f64_signed_zeros_desc", arr([0.0, -0.0, -1.0, 0.0, -0.0], "f64"), 0, 1)
+    # lanes longer than a compiled sort's insertion runs (16), so merges
+    # decide the order too, along a strided axis; few distinct values for
+    # ties, NaNs among them
+    many = rand(r("e"), (70, 3), "i32", -4, 4).astype(np.float32)
+    many[[5, 33, 64], [0, 1, 2]] = NAN
+    sort_case("f32_long_strided", many, 0)
+    sort_case("f32_long_strided_desc", many, 0, 1)
+    sort_case("i64_long_stable", rand(r("f"), (2, 45), "i64", -3, 3), 1, 1)
 
 
 def gen_nonzero():

@@ -34,7 +34,7 @@ static bool is_splat_const(const ts_node *n)
 static bool reduce_op(ts_op op)
 {
     return op == TS_OP_REDUCE_SUM || op == TS_OP_REDUCE_PROD || op == TS_OP_REDUCE_MAX || op == TS_OP_REDUCE_MIN ||
-           op == TS_OP_REDUCE_WINDOW;
+           op == TS_OP_REDUCE_WINDOW || op == TS_OP_ARGMAX || op == TS_OP_ARGMIN || op == TS_OP_CUMULATIVE;
 }
 
 /* Computed inline as an expression of its operands at an index. */
@@ -78,7 +78,7 @@ static bool deferred_operand(const ts_node *n, int i)
 
 static bool needs_memory_operands(const ts_fusion *f, const ts_node *n)
 {
-    return !compiled(f, n) || n->op == TS_OP_DOT || n->op == TS_OP_CONV || n->n_regions;
+    return !compiled(f, n) || n->op == TS_OP_DOT || n->op == TS_OP_CONV || n->op == TS_OP_SORT || n->n_regions;
 }
 
 /* Whether v can be read when node n runs: computed before it, or made of
@@ -323,6 +323,7 @@ static ts_status group_node(ts_fusion *f, const ts_node *n, const bool *covered,
 {
     if (!compiled(f, n)) return add_group(f, TS_G_FALLBACK, n, cap, err);
     if (n->n_regions) return add_group(f, TS_G_CONTROL, n, cap, err);
+    if (n->op == TS_OP_SORT) return add_group(f, TS_G_CALL, n, cap, err);
     if (covered[n->id]) return TS_OK;   /* in a contraction's epilogue */
     if ((n->op == TS_OP_DOT || n->op == TS_OP_CONV) && f->epi[n->id]) {
         TS_TRY(add_group(f, n->op == TS_OP_DOT ? TS_G_DOT : TS_G_CONV, n, cap, err));
@@ -489,7 +490,7 @@ static void put_inlined(ts_buf *b, const ts_fusion *f, const ts_value *v, bool t
 
 void ts_fusion_print(ts_buf *b, const ts_fusion *f)
 {
-    static const char *const kinds[] = {"loop", "reduce", "row", "dot", "conv", "fallback", "control"};
+    static const char *const kinds[] = {"loop", "reduce", "row", "dot", "conv", "fallback", "control", "call"};
     bool *seen = ts_mem_zalloc(f->g->next_node_id ? f->g->next_node_id : 1);
     int stored = 0;
     for (uint32_t i = 0; i < f->g->next_value_id; i++) stored += f->mat[i];

@@ -18,7 +18,9 @@
  *             half-precision types, ...);
  *   CONTROL   an if or while the backend compiles: each region is a
  *             program of its own (its body fused like any body), which
- *             the backend's runtime runs as the node says (D115).
+ *             the backend's runtime runs as the node says (D115);
+ *   CALL      a node the backend runs as a call of its runtime library
+ *             over stored operands (sort, D117).
  */
 #ifndef TS_LOWER_FUSE_H
 #define TS_LOWER_FUSE_H
@@ -26,7 +28,7 @@
 #include "ir/ir.h"
 #include "lower/view.h"
 
-typedef enum ts_gkind { TS_G_LOOP, TS_G_REDUCE, TS_G_ROW, TS_G_DOT, TS_G_CONV, TS_G_FALLBACK, TS_G_CONTROL } ts_gkind;
+typedef enum ts_gkind { TS_G_LOOP, TS_G_REDUCE, TS_G_ROW, TS_G_DOT, TS_G_CONV, TS_G_FALLBACK, TS_G_CONTROL, TS_G_CALL } ts_gkind;
 
 typedef struct ts_group {
     ts_gkind kind;

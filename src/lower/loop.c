@@ -448,11 +448,15 @@ void ts_lkernel_print(ts_buf *b, const ts_lkernel *k)
         ts_buf_puts(b, ")\n");
     }
     if (k->tmpl) {
-        static const char *const names[2][TS_TMPL_MAX_ARGS] = {
+        static const char *const names[3][TS_TMPL_MAX_ARGS] = {
             {"m", "n", "k", "a_rs", "a_cs", "b_rs", "b_cs", "c_rs", "batch", "a_bs", "b_bs", "c_bs"},
-            {"n", "c", "h", "w", "o", "kh", "kw", "oh", "ow", "groups", "sh", "sw", "ph", "pw", "dh", "dw", "lh", "lw"}};
-        ts_buf_printf(b, "  %s(b%d, b%d -> b%d", k->tmpl->kind == TS_TMPL_GEMM ? "tsrt_sgemm" : "tsrt_conv", k->tmpl->a,
-                      k->tmpl->b, k->tmpl->c);
+            {"n", "c", "h", "w", "o", "kh", "kw", "oh", "ow", "groups", "sh", "sw", "ph", "pw", "dh", "dw", "lh", "lw"},
+            {"outer", "len", "inner", "descending"}};
+        static const char *const fns[3] = {"tsrt_sgemm", "tsrt_conv", "tsrt_sort"};
+        if (k->tmpl->kind == TS_TMPL_SORT)
+            ts_buf_printf(b, "  %s(b%d -> b%d, b%d", fns[k->tmpl->kind], k->tmpl->a, k->tmpl->b, k->tmpl->c);
+        else
+            ts_buf_printf(b, "  %s(b%d, b%d -> b%d", fns[k->tmpl->kind], k->tmpl->a, k->tmpl->b, k->tmpl->c);
         for (int i = 0; i < k->tmpl->n_args; i++) {
             ts_buf_printf(b, ", %s=", names[k->tmpl->kind][i] ? names[k->tmpl->kind][i] : "?");
             put_lx(b, k->tmpl->arg[i]);

@@ -119,13 +119,15 @@ typedef struct ts_lkernel {
     ts_lcheck *checks;    /* run before the kernel, in order */
 } ts_lkernel;
 
-enum { TS_NEEDS_GEMM = 1, TS_NEEDS_CONV = 2 };
+enum { TS_NEEDS_GEMM = 1, TS_NEEDS_CONV = 2, TS_NEEDS_SORT = 4 };
 
 /* A contraction kernel calls a runtime template (kernels/cpu/): its
  * arguments are expressions over D, its epilogue a loop body run on each
  * finished block of the output, with block parameters P0..P5 = m0, n0,
- * mb, nb, rs, cs and the block itself as buffer TS_LBUF_BLOCK. */
-typedef enum ts_tmpl_kind { TS_TMPL_GEMM, TS_TMPL_CONV } ts_tmpl_kind;
+ * mb, nb, rs, cs and the block itself as buffer TS_LBUF_BLOCK. A sort
+ * calls the runtime's lane sort (tsrt_sort.h) the same way: a = x, b =
+ * the values, c = the positions; args outer, len, inner, descending. */
+typedef enum ts_tmpl_kind { TS_TMPL_GEMM, TS_TMPL_CONV, TS_TMPL_SORT } ts_tmpl_kind;
 enum { TS_LBUF_BLOCK = -1, TS_LBUF_TEROW = -2, TS_LBUF_TECOL = -3, TS_TMPL_MAX_ARGS = 24 };
 /* A row kernel's scratch row (ts_lkernel.rowtmp floats, indexed from the
  * row's start): a large output's row is built there and streamed out. */

@@ -344,7 +344,7 @@ void ts_lw_store(lctx *c, nest *ns, const ts_value *v, ts_lx **coords, ts_lx *va
 }
 
 /* The identity of a reduction in dtype dt. */
-static ts_lx *identity(lctx *c, ts_op op, ts_dtype dt)
+ts_lx *ts_lw_identity(lctx *c, ts_op op, ts_dtype dt)
 {
     bool fl = ts_dtype_is_fp(dt), sg = ts_dtype_is_signed(dt);
     int bits = ts_dtype_bits(dt);
@@ -366,13 +366,13 @@ static ts_lx *identity(lctx *c, ts_op op, ts_dtype dt)
 /* The accumulator of a reduction: f32 sums and products run in f64 and
  * round once, as the reference does (docs/primitives.md): as fast for
  * the memory-bound kernels this serves, and overflow-free. */
-static ts_dtype acc_dtype(ts_op reduce, ts_dtype dt)
+ts_dtype ts_lw_acc_dtype(ts_op reduce, ts_dtype dt)
 {
     bool sum = reduce == TS_OP_REDUCE_SUM || reduce == TS_OP_REDUCE_PROD;
     return sum && dt == TS_DTYPE_F32 ? TS_DTYPE_F64 : dt;
 }
 
-static ts_op combine_op(ts_op reduce)
+ts_op ts_lw_combine_op(ts_op reduce)
 {
     switch (reduce) {
     case TS_OP_REDUCE_SUM: return TS_OP_ADD;
@@ -386,14 +386,14 @@ static ts_op combine_op(ts_op reduce)
  * the nred reduced extents (their vars in rv). *inner receives the place
  * inside the innermost of them; ns goes on after them, at the same depth.
  * Returns the accumulator as an expression (valid after the loops). */
-static ts_lx *open_reduction(lctx *c, nest *ns, ts_op op, ts_dtype dt, int nred, ts_lx **ext, ts_lx **rv,
-                             ts_ls ***inner, int *acc)
+ts_lx *ts_lw_open_reduction(lctx *c, nest *ns, ts_op op, ts_dtype dt, int nred, ts_lx **ext, ts_lx **rv,
+                            ts_ls ***inner, int *acc)
 {
     ts_ls *a = ts_ls_new(c->p, TS_LS_ACC);
     if (!a) return NULL;
     a->var = *acc = c->k->n_accs++;
     a->dt = dt;
-    a->value = identity(c, op, dt);
+    a->value = ts_lw_identity(c, op, dt);
     ts_lw_append(ns, a);
     int d0 = ns->depth;
     ts_ls **after_acc = ns->tail;
@@ -404,7 +404,7 @@ static ts_lx *open_reduction(lctx *c, nest *ns, ts_op op, ts_dtype dt, int nred,
     return ts_lx_acc(c->p, dt, a->var, d0);
 }
 
-static void update(lctx *c, ts_ls **inner, int acc, ts_op op, ts_lx *value)
+void ts_lw_update(lctx *c, ts_ls **inner, int acc, ts_op op, ts_lx *value)
 {
     ts_ls *u = ts_ls_new(c->p, TS_LS_UPDATE);
     if (!u) return;
@@ -415,7 +415,7 @@ static void update(lctx *c, ts_ls **inner, int acc, ts_op op, ts_lx *value)
 }
 
 /* Move ns to the end of its current statement list. */
-static void to_end(nest *ns)
+void ts_lw_to_end(nest *ns)
 {
     while (*ns->tail) ns->tail = &(*ns->tail)->next;
 }
@@ -434,12 +434,12 @@ static void lower_reduce(lctx *c, const ts_node *n)
     for (int i = 0; i < xr; i++)
         if (red[i]) ext[nr++] = ts_lw_dim(c, x->type.dims[i]);
     ts_ls **inner = NULL;
-    ts_dtype dt = y->type.dtype, adt = acc_dtype(n->op, dt);
-    ts_lx *a = open_reduction(c, &ns, n->op, adt, nr, ext, rv, &inner, &acc);
+    ts_dtype dt = y->type.dtype, adt = ts_lw_acc_dtype(n->op, dt);
+    ts_lx *a = ts_lw_open_reduction(c, &ns, n->op, adt, nr, ext, rv, &inner, &acc);
     if (!a) return;
     for (int i = 0, j = 0, k = 0; i < xr; i++) xc[i] = red[i] ? rv[j++] : yc[k++];
-    update(c, inner, acc, combine_op(n->op), ts_lx_cast(c->p, ts_lw_value_at(c, x, xc, false), adt));
-    to_end(&ns);
+    ts_lw_update(c, inner, acc, ts_lw_combine_op(n->op), ts_lx_cast(c->p, ts_lw_value_at(c, x, xc, false), adt));
+    ts_lw_to_end(&ns);
     ts_lw_store(c, &ns, y, yc, ts_lx_cast(c->p, a, dt));
 }
 
@@ -468,7 +468,7 @@ static ts_lx *window_term(lctx *c, const ts_node *n, ts_lx **yc, ts_lx **k, cons
             inside = ts_lx_and(p, inside, ts_lx_lt(p, xc[i], ts_lw_dim(c, x->type.dims[i])));
         }
     }
-    return ts_lx_guard(p, inside, ts_lx_cast(p, ts_lw_value_at(c, x, xc, false), adt), identity(c, op, adt));
+    return ts_lx_guard(p, inside, ts_lx_cast(p, ts_lw_value_at(c, x, xc, false), adt), ts_lw_identity(c, op, adt));
 }
 
 /* A small window (pooling's 3x3) is one expression per result element,
@@ -484,11 +484,11 @@ static ts_lx *window_unrolled(lctx *c, const ts_node *n, ts_lx **yc, const bool 
     int r = n->in[0]->type.rank, cnt;
     const int64_t *win = ts_node_ints(n, "window", &cnt);
     int64_t kk[TS_MAX_RANK] = {0};
-    ts_lx *k[TS_MAX_RANK], *a = op == TS_OP_REDUCE_SUM ? identity(c, op, adt) : NULL;
+    ts_lx *k[TS_MAX_RANK], *a = op == TS_OP_REDUCE_SUM ? ts_lw_identity(c, op, adt) : NULL;
     for (;;) {
         for (int i = 0; i < r; i++) k[i] = ts_lx_int(c->p, kk[i]);
         ts_lx *t = window_term(c, n, yc, k, inside, op, adt);
-        a = a ? ts_lx_op(c->p, combine_op(op), adt, a, t, NULL) : t;
+        a = a ? ts_lx_op(c->p, ts_lw_combine_op(op), adt, a, t, NULL) : t;
         int i = r - 1;
         while (i >= 0 && ++kk[i] == win[i]) kk[i--] = 0;
         if (i < 0) return a;
@@ -563,7 +563,7 @@ static void lower_window(lctx *c, const ts_node *n)
     ts_lprog *p = c->p;
     nest ns = {.tail = &c->k->body};
     ts_lx *yc[TS_MAX_RANK], *ext[TS_MAX_RANK], *wv[TS_MAX_RANK], *k[TS_MAX_RANK];
-    ts_dtype dt = y->type.dtype, adt = acc_dtype(op, dt);
+    ts_dtype dt = y->type.dtype, adt = ts_lw_acc_dtype(op, dt);
     int64_t npos = 1;
     for (int i = 0; i < r && npos <= WINDOW_UNROLL; i++) npos *= win[i];
     if (npos <= WINDOW_UNROLL) {
@@ -576,11 +576,11 @@ static void lower_window(lctx *c, const ts_node *n)
     for (int i = 0; i < r; i++)
         if (win[i] > 1) ext[nw++] = ts_lx_int(p, win[i]);
     ts_ls **inner = NULL;
-    ts_lx *a = open_reduction(c, &ns, op, adt, nw, ext, wv, &inner, &acc);
+    ts_lx *a = ts_lw_open_reduction(c, &ns, op, adt, nw, ext, wv, &inner, &acc);
     if (!a) return;
     for (int i = 0, j = 0; i < r; i++) k[i] = win[i] > 1 ? wv[j++] : NULL;
-    update(c, inner, acc, combine_op(op), window_term(c, n, yc, k, NULL, op, adt));
-    to_end(&ns);
+    ts_lw_update(c, inner, acc, ts_lw_combine_op(op), window_term(c, n, yc, k, NULL, op, adt));
+    ts_lw_to_end(&ns);
     ts_lw_store(c, &ns, y, yc, ts_lx_cast(p, a, dt));
 }
 
@@ -595,8 +595,8 @@ static void lower_dot(lctx *c, const ts_node *n)
     for (int i = 0; i < y->type.rank; i++) yc[i] = ts_lw_open_loop(c, &ns, ts_lw_dim(c, y->type.dims[i]));
     for (int i = 0; i < nlc; i++) ext[i] = ts_lw_dim(c, l->type.dims[lc[i]]);
     ts_ls **inner = NULL;
-    ts_dtype dt = y->type.dtype, adt = acc_dtype(TS_OP_REDUCE_SUM, dt);
-    ts_lx *a = open_reduction(c, &ns, TS_OP_REDUCE_SUM, adt, nlc, ext, kv, &inner, &acc);
+    ts_dtype dt = y->type.dtype, adt = ts_lw_acc_dtype(TS_OP_REDUCE_SUM, dt);
+    ts_lx *a = ts_lw_open_reduction(c, &ns, TS_OP_REDUCE_SUM, adt, nlc, ext, kv, &inner, &acc);
     if (!a) return;
     /* operand coords: batch dims from the output's leading coords, contract
      * dims from the reduced vars, the free dims in order after the batch */
@@ -611,8 +611,8 @@ static void lower_dot(lctx *c, const ts_node *n)
     for (int i = 0; i < r->type.rank; i++)
         if (!used_r[i]) rx[i] = yc[o++];
     ts_lx *lv = ts_lx_cast(c->p, ts_lw_value_at(c, l, lx, false), adt), *rv = ts_lx_cast(c->p, ts_lw_value_at(c, r, rx, false), adt);
-    update(c, inner, acc, TS_OP_ADD, ts_lx_op(c->p, TS_OP_MUL, adt, lv, rv, NULL));
-    to_end(&ns);
+    ts_lw_update(c, inner, acc, TS_OP_ADD, ts_lx_op(c->p, TS_OP_MUL, adt, lv, rv, NULL));
+    ts_lw_to_end(&ns);
     ts_lw_store(c, &ns, y, yc, ts_lx_cast(c->p, a, dt));
 }
 
@@ -789,21 +789,21 @@ static void lower_row(lctx *c, const ts_group *g)
         const ts_value *v = g->out[p];
         const ts_node *n = v->def;
         ns.tail = row_body;
-        to_end(&ns);
+        ts_lw_to_end(&ns);
         ns.depth = depth;
         c->stage_xc = p <= stage_end ? xc : NULL;
         if (is_reduce(n)) {
             ts_lx *ext[TS_MAX_RANK], *rv[TS_MAX_RANK];
             for (int i = 0; i < ni; i++) ext[i] = ts_lw_dim(c, sp->type.dims[no + i]);
-            ts_dtype dt = v->type.dtype, adt = acc_dtype(n->op, dt);
+            ts_dtype dt = v->type.dtype, adt = ts_lw_acc_dtype(n->op, dt);
             ts_ls **inner = NULL;
             int acc = 0;
-            ts_lx *a = open_reduction(c, &ns, n->op, adt, ni, ext, rv, &inner, &acc);
+            ts_lx *a = ts_lw_open_reduction(c, &ns, n->op, adt, ni, ext, rv, &inner, &acc);
             if (!a) return;
             memcpy(xc, oc, sizeof *xc * (size_t)no);
             memcpy(xc + no, rv, sizeof *xc * (size_t)ni);
             ts_lx *ux = ts_lw_value_at(c, n->in[0], xc, false);
-            update(c, inner, acc, combine_op(n->op), ts_lx_cast(c->p, ux, adt));
+            ts_lw_update(c, inner, acc, ts_lw_combine_op(n->op), ts_lx_cast(c->p, ux, adt));
             if (p == 1 && costly(ux, depth, 0)) {
                 prefetch_next_row(c, g, inner, xc);
                 prefetched = true;
@@ -819,7 +819,7 @@ static void lower_row(lctx *c, const ts_group *g)
                 stage_end = q;
             }
             ns.tail = row_body;
-            to_end(&ns);
+            ts_lw_to_end(&ns);
             ts_lx *val = ts_lx_cast(c->p, a, dt);
             if (c->n_row < 64) {
                 c->row_val[c->n_row] = v;
@@ -839,7 +839,7 @@ static void lower_row(lctx *c, const ts_group *g)
             if (v == c->rowtmp_v) {
                 if (!prefetched) prefetch_next_row(c, g, pass, xc);
                 ns.tail = row_body;
-                to_end(&ns);
+                ts_lw_to_end(&ns);
                 ns.depth = depth;
                 stream_row(c, &ns, v, oc);
             }
@@ -863,6 +863,8 @@ ts_status ts_lower_group(ts_lprog *p, const ts_fusion *f, const ts_group *g, con
         break;
     case TS_G_REDUCE:
         if (g->root->op == TS_OP_REDUCE_WINDOW) lower_window(&c, g->root);
+        else if (g->root->op == TS_OP_ARGMAX || g->root->op == TS_OP_ARGMIN) ts_lw_arg_extreme(&c, g->root);
+        else if (g->root->op == TS_OP_CUMULATIVE) ts_lw_cumulative(&c, g->root);
         else lower_reduce(&c, g->root);
         break;
     case TS_G_DOT:   /* the fast template where the axes merge into strides, loops otherwise */
@@ -871,6 +873,7 @@ ts_status ts_lower_group(ts_lprog *p, const ts_fusion *f, const ts_group *g, con
         break;
     case TS_G_CONV: ts_lw_template(&c, g); break;
     case TS_G_ROW: lower_row(&c, g); break;
+    case TS_G_CALL: ts_lw_sort(&c, g->root); break;
     default: return ts_err_set(err, TS_ERR_INTERNAL, "lower: group kind %d has no loops", (int)g->kind);
     }
     TS_TRY(ts_lprog_status(p, err));

@@ -72,6 +72,23 @@ void ts_lw_store(lctx *c, nest *ns, const ts_value *v, ts_lx **coords, ts_lx *va
  * two values, w stored and then v reading it at its coordinates (D116). */
 void ts_lw_loop(lctx *c, const ts_value *v);
 void ts_lw_loop2(lctx *c, const ts_value *w, const ts_value *v);
+/* Reductions' building blocks (lower.c): op's identity in dt; the
+ * accumulator dtype of reduction op over dt; the binary op that folds it;
+ * an accumulator with loops over the nred extents ext (vars into rv,
+ * *inner: inside the innermost, ns goes on after them), returned as an
+ * expression valid after the loops; the fold of value into acc at *inner;
+ * ns moved to the end of its statement list. */
+ts_lx *ts_lw_identity(lctx *c, ts_op op, ts_dtype dt);
+ts_dtype ts_lw_acc_dtype(ts_op reduce, ts_dtype dt);
+ts_op ts_lw_combine_op(ts_op reduce);
+ts_lx *ts_lw_open_reduction(lctx *c, nest *ns, ts_op op, ts_dtype dt, int nred, ts_lx **ext, ts_lx **rv,
+                            ts_ls ***inner, int *acc);
+void ts_lw_update(lctx *c, ts_ls **inner, int acc, ts_op op, ts_lx *value);
+void ts_lw_to_end(nest *ns);
+/* argmax/argmin and cumulative nodes as kernels (lower_scan.c, D117). */
+void ts_lw_arg_extreme(lctx *c, const ts_node *n);
+void ts_lw_cumulative(lctx *c, const ts_node *n);
+void ts_lw_sort(lctx *c, const ts_node *n);
 /* Group g (DOT or CONV) as a runtime template call with its epilogue
  * (lower_tmpl.c). */
 void ts_lw_template(lctx *c, const ts_group *g);

@@ -527,3 +527,32 @@ def test_loops_merged():
     if got and ref and check("loops merged: four outputs", len(got) == len(ref) == 4):
         for k in range(4):
             close("loops merged: output %d cpu vs interpreter" % k, got[k], ref[k], rtol=1e-6, atol=1e-7)
+
+
+def test_shared_packing():
+    """GEMMs that multiply by the same constant share one packed copy of
+    it (D118): eight steps of x <- tanh(x @ w), w 512x512 (1 MiB), as an
+    unrolled recurrence is, keep one packed copy, not eight. The peak
+    memory of the runs says so; the outputs are the interpreter's."""
+    g = np.random.default_rng(29)
+    w = (g.standard_normal((512, 512)) / 24).astype(np.float32)
+    lines = ["graph @shared(%x0: f32[1, 512]) {",
+             "  %w: f32[512, 512] = const() {value=[" + ", ".join("%r" % float(v) for v in w.ravel()) + "]}"]
+    for i in range(8):
+        lines += ["  %%d%d: f32[1, 512] = dot(%%x%d, %%w) {lhs_contract=[1], rhs_contract=[0]}" % (i, i),
+                  "  %%x%d: f32[1, 512] = tanh(%%d%d)" % (i + 1, i)]
+    lines += ["  return %x8", "}"]
+    model = tmp("shared_packing.ir")
+    with open(model, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    x = save("shared_packing_x.npy", g.standard_normal((1, 512)).astype(np.float32))
+    with env(TESSERA_CACHE_DIR=tmp("jit_cache_shared_packing")):
+        rc, so, se = tessera("run", model, "-i", x, "--target", "cpu", "--repeat", "2")
+    m = re.search(r"^arena_peak_bytes=(\d+)$", so, re.M)
+    if check("shared packing: run exit 0 with a peak", rc == 0 and m is not None, so[-2000:] + se):
+        peak = int(m.group(1))
+        # the constant itself and one packed copy (~1 MiB each); eight copies would be 8 MiB more
+        check("shared packing: one packed copy (peak %d bytes)" % peak, peak < 4 << 20, so[-500:])
+    got, ref = cpu_and_interp(model, {"x0": np.load(x)}, "shared_packing")
+    if got and ref:
+        close("shared packing: cpu vs interpreter", got[0], ref[0], rtol=1e-4, atol=1e-5)

@@ -26,7 +26,7 @@ void ts_cpu_program_free(ts_cpu_program *p)
         ts_mem_free(p->steps[i].regions);
         ts_mem_free(p->steps[i].region_graphs);
         ts_cpu_packed *pk = p->steps[i].packed;
-        if (!pk) continue;
+        if (!pk || p->steps[i].packed_shared) continue;
         ts_mem_free_aligned(atomic_load_explicit(&pk->data, memory_order_relaxed));
         pthread_mutex_destroy(&pk->lock);
         ts_mem_free(pk);
@@ -125,7 +125,7 @@ static ts_status sources(const ts_cpu_program *p, bool exact, int *n_units, ts_b
     ts_status s = TS_OK;
     if (needs) {
         if (exact) ts_buf_puts(shared, "#define TSRT_EXACT 1\n");
-        s = ts_emit_c_runtime(shared, TS_NEEDS_GEMM | TS_NEEDS_CONV, err);
+        s = ts_emit_c_runtime(shared, TS_NEEDS_GEMM | TS_NEEDS_CONV | TS_NEEDS_SORT, err);
     }
     for (int u = 0; s == TS_OK && u < n; u++) {
         int m = 0;
@@ -193,6 +193,52 @@ static ts_status find_packer(ts_cpu_program *p, ts_cpu_step *st, ts_err *err)
     return TS_OK;
 }
 
+/* Whether x is the same at every launch of every kernel: no run-time
+ * dim (D[k] is numbered per kernel, so equal nodes may differ there). */
+static bool launch_constant(const ts_lx *x)
+{
+    if (!x) return true;
+    if (x->k == TS_LX_DIM || x->k == TS_LX_LOAD || x->k == TS_LX_ACC || x->k == TS_LX_PARAM) return false;
+    return launch_constant(x->a[0]) && launch_constant(x->a[1]) && launch_constant(x->a[2]);
+}
+
+/* Whether the GEMMs of steps a and b pack their constant B alike: the
+ * same constant at the same offset, and the same arguments (expressions
+ * are hash-consed in the plan's one loop program, so equal ones are one
+ * node). */
+static bool same_packing(const ts_cpu_step *a, const ts_cpu_step *b)
+{
+    const ts_ltmpl *x = a->kernel->tmpl, *y = b->kernel->tmpl;
+    if (!x->prepack_b || !y->prepack_b || x->kind != TS_TMPL_GEMM || y->kind != TS_TMPL_GEMM) return false;
+    if (a->kernel->bufs[x->b].v != b->kernel->bufs[y->b].v || x->b_off != y->b_off || x->n_args != y->n_args)
+        return false;
+    for (int i = 0; i < x->n_args; i++)
+        if (x->arg[i] != y->arg[i] || !launch_constant(x->arg[i])) return false;
+    return true;
+}
+
+/* Steps that pack the same constant alike share one packed copy: an
+ * unrolled recurrence (an LSTM's steps) multiplies by one weight at
+ * every step, and a copy per step made each step read its own megabyte
+ * from memory instead of one copy from cache (lstm_lm: 64 packed copies
+ * of 1 MiB, D118). */
+static void share_packs(ts_cpu_program *p)
+{
+    for (int i = 0; i < p->n_steps; i++) {
+        ts_cpu_step *st = &p->steps[i];
+        if (!st->packed || !st->kernel->tmpl->prepack_b) continue;
+        for (int j = 0; j < i; j++) {
+            ts_cpu_step *e = &p->steps[j];
+            if (!e->packed || e->packed_shared || !same_packing(e, st)) continue;
+            pthread_mutex_destroy(&st->packed->lock);
+            ts_mem_free(st->packed);
+            st->packed = e->packed;
+            st->packed_shared = true;
+            break;
+        }
+    }
+}
+
 /* A CONTROL step's regions, each compiled as a program whose graph views
  * the region as its body (regions see only their parameters, D6, so a
  * region is a graph of its own): the sub-programs are separate modules. */
@@ -253,6 +299,7 @@ ts_status ts_cpu_compile(const ts_graph *g, const ts_cpu_opts *o, ts_cpu_program
             const ts_ltmpl *t = st->kernel->tmpl;
             if (s == TS_OK && t && (t->prepack_b || t->prepack_w || t->prepack_pre)) s = find_packer(p, st, err);
         }
+        if (s == TS_OK) share_packs(p);
     }
     /* what the regions hold counts as the program's: a hit when every
      * module that was built came from the cache */

@@ -33,6 +33,7 @@ typedef struct ts_cpu_step {
     ts_kernel_pbsize_fn pbsize_fn;   /* a GEMM with a constant B: its packed size and packer ... */
     ts_kernel_pack_fn pack_fn;
     ts_cpu_packed *packed;           /* ... and the packed copy, or all three NULL */
+    bool packed_shared;              /* packed is an earlier step's (the same B, packed alike) */
     /* a CONTROL step (if, while): each region compiled as a program of
      * its own, over a graph that views the region as its body (D115) */
     int n_regions;

@@ -660,6 +660,10 @@ static ts_status paste_runtime(ts_buf *out, int needs, bool only_api, ts_err *er
         TS_TRY(paste(out, "tsrt_gemm_amx.h", err)); /* the AMX path (its kernels only where AMX is) */
         TS_TRY(paste(out, "tsrt_gemm.h", err));
     }
+    if (needs & TS_NEEDS_SORT) {
+        TS_TRY(paste(out, "tsrt_sort_api.h", err));
+        if (!only_api) TS_TRY(paste(out, "tsrt_sort.h", err));
+    }
     if (needs & TS_NEEDS_CONV) {
         /* each part needs only the ones before it; tsrt_conv.h last */
         static const char *const conv_parts[] = {"tsrt_conv_args.h", "tsrt_conv_gemm.h", "tsrt_conv_wg.h",

@@ -276,11 +276,24 @@ static void zero_sign(em *e, const ts_ls *s, const ts_ls *u, const char *ext)
  * short and the wider fold cost more than it saved. A blocked sum over
  * such rows runs four sets as well unless it keeps its summands
  * (wide_sum, D82); other sums keep LANES. */
+/* Whether x reads accumulator acc; a DAG walked as a tree, so past a
+ * budget of nodes it answers yes (the lanes are then not used). */
+static bool reads_acc(const ts_lx *x, int acc, int *budget)
+{
+    if (!x) return false;
+    if (--*budget < 0) return true;
+    if (x->k == TS_LX_ACC) return x->var == acc;
+    return reads_acc(x->a[0], acc, budget) || reads_acc(x->a[1], acc, budget) || reads_acc(x->a[2], acc, budget);
+}
+
 bool ts_em_lane_reduction(em *e, const ts_ls *s, const char *ext)
 {
     const ts_ls *u = s->body;
     while (u && (u->k == TS_LS_STORE || u->k == TS_LS_PREFETCH)) u = u->next;
     if (!u || u->next || u->k != TS_LS_UPDATE || !is_float(u->value->dt)) return false;
+    int budget = 4096;
+    for (const ts_ls *st = s->body; st != u; st = st->next)   /* an exclusive scan stores the running value */
+        if (st->k == TS_LS_STORE && reads_acc(st->value, u->var, &budget)) return false;
     if (u->op != TS_OP_ADD && u->op != TS_OP_MAX && u->op != TS_OP_MIN) return false;
     if (s->extent->k == TS_LX_CONST && s->extent->ci < LANES) return false;   /* a short loop: lanes cost more */
     ts_dtype dt = u->value->dt;

@@ -8,7 +8,15 @@
 static bool reduce_op(ts_op op)
 {
     return op == TS_OP_REDUCE_SUM || op == TS_OP_REDUCE_PROD || op == TS_OP_REDUCE_MAX || op == TS_OP_REDUCE_MIN ||
-           op == TS_OP_REDUCE_WINDOW;
+           op == TS_OP_REDUCE_WINDOW || op == TS_OP_CUMULATIVE;
+}
+
+/* argmax/argmin of an empty axis is a run-time error, which the kernel
+ * cannot raise: an axis that may be empty stays with the interpreter. */
+static bool arg_extreme_compiles(const ts_node *n)
+{
+    const ts_dim d = n->in[0]->type.dims[ts_node_int(n, "axis")];
+    return ts_dim_is_const(d) && d.c > 0;
 }
 
 /* A gather reads x through its indices (lower.c). Stored indices are
@@ -39,7 +47,9 @@ bool ts_emit_c_compiles(const ts_node *n)
     if (n->op == TS_OP_CONV) return ts_contract_template(n);
     if (n->op == TS_OP_BITCAST) return false;
     if (n->op == TS_OP_GATHER) return gather_compiles(n);
-    if (n->op == TS_OP_IF || n->op == TS_OP_WHILE) return true;   /* regions compiled as programs (D115) */
+    if (n->op == TS_OP_ARGMAX || n->op == TS_OP_ARGMIN) return arg_extreme_compiles(n);
+    if (n->op == TS_OP_IF || n->op == TS_OP_WHILE) return true;
+    if (n->op == TS_OP_SORT) return n->in[0]->type.dtype != TS_DTYPE_BOOL;   /* tsrt_sort.h's element types */   /* regions compiled as programs (D115) */
     return (ts_op_get(n->op)->flags & TS_OPF_EW) || ts_view_op(n) || n->op == TS_OP_IOTA || n->op == TS_OP_CONST ||
            reduce_op(n->op) || n->op == TS_OP_DOT;
 }

@@ -5,6 +5,7 @@
  * written by emit_c.c's statement emitter. */
 #include "codegen/cpu/emit_int.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* Declared locals for the template's arguments; their names in names[]. */
@@ -183,10 +184,43 @@ static void te_setup(em *e, const ts_ltmpl *t, const char *var)
 
 /* A contraction: the epilogue as a static function, the workspace size,
  * and the call of the runtime template (docs/kernels.md). */
+/* A sort (D117): the runtime's lane sort for the element type, each
+ * thread a share of the lanes, the workspace two copies of a lane. */
+static void sort_kernel(em *e, const ts_lkernel *k)
+{
+    const ts_ltmpl *t = k->tmpl;
+    ts_buf *out = e->out, names[TS_TMPL_MAX_ARGS];
+    const char *T = ts_emit_ctype(k->bufs[t->a].dt);
+    char sfx[8];
+    const ts_dtype dt = k->bufs[t->a].dt;
+    snprintf(sfx, sizeof sfx, "%c%d", ts_dtype_is_fp(dt) ? 'f' : ts_dtype_is_signed(dt) ? 'i' : 'u', ts_dtype_bits(dt));
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 0) ts_buf_printf(out, "\nsize_t %s_ws(const int64_t *D)\n{\n    (void)D;\n", k->name);
+        else
+            ts_buf_printf(out, "\n/* %s */\nvoid %s(void *const *bufs, const int64_t *D, int ith, int nth, void *ws)\n{\n",
+                          k->what, k->name);
+        if (pass == 0)
+            for (int i = 0; i < k->n_dims; i++) ts_buf_printf(out, "    const int64_t D%d = D[%d];\n", i, i);
+        else ts_em_prologue(e, k);
+        ts_em_reset(e);
+        memset(names, 0, sizeof names);
+        template_args(e, t, names);
+        if (pass == 0) ts_buf_printf(out, "    return tsrt_sort_workspace(%s);\n}\n", names[1].data);
+        else
+            ts_buf_printf(out, "    tsrt_sort_%s((const %s *)b%d, b%d, b%d, %s, %s, %s, %s, ith, nth, ws);\n}\n", sfx, T,
+                          t->a, t->b, t->c, names[0].data, names[1].data, names[2].data, names[3].data);
+        for (int i = 0; i < t->n_args; i++) ts_buf_free(&names[i]);
+    }
+}
+
 void ts_em_template_kernel(em *e, const ts_lkernel *k)
 {
     const ts_ltmpl *t = k->tmpl;
     ts_buf *out = e->out;
+    if (t->kind == TS_TMPL_SORT) {
+        sort_kernel(e, k);
+        return;
+    }
     bool gemm = t->kind == TS_TMPL_GEMM;
     ts_buf names[TS_TMPL_MAX_ARGS];
     if (t->epi) {
