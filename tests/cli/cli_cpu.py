@@ -381,11 +381,14 @@ def test_runtime_unit():
     """With several kernel units the contraction templates are compiled
     once, in a unit of their own that comes first, and the kernel units
     paste only their interface (D36): a chain of 30 products, each its own
-    kernel, against the interpreter."""
+    kernel (each scales by its own constant, so no two have the same C,
+    D119), against the interpreter."""
     n = 30
     lines = ["graph @chain(%x: f32[5, 8], %w: f32[8, 8]) {", "  %h0: f32[5, 8] = tanh(%x)"]
     for i in range(1, n + 1):
-        lines.append("  %%h%d: f32[5, 8] = dot(%%h%d, %%w) {lhs_contract=[1], rhs_contract=[0]}" % (i, i - 1))
+        lines.append("  %%d%d: f32[5, 8] = dot(%%h%d, %%w) {lhs_contract=[1], rhs_contract=[0]}" % (i, i - 1))
+        lines.append("  %%c%d: f32[5, 8] = const() {value=splat(%g)}" % (i, 1 + i / 64))
+        lines.append("  %%h%d: f32[5, 8] = mul(%%d%d, %%c%d)" % (i, i, i))
     lines += ["  return %%h%d" % n, "}"]
     model = tmp("chain.ir")
     with open(model, "w") as f:
@@ -533,7 +536,9 @@ def test_shared_packing():
     """GEMMs that multiply by the same constant share one packed copy of
     it (D118): eight steps of x <- tanh(x @ w), w 512x512 (1 MiB), as an
     unrolled recurrence is, keep one packed copy, not eight. The peak
-    memory of the runs says so; the outputs are the interpreter's."""
+    memory of the runs says so. The eight kernels have the same C but for
+    their names: it is emitted once (D119). The outputs are the
+    interpreter's."""
     g = np.random.default_rng(29)
     w = (g.standard_normal((512, 512)) / 24).astype(np.float32)
     lines = ["graph @shared(%x0: f32[1, 512]) {",
@@ -545,6 +550,11 @@ def test_shared_packing():
     model = tmp("shared_packing.ir")
     with open(model, "w") as f:
         f.write("\n".join(lines) + "\n")
+    rc, so, se = tessera("ir", model, "--fusion")
+    check("shared code: eight kernels", rc == 0 and so.startswith("fusion of @shared: 8 kernels"), so + se)
+    rc, so, se = tessera("ir", model, "--emit", "c")
+    defs = re.findall(r"^void (ts_k\d+)\(", so, re.M)
+    check("shared code: emitted once", rc == 0 and len(defs) == 1, "%s\n%s" % (defs, se))
     x = save("shared_packing_x.npy", g.standard_normal((1, 512)).astype(np.float32))
     with env(TESSERA_CACHE_DIR=tmp("jit_cache_shared_packing")):
         rc, so, se = tessera("run", model, "-i", x, "--target", "cpu", "--repeat", "2")

@@ -39,6 +39,55 @@ void ts_cpu_program_free(ts_cpu_program *p)
     ts_mem_free(p);
 }
 
+/* Kernels whose C is the same but for their name compile once: a model
+ * repeats its blocks (a transformer's layers, a ResNet stage's blocks),
+ * and each repetition's kernels differ only in the buffers bound at run
+ * time. Each kernel's text under a common name is compared with the
+ * earlier ones' (by hash, then bytes); a repeat takes the first one's
+ * symbol and is not emitted (D119). */
+static ts_status share_code(ts_cpu_program *p, ts_err *err)
+{
+    typedef struct seen {
+        uint64_t hash;
+        char *text;
+        const char *sym;
+    } seen;
+    seen *tab = ts_mem_zalloc(sizeof *tab * (size_t)(p->n_steps + 1));
+    if (!tab) return ts_err_set(err, TS_ERR_OOM, "out of memory");
+    int n = 0;
+    ts_status s = TS_OK;
+    for (int i = 0; s == TS_OK && i < p->n_steps; i++) {
+        ts_lkernel *k = p->steps[i].kernel;
+        if (!k) continue;
+        char name[sizeof k->name];
+        memcpy(name, k->name, sizeof name);
+        snprintf(k->name, sizeof k->name, "ts_kernel");
+        ts_buf b = {0};
+        s = ts_emit_c_kernel(&b, k, err);
+        memcpy(k->name, name, sizeof name);
+        if (s == TS_OK && !b.data) s = ts_err_set(err, TS_ERR_OOM, "out of memory");
+        if (s != TS_OK) {
+            ts_buf_free(&b);
+            break;
+        }
+        p->steps[i].code_bytes = b.len;
+        uint64_t h = UINT64_C(1469598103934665603);   /* FNV-1a */
+        for (const char *c = b.data; *c; c++) h = (h ^ (unsigned char)*c) * UINT64_C(1099511628211);
+        int j = 0;
+        while (j < n && (tab[j].hash != h || strcmp(tab[j].text, b.data) != 0)) j++;
+        if (j < n) {
+            p->steps[i].sym = tab[j].sym;
+            p->steps[i].dup = true;
+            ts_buf_free(&b);
+        } else {
+            tab[n++] = (seen){h, b.data, k->name};
+        }
+    }
+    for (int j = 0; j < n; j++) ts_mem_free(tab[j].text);
+    ts_mem_free(tab);
+    return s;
+}
+
 /* The target-neutral plan for g (lower/plan.h, fusion asking the C
  * emitter what it generates), and the CPU's steps over it, without code. */
 static ts_status plan(const ts_graph *g, ts_cpu_program **out, ts_err *err)
@@ -60,6 +109,12 @@ static ts_status plan(const ts_graph *g, ts_cpu_program **out, ts_err *err)
     for (int i = 0; i < p->n_steps; i++) {
         p->steps[i].group = p->plan->steps[i].group;
         p->steps[i].kernel = p->plan->steps[i].kernel;
+        if (p->steps[i].kernel) p->steps[i].sym = p->steps[i].kernel->name;
+    }
+    s = share_code(p, err);
+    if (s != TS_OK) {
+        ts_cpu_program_free(p);
+        return s;
     }
     *out = p;
     return TS_OK;
@@ -98,13 +153,36 @@ static void note_uses(ts_cpu_program *p)
     for (int i = 0; i < body->n_results; i++) p->last_use[body->results[i]->id] = p->n_steps;   /* handed out */
 }
 
-/* The C of the kernels, unit by unit; kernel unit u holds kernels u, u+n,
- * ... When the kernels call the contraction templates, those are one more
+/* The C of the kernels, unit by unit, the kernels dealt largest first
+ * to the unit with the least C so far: the units compile in parallel and
+ * the largest one decides when the module is ready (densenet121's units
+ * were 6k to 12k lines dealt round-robin). When the kernels call the contraction templates, those are one more
  * unit, *shared: every template (GEMM and convolution), the same text for
  * every program, which the JIT compiles once per machine and links into
  * each module (D112). The templates were ~85% of a unit's compile time
  * (ResNet-50: three units of ~5 s, each compiling them again, on two
  * cores; the bundled tinynet 5.0 s cold, of which its kernels ~1 s). */
+/* unit_of[j]: the unit of kernel j of the emitted ones, whose C has
+ * bytes[j] (largest first, to the lightest unit; ties to the lower
+ * index, so the units, and the cache key, are the same for the same
+ * program). */
+static void deal(int nk, const size_t *bytes, int n, int *unit_of)
+{
+    size_t load[MAX_TU] = {0};
+    for (int j = 0; j < nk; j++) unit_of[j] = -1;
+    for (int done = 0; done < nk; done++) {
+        int big = -1;
+        size_t bb = 0;
+        for (int j = 0; j < nk; j++)
+            if (unit_of[j] < 0 && (big < 0 || bytes[j] > bb)) big = j, bb = bytes[j];
+        int u = 0;
+        for (int v = 1; v < n; v++)
+            if (load[v] < load[u]) u = v;
+        unit_of[big] = u;
+        load[u] += bb;
+    }
+}
+
 static ts_status sources(const ts_cpu_program *p, bool exact, int *n_units, ts_buf *units, ts_buf *shared,
                          ts_err *err)
 {
@@ -114,7 +192,7 @@ static ts_status sources(const ts_cpu_program *p, bool exact, int *n_units, ts_b
     ts_lkernel **mine = ks + p->n_steps + 1;
     int nk = 0;
     for (int i = 0; i < p->n_steps; i++)
-        if (p->steps[i].kernel) ks[nk++] = p->steps[i].kernel;
+        if (p->steps[i].kernel && !p->steps[i].dup) ks[nk++] = p->steps[i].kernel;
     const int needs = ts_emit_needs(nk, ks);
     int n = (nk + KERNELS_PER_TU - 1) / KERNELS_PER_TU;
     n = n < 1 ? 1 : n > MAX_TU ? MAX_TU : n;
@@ -127,11 +205,20 @@ static ts_status sources(const ts_cpu_program *p, bool exact, int *n_units, ts_b
         if (exact) ts_buf_puts(shared, "#define TSRT_EXACT 1\n");
         s = ts_emit_c_runtime(shared, TS_NEEDS_GEMM | TS_NEEDS_CONV | TS_NEEDS_SORT, err);
     }
+    int *unit_of = ts_mem_zalloc(sizeof *unit_of * (size_t)(nk + 1));
+    size_t *bytes = ts_mem_zalloc(sizeof *bytes * (size_t)(nk + 1));
+    if (!unit_of || !bytes) s = ts_err_set(err, TS_ERR_OOM, "out of memory");
+    for (int i = 0, j = 0; s == TS_OK && i < p->n_steps; i++)
+        if (p->steps[i].kernel && !p->steps[i].dup) bytes[j++] = p->steps[i].code_bytes;
+    if (s == TS_OK) deal(nk, bytes, n, unit_of);
     for (int u = 0; s == TS_OK && u < n; u++) {
         int m = 0;
-        for (int j = u; j < nk; j += n) mine[m++] = ks[j];
+        for (int j = 0; j < nk; j++)
+            if (unit_of[j] == u) mine[m++] = ks[j];
         s = ts_emit_c(&units[u], m, mine, needs != 0, err);
     }
+    ts_mem_free(unit_of);
+    ts_mem_free(bytes);
     ts_mem_free(ks);
     return s;
 }
@@ -182,9 +269,9 @@ ts_status ts_cpu_loops_text(const ts_graph *g, char **text, ts_err *err)
 static ts_status find_packer(ts_cpu_program *p, ts_cpu_step *st, ts_err *err)
 {
     char name[48];
-    snprintf(name, sizeof name, "%s_pbsize", st->kernel->name);
+    snprintf(name, sizeof name, "%s_pbsize", st->sym);
     *(void **)&st->pbsize_fn = ts_jit_sym(p->mod, name);
-    snprintf(name, sizeof name, "%s_pack", st->kernel->name);
+    snprintf(name, sizeof name, "%s_pack", st->sym);
     *(void **)&st->pack_fn = ts_jit_sym(p->mod, name);
     if (!st->pbsize_fn || !st->pack_fn)
         return ts_err_set(err, TS_ERR_INTERNAL, "compiled module lacks %s", name);
@@ -288,11 +375,11 @@ ts_status ts_cpu_compile(const ts_graph *g, const ts_cpu_opts *o, ts_cpu_program
         for (int i = 0; s == TS_OK && i < p->n_steps; i++) {
             ts_cpu_step *st = &p->steps[i];
             if (!st->kernel) continue;
-            *(void **)&st->fn = ts_jit_sym(p->mod, st->kernel->name);
-            if (!st->fn) s = ts_err_set(err, TS_ERR_INTERNAL, "compiled module lacks kernel %s", st->kernel->name);
+            *(void **)&st->fn = ts_jit_sym(p->mod, st->sym);
+            if (!st->fn) s = ts_err_set(err, TS_ERR_INTERNAL, "compiled module lacks kernel %s", st->sym);
             if (s == TS_OK && st->kernel->tmpl) {
                 char ws[48];
-                snprintf(ws, sizeof ws, "%s_ws", st->kernel->name);
+                snprintf(ws, sizeof ws, "%s_ws", st->sym);
                 *(void **)&st->ws_fn = ts_jit_sym(p->mod, ws);
                 if (!st->ws_fn) s = ts_err_set(err, TS_ERR_INTERNAL, "compiled module lacks %s", ws);
             }

@@ -29,6 +29,11 @@ typedef struct ts_cpu_step {
     const ts_group *group;
     ts_lkernel *kernel;
     ts_kernel_fn fn;
+    /* the name its code is compiled under: the kernel's own, or that of
+     * an earlier kernel with the same C (then dup: not emitted, D119) */
+    const char *sym;
+    bool dup;
+    size_t code_bytes;       /* the size of its C, to balance the units */
     ts_kernel_ws_fn ws_fn;   /* templates: workspace bytes per thread */
     ts_kernel_pbsize_fn pbsize_fn;   /* a GEMM with a constant B: its packed size and packer ... */
     ts_kernel_pack_fn pack_fn;

@@ -24,6 +24,9 @@
  * same shared object, so that several kernel units do not each compile
  * them again (they are most of a unit's compile time). */
 ts_status ts_emit_c(ts_buf *out, int n, ts_lkernel *const *kernels, bool rt_extern, ts_err *err);
+/* Append the C of kernel k alone (its functions, as ts_emit_c writes
+ * them in a unit). */
+ts_status ts_emit_c_kernel(ts_buf *out, const ts_lkernel *k, ts_err *err);
 /* The TS_NEEDS_* bits of kernels[0..n): which templates they call. */
 int ts_emit_needs(int n, ts_lkernel *const *kernels);
 /* Append the unit defining the templates `needs` asks for, with hidden

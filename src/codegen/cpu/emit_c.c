@@ -583,7 +583,7 @@ void ts_em_reset(em *e)
     e->level = 0;
 }
 
-static ts_status kernel(ts_buf *out, const ts_lkernel *k, ts_err *err)
+ts_status ts_emit_c_kernel(ts_buf *out, const ts_lkernel *k, ts_err *err)
 {
     for (int i = 0; i < k->n_bufs; i++)
         if (!ts_emit_ctype(k->bufs[i].dt))
@@ -691,6 +691,6 @@ ts_status ts_emit_c(ts_buf *out, int n, ts_lkernel *const *kernels, bool rt_exte
     if (needs && rt_extern) ts_buf_puts(out, rt_extern_fn);
     TS_TRY(paste_runtime(out, needs, rt_extern, err));
     ts_buf_puts(out, "\n/* ---- kernels ---- */\n");
-    for (int i = 0; i < n; i++) TS_TRY(kernel(out, kernels[i], err));
+    for (int i = 0; i < n; i++) TS_TRY(ts_emit_c_kernel(out, kernels[i], err));
     return TS_OK;
 }
