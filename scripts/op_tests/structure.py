@@ -258,6 +258,17 @@ def gen_reduce_window():
                        [1, 1, 3, 3], [1, 1, 1, 1], None, [0, 0, 1, 1], [0, 0, 1, 1])
     reduce_window_case("min_dilated_pads_f32", rand(r("min_dilated_pads_f32"), (2, 10, 7), "f32"), "min",
                        [1, 3, 2], [1, 2, 3], [1, 2, 1], [0, 2, 1], [0, 1, 1])
+    # max/min pools of planes, which compile as a vertical pass into a row
+    # scratch and a horizontal pass out of it (lower_window.c, D121): ceil
+    # mode's extra right and bottom pad, NaNs and signed zeros; a dilated,
+    # strided width with uneven pads
+    ceil = np.round(rand(r("max_ceil_nan_f32"), (1, 2, 8, 9), "f32") * 2) / 2
+    ceil[0, 0, 3, 4], ceil[0, 1, 7, 8] = NAN, NAN
+    ceil[0, 1, 0, :3] = [-0.0, 0.0, -0.0]
+    reduce_window_case("max_ceil_nan_f32", ceil, "max", [1, 1, 3, 3], [1, 1, 2, 2], None, [0, 0, 0, 0],
+                       [0, 0, 1, 1])
+    reduce_window_case("min_wide_dilated_f32", rand(r("min_wide_dilated_f32"), (2, 3, 7, 12), "f32"), "min",
+                       [1, 1, 2, 3], [1, 1, 1, 2], [1, 1, 1, 2], [0, 0, 1, 2], [0, 0, 1, 0])
 
 
 # ==== layout ===============================================================

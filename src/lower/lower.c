@@ -420,6 +420,46 @@ void ts_lw_to_end(nest *ns)
     while (*ns->tail) ns->tail = &(*ns->tail)->next;
 }
 
+/* A reduction over a few positions (constant extents, at most
+ * REDUCE_UNROLL in all) is one expression per result element, the
+ * positions folded in row-major order as the loop would, in the same
+ * accumulator dtype: the result's last axis is then the innermost loop,
+ * where the vectorizer works, instead of a loop of two trips around an
+ * accumulator (a bilinear Resize's two taps per axis: fcn_head's
+ * horizontal pass 200 -> ~25 us, D120). Sums start from 0, as the loop
+ * does (a sum of -0s is +0); max, min and prod from the first position.
+ * NULL: not such a reduction. */
+enum { REDUCE_UNROLL = 16 };
+
+static ts_lx *reduce_unrolled(lctx *c, const ts_node *n, const bool *red, ts_lx **yc, ts_dtype adt)
+{
+    const ts_value *x = n->in[0];
+    const int xr = x->type.rank;
+    int64_t ext[TS_MAX_RANK], npos = 1;
+    for (int i = 0; i < xr; i++) {
+        ext[i] = 1;
+        if (!red[i]) continue;
+        if (!ts_dim_is_const(x->type.dims[i])) return NULL;
+        ext[i] = x->type.dims[i].c;
+        npos *= ext[i];
+        if (npos > REDUCE_UNROLL) return NULL;
+    }
+    if (npos < 1) return NULL;
+    int64_t kk[TS_MAX_RANK] = {0};
+    ts_lx *xc[TS_MAX_RANK], *a = n->op == TS_OP_REDUCE_SUM ? ts_lw_identity(c, n->op, adt) : NULL;
+    for (;;) {
+        for (int i = 0, k = 0; i < xr; i++) xc[i] = red[i] ? ts_lx_int(c->p, kk[i]) : yc[k++];
+        ts_lx *t = ts_lx_cast(c->p, ts_lw_value_at(c, x, xc, false), adt);
+        a = a ? ts_lx_op(c->p, ts_lw_combine_op(n->op), adt, a, t, NULL) : t;
+        int i = xr - 1;
+        while (i >= 0 && (!red[i] || ++kk[i] == ext[i])) {
+            if (red[i]) kk[i] = 0;
+            i--;
+        }
+        if (i < 0) return a;
+    }
+}
+
 static void lower_reduce(lctx *c, const ts_node *n)
 {
     const ts_value *x = n->in[0], *y = n->out[0];
@@ -435,153 +475,17 @@ static void lower_reduce(lctx *c, const ts_node *n)
         if (red[i]) ext[nr++] = ts_lw_dim(c, x->type.dims[i]);
     ts_ls **inner = NULL;
     ts_dtype dt = y->type.dtype, adt = ts_lw_acc_dtype(n->op, dt);
-    ts_lx *a = ts_lw_open_reduction(c, &ns, n->op, adt, nr, ext, rv, &inner, &acc);
+    ts_lx *a = reduce_unrolled(c, n, red, yc, adt);
+    if (a) {
+        ts_lw_store(c, &ns, y, yc, ts_lx_cast(c->p, a, dt));
+        return;
+    }
+    a = ts_lw_open_reduction(c, &ns, n->op, adt, nr, ext, rv, &inner, &acc);
     if (!a) return;
     for (int i = 0, j = 0, k = 0; i < xr; i++) xc[i] = red[i] ? rv[j++] : yc[k++];
     ts_lw_update(c, inner, acc, ts_lw_combine_op(n->op), ts_lx_cast(c->p, ts_lw_value_at(c, x, xc, false), adt));
     ts_lw_to_end(&ns);
     ts_lw_store(c, &ns, y, yc, ts_lx_cast(c->p, a, dt));
-}
-
-/* reduce_window: loops over the result, an accumulator over the window
- * positions; a position in the padding adds the identity (a guard keeps
- * the load from running there). */
-
-/* The guarded element of x at window offset k (k[i]: the offset along
- * dim i, NULL where the window is 1) of result element yc; no guard along
- * the axes i with inside[i] (inside may be NULL). */
-static ts_lx *window_term(lctx *c, const ts_node *n, ts_lx **yc, ts_lx **k, const bool *inside_axis, ts_op op,
-                          ts_dtype adt)
-{
-    ts_lprog *p = c->p;
-    const ts_value *x = n->in[0];
-    int r = x->type.rank, cnt;
-    const int64_t *win = ts_node_ints(n, "window", &cnt), *st = ts_node_ints(n, "strides", &cnt);
-    const int64_t *dil = ts_node_ints(n, "dilations", &cnt), *lo = ts_node_ints(n, "pad_lo", &cnt);
-    ts_lx *xc[TS_MAX_RANK];
-    ts_lx *inside = ts_lx_const(p, TS_DTYPE_BOOL, 1);
-    for (int i = 0; i < r; i++) {
-        ts_lx *ki = win[i] > 1 ? ts_lx_mul(p, k[i], ts_lx_int(p, dil[i])) : ts_lx_int(p, 0);
-        xc[i] = ts_lx_sub(p, ts_lx_add(p, ts_lx_mul(p, yc[i], ts_lx_int(p, st[i])), ki), ts_lx_int(p, lo[i]));
-        if ((lo[i] || win[i] > 1) && !(inside_axis && inside_axis[i])) {   /* may fall outside x */
-            inside = ts_lx_and(p, inside, ts_lx_lt(p, ts_lx_int(p, -1), xc[i]));
-            inside = ts_lx_and(p, inside, ts_lx_lt(p, xc[i], ts_lw_dim(c, x->type.dims[i])));
-        }
-    }
-    return ts_lx_guard(p, inside, ts_lx_cast(p, ts_lw_value_at(c, x, xc, false), adt), ts_lw_identity(c, op, adt));
-}
-
-/* A small window (pooling's 3x3) is one expression per result element,
- * its positions folded in row-major order as the loop would: the
- * innermost loop is then the result's last axis, where the vectorizer
- * can work, instead of a 3-trip window loop (D27). max and min start from
- * the first position (max(-inf, v) is v, NaN included); sums from 0,
- * which keeps a sum of -0s at +0. */
-enum { WINDOW_UNROLL = 16 };
-
-static ts_lx *window_unrolled(lctx *c, const ts_node *n, ts_lx **yc, const bool *inside, ts_op op, ts_dtype adt)
-{
-    int r = n->in[0]->type.rank, cnt;
-    const int64_t *win = ts_node_ints(n, "window", &cnt);
-    int64_t kk[TS_MAX_RANK] = {0};
-    ts_lx *k[TS_MAX_RANK], *a = op == TS_OP_REDUCE_SUM ? ts_lw_identity(c, op, adt) : NULL;
-    for (;;) {
-        for (int i = 0; i < r; i++) k[i] = ts_lx_int(c->p, kk[i]);
-        ts_lx *t = window_term(c, n, yc, k, inside, op, adt);
-        a = a ? ts_lx_op(c->p, ts_lw_combine_op(op), adt, a, t, NULL) : t;
-        int i = r - 1;
-        while (i >= 0 && ++kk[i] == win[i]) kk[i--] = 0;
-        if (i < 0) return a;
-    }
-}
-
-/* Padded pooling's borders: along an axis of constant sizes with guards
- * (a window or a pad), the results whose whole window lies inside x are
- * one range [*lo, *hi). False when the axis needs no guard or is
- * symbolic. */
-static bool window_interior(const ts_node *n, int i, int64_t *lo, int64_t *hi)
-{
-    int cnt;
-    const ts_dim X = n->in[0]->type.dims[i], Y = n->out[0]->type.dims[i];
-    const int64_t w = ts_node_ints(n, "window", &cnt)[i], st = ts_node_ints(n, "strides", &cnt)[i];
-    const int64_t dil = ts_node_ints(n, "dilations", &cnt)[i], pad = ts_node_ints(n, "pad_lo", &cnt)[i];
-    if ((!pad && w == 1) || !ts_dim_is_const(X) || !ts_dim_is_const(Y)) return false;
-    /* o*st - pad >= 0 and o*st - pad + (w-1)*dil <= X-1 */
-    const int64_t last = X.c - 1 + pad - (w - 1) * dil;
-    *lo = pad > 0 ? (pad + st - 1) / st : 0;
-    *lo = *lo < Y.c ? *lo : Y.c;
-    *hi = last < 0 ? *lo : last / st + 1;
-    *hi = *hi < *lo ? *lo : *hi > Y.c ? Y.c : *hi;
-    return true;
-}
-
-/* The loops of an unrolled window from axis i on: an axis with borders
- * (window_interior) becomes up to three sibling loops, border, interior,
- * border, and the interior's terms carry no guard along it. Pooling's
- * 3x3 over 56x56 is then 9 nests, the middle one (nearly all results)
- * straight-line loads the C compiler vectorises, where one nest with a
- * guard per load stayed scalar (ResNet-50's max pool 2-6 ms against ORT's
- * 0.24). */
-static void window_nest(lctx *c, const ts_node *n, nest *ns, ts_lx **yc, bool *inside, int i, ts_op op,
-                        ts_dtype adt)
-{
-    const ts_value *y = n->out[0];
-    if (i == y->type.rank) {
-        ts_lw_store(c, ns, y, yc, ts_lx_cast(c->p, window_unrolled(c, n, yc, inside, op, adt), y->type.dtype));
-        return;
-    }
-    int64_t lo, hi;
-    if (!window_interior(n, i, &lo, &hi)) {
-        inside[i] = false;
-        yc[i] = ts_lw_open_loop(c, ns, ts_lw_dim(c, y->type.dims[i]));
-        window_nest(c, n, ns, yc, inside, i + 1, op, adt);
-        return;
-    }
-    const int64_t cut[4] = {0, lo, hi, y->type.dims[i].c};
-    ts_ls **slot = ns->tail;
-    const int depth = ns->depth;
-    for (int part = 0; part < 3; part++) {
-        if (cut[part + 1] == cut[part]) continue;
-        ns->tail = slot, ns->depth = depth;   /* the next sibling at this level */
-        ts_lx *v = ts_lw_open_loop(c, ns, ts_lx_int(c->p, cut[part + 1] - cut[part]));
-        if (!*slot) return;                   /* out of memory: reported by the kernel set */
-        yc[i] = cut[part] ? ts_lx_add(c->p, v, ts_lx_int(c->p, cut[part])) : v;
-        inside[i] = part == 1;
-        window_nest(c, n, ns, yc, inside, i + 1, op, adt);
-        slot = &(*slot)->next;
-    }
-    ns->tail = slot, ns->depth = depth;
-}
-
-static void lower_window(lctx *c, const ts_node *n)
-{
-    static const ts_op kinds[] = {TS_OP_REDUCE_SUM, TS_OP_REDUCE_MAX, TS_OP_REDUCE_MIN};
-    ts_op op = kinds[ts_node_int(n, "kind")];
-    const ts_value *x = n->in[0], *y = n->out[0];
-    int r = x->type.rank, cnt, acc = 0;
-    const int64_t *win = ts_node_ints(n, "window", &cnt);
-    ts_lprog *p = c->p;
-    nest ns = {.tail = &c->k->body};
-    ts_lx *yc[TS_MAX_RANK], *ext[TS_MAX_RANK], *wv[TS_MAX_RANK], *k[TS_MAX_RANK];
-    ts_dtype dt = y->type.dtype, adt = ts_lw_acc_dtype(op, dt);
-    int64_t npos = 1;
-    for (int i = 0; i < r && npos <= WINDOW_UNROLL; i++) npos *= win[i];
-    if (npos <= WINDOW_UNROLL) {
-        bool inside[TS_MAX_RANK];
-        window_nest(c, n, &ns, yc, inside, 0, op, adt);
-        return;
-    }
-    for (int i = 0; i < r; i++) yc[i] = ts_lw_open_loop(c, &ns, ts_lw_dim(c, y->type.dims[i]));
-    int nw = 0;
-    for (int i = 0; i < r; i++)
-        if (win[i] > 1) ext[nw++] = ts_lx_int(p, win[i]);
-    ts_ls **inner = NULL;
-    ts_lx *a = ts_lw_open_reduction(c, &ns, op, adt, nw, ext, wv, &inner, &acc);
-    if (!a) return;
-    for (int i = 0, j = 0; i < r; i++) k[i] = win[i] > 1 ? wv[j++] : NULL;
-    ts_lw_update(c, inner, acc, ts_lw_combine_op(op), window_term(c, n, yc, k, NULL, op, adt));
-    ts_lw_to_end(&ns);
-    ts_lw_store(c, &ns, y, yc, ts_lx_cast(p, a, dt));
 }
 
 static void lower_dot(lctx *c, const ts_node *n)
@@ -862,7 +766,7 @@ ts_status ts_lower_group(ts_lprog *p, const ts_fusion *f, const ts_group *g, con
         else ts_lw_loop(&c, g->out[0]);
         break;
     case TS_G_REDUCE:
-        if (g->root->op == TS_OP_REDUCE_WINDOW) lower_window(&c, g->root);
+        if (g->root->op == TS_OP_REDUCE_WINDOW) ts_lw_window(&c, g->root);
         else if (g->root->op == TS_OP_ARGMAX || g->root->op == TS_OP_ARGMIN) ts_lw_arg_extreme(&c, g->root);
         else if (g->root->op == TS_OP_CUMULATIVE) ts_lw_cumulative(&c, g->root);
         else lower_reduce(&c, g->root);
