@@ -535,6 +535,13 @@ int main(void)
     memset(jobs, 0, sizeof jobs);
     int64_t sizes[4] = {1, 5, 64, 3};
     for (int i = 0; i < 4; i++) run_size(cpu, ref, sizes[i], &jobs[i]);
+    /* back to sizes run before: the session's kept memory plan is for the
+     * last size only, and must be made again each time (run.c make_plan) */
+    for (int i = 0; i < 4; i++) {
+        job again = {0};
+        run_size(cpu, ref, sizes[(i + 2) % 4], &again);
+        job_free(&again);
+    }
     CHECK(ts_session_peak_bytes(cpu) > 0);
     pthread_t th[4];
     for (int i = 0; i < 4; i++) pthread_create(&th[i], NULL, worker, &jobs[i]);

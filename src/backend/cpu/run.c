@@ -89,6 +89,15 @@ static void plan_value(const run *r, const ts_value *v, int first, ts_plan_buf *
     who[(*n)++] = v;
 }
 
+/* Field by field: the structs' padding bytes are not set. */
+static bool same_requests(const ts_plan_buf *a, const ts_plan_buf *b, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (a[i].size != b[i].size || a[i].first != b[i].first || a[i].last != b[i].last || a[i].reuse != b[i].reuse)
+            return false;
+    return true;
+}
+
 static ts_status make_plan(run *r)
 {
     const ts_cpu_program *p = r->p;
@@ -107,8 +116,25 @@ static ts_status make_plan(run *r)
     for (int i = 0; s == TS_OK && i < f->n_placed; i++)
         plan_value(r, f->placed[i], first_part_step(p, f->placed[i]), bufs, who, &n);
     int64_t total = 0;
-    if (s == TS_OK) s = ts_plan_assign(n, bufs, offs, &total, r->err);
     ts_cpu_scratch *sc = r->scratch;
+    if (s == TS_OK && sc->plan_bufs && sc->plan_n == n && same_requests(sc->plan_bufs, bufs, n)) {
+        memcpy(offs, sc->plan_offs, sizeof *offs * (size_t)n);   /* the same requests: the same plan */
+        total = sc->plan_total;
+    } else if (s == TS_OK) {
+        s = ts_plan_assign(n, bufs, offs, &total, r->err);
+        ts_mem_free(sc->plan_bufs);
+        ts_mem_free(sc->plan_offs);
+        sc->plan_bufs = NULL, sc->plan_offs = NULL, sc->plan_n = 0;
+        if (s == TS_OK && (sc->plan_bufs = ts_mem_alloc(sizeof *bufs * (size_t)(n ? n : 1))) &&
+            (sc->plan_offs = ts_mem_alloc(sizeof *offs * (size_t)(n ? n : 1)))) {
+            memcpy(sc->plan_bufs, bufs, sizeof *bufs * (size_t)n);
+            memcpy(sc->plan_offs, offs, sizeof *offs * (size_t)n);
+            sc->plan_n = n, sc->plan_total = total;
+        } else {   /* not kept: the next run plans again */
+            ts_mem_free(sc->plan_bufs);
+            sc->plan_bufs = NULL;
+        }
+    }
     if (s == TS_OK && (size_t)total > sc->arena_cap) {
         ts_mem_free_aligned(sc->arena);
         sc->arena_cap = 0;
@@ -424,6 +450,8 @@ void ts_cpu_scratch_free(ts_cpu_scratch *s)
     if (!s) return;
     ts_mem_free_aligned(s->arena);
     ts_mem_free_aligned(s->ws);
+    ts_mem_free(s->plan_bufs);
+    ts_mem_free(s->plan_offs);
     for (int k = 0; k < s->n_outs; k++) ts_tensor_release(s->outs[k]);
     ts_mem_free(s->outs);
     memset(s, 0, sizeof *s);
