@@ -460,7 +460,9 @@ def gen_dynamic_slice():
             ("f64_negative_start", rand(r("c"), (3, 3), "f64"), arr([-2, 1], "i64"), [2, 2]),
             ("u8_i32_start", rand(r("d"), (2, 3, 4), "u8"), arr([1, 0, 9], "i32"), [1, 2, 2]),
             ("bool_whole", rand(r("e"), (2, 2), "bool"), arr([1, 1], "i64"), [2, 2]),
-            ("f16_empty_size", rand(r("f"), (4,), "f16"), arr([2], "i64"), [0])):
+            ("f16_empty_size", rand(r("f"), (4,), "f16"), arr([2], "i64"), [0]),
+            # a u64 start above INT64_MAX clamps to the top (compiled: a u64 min)
+            ("f32_u64_huge_start", rand(r("g"), (3, 7), "f32"), arr([(1 << 63) + 5, 1], "u64"), [2, 4])):
         s = clamp_start(start, x.shape, sizes)
         y = x[tuple(slice(a, a + k) for a, k in zip(s, sizes))].copy()
         single("dynamic_slice", case, [x, start], [y], attrs=[("sizes", dims(sizes))])
@@ -475,7 +477,9 @@ def gen_dynamic_update_slice():
             ("f64_negative", rand(r("e"), (3, 3), "f64"), rand(r("f"), (1, 3), "f64"), arr([-1, -7], "i32")),
             ("bool_3d", rand(r("g"), (2, 2, 3), "bool"), rand(r("h"), (1, 2, 2), "bool"), arr([1, 0, 1], "u8")),
             ("u16_whole", rand(r("i"), (2, 2), "u16"), rand(r("j"), (2, 2), "u16"), arr([3, 3], "i64")),
-            ("f16_empty_update", rand(r("k"), (3,), "f16"), np.zeros((0,), np.float16), arr([1], "i64"))):
+            ("f16_empty_update", rand(r("k"), (3,), "f16"), np.zeros((0,), np.float16), arr([1], "i64")),
+            ("f32_u64_huge_start", rand(r("l"), (4, 6), "f32"), rand(r("m"), (2, 3), "f32"),
+             arr([1, (1 << 64) - 1], "u64"))):
         s = clamp_start(start, x.shape, upd.shape)
         y = x.copy()
         y[tuple(slice(a, a + k) for a, k in zip(s, upd.shape))] = upd

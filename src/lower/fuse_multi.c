@@ -19,6 +19,7 @@ ts_status ts_fuse_multi(ts_fusion *f, ts_err *err)
     for (int i = 0; i + 1 < f->n_groups; i++) {
         ts_group *a = &f->groups[i], *b = &f->groups[i + 1];
         if (a->kind != TS_G_LOOP || b->kind != TS_G_LOOP || a->n_out != 1 || b->n_out != 1) continue;
+        if (a->root->op == TS_OP_SCATTER || b->root->op == TS_OP_SCATTER) continue;   /* not a value per element */
         const ts_value *w = a->out[0], *v = b->out[0];
         if (!ts_view_same_shape(w, v) || f->into[w->id] || f->into[v->id]) continue;
         bool hit = false;

@@ -117,6 +117,7 @@ typedef struct ts_lkernel {
     struct ts_ltmpl *tmpl;   /* a contraction template call instead of body, or NULL */
     int n_checks;
     ts_lcheck *checks;    /* run before the kernel, in order */
+    bool serial;          /* no loop split across threads: its loops depend on each other (scatter) */
 } ts_lkernel;
 
 enum { TS_NEEDS_GEMM = 1, TS_NEEDS_CONV = 2, TS_NEEDS_SORT = 4 };

@@ -116,6 +116,22 @@ static bool reshape_coords(lctx *c, const ts_value *x, const ts_value *y, ts_lx 
     }
 }
 
+/* A dynamic slice's start along axis i, clamped as the primitive says to
+ * [0, X_i - size] (X: the node's first operand; a u64 start above
+ * INT64_MAX counts as INT64_MAX, so it clamps to the top as well). */
+static ts_lx *clamped_start(lctx *c, const ts_node *n, const ts_value *start, int i, ts_dim size)
+{
+    ts_lprog *p = c->p;
+    ts_lx *at = ts_lx_int(p, i);
+    ts_lx *v = ts_lw_value_at(c, start, &at, false);
+    ts_lx *hi = ts_lx_sub(p, ts_lw_dim(c, n->in[0]->type.dims[i]), ts_lw_dim(c, size));
+    if (start->type.dtype == TS_DTYPE_U64)
+        return ts_lx_cast(p, ts_lx_op(p, TS_OP_MIN, TS_DTYPE_U64, v, ts_lx_cast(p, hi, TS_DTYPE_U64), NULL),
+                          TS_DTYPE_I64);
+    v = ts_lx_op(p, TS_OP_MIN, TS_DTYPE_I64, ts_lx_cast(p, v, TS_DTYPE_I64), hi, NULL);
+    return ts_lx_op(p, TS_OP_MAX, TS_DTYPE_I64, v, ts_lx_int(p, 0), NULL);
+}
+
 static ts_lx *view_at(lctx *c, const ts_node *n, ts_lx **coords)
 {
     ts_lprog *p = c->p;
@@ -206,6 +222,21 @@ static ts_lx *view_at(lctx *c, const ts_node *n, ts_lx **coords)
             ts_lkernel_check(p, c->k, ts_lkernel_buf(p, c->k, idx, false), ts_lw_dim(c, x->type.dims[axis]), n);
         for (int i = 0; i < xr; i++) xc[i] = i < axis ? coords[i] : i == axis ? iv : coords[i - 1 + ir];
         return ts_lw_value_at(c, x, xc, false);
+    }
+    case TS_OP_DYNAMIC_SLICE: {   /* y[j] = x[s + j] */
+        for (int i = 0; i < xr; i++) xc[i] = ts_lx_add(p, coords[i], clamped_start(c, n, n->in[1], i, y->type.dims[i]));
+        return ts_lw_value_at(c, x, xc, false);
+    }
+    case TS_OP_DYNAMIC_UPDATE_SLICE: {   /* upd[j - s] inside the window at s, else x[j] */
+        const ts_value *u = n->in[1];
+        ts_lx *inside = ts_lx_const(p, TS_DTYPE_BOOL, 1);
+        for (int i = 0; i < xr; i++) {
+            ts_lx *si = clamped_start(c, n, n->in[2], i, u->type.dims[i]);
+            xc[i] = ts_lx_sub(p, coords[i], si);
+            inside = ts_lx_and(p, inside, ts_lx_lt(p, ts_lx_int(p, -1), xc[i]));
+            inside = ts_lx_and(p, inside, ts_lx_lt(p, xc[i], ts_lw_dim(c, u->type.dims[i])));
+        }
+        return ts_lx_guard(p, inside, ts_lw_value_at(c, u, xc, false), ts_lw_value_at(c, x, coords, false));
     }
     default:
         ts_lprog_fail(p, TS_ERR_INTERNAL, "lower: %s is not a view", ts_op_get(n->op)->name);
@@ -762,7 +793,8 @@ ts_status ts_lower_group(ts_lprog *p, const ts_fusion *f, const ts_group *g, con
     snprintf(c.k->name, sizeof c.k->name, "%s", name);
     switch (g->kind) {
     case TS_G_LOOP:
-        if (g->n_out == 2) ts_lw_loop2(&c, g->out[0], g->out[1]);
+        if (g->root->op == TS_OP_SCATTER) ts_lw_scatter(&c, g->root);
+        else if (g->n_out == 2) ts_lw_loop2(&c, g->out[0], g->out[1]);
         else ts_lw_loop(&c, g->out[0]);
         break;
     case TS_G_REDUCE:

@@ -89,6 +89,8 @@ void ts_lw_to_end(nest *ns);
 void ts_lw_arg_extreme(lctx *c, const ts_node *n);
 void ts_lw_cumulative(lctx *c, const ts_node *n);
 void ts_lw_sort(lctx *c, const ts_node *n);
+/* A scatter node as a kernel (lower_scatter.c, D123). */
+void ts_lw_scatter(lctx *c, const ts_node *n);
 /* A reduce_window node as a kernel (lower_window.c). */
 void ts_lw_window(lctx *c, const ts_node *n);
 /* Group g (DOT or CONV) as a runtime template call with its epilogue

@@ -33,7 +33,7 @@ static void mark_vector(ts_ls *s)
 void ts_schedule(ts_lkernel *k)
 {
     mark_vector(k->body);
-    for (ts_ls *s = k->body; s; s = s->next) {
+    for (ts_ls *s = k->body; s && !k->serial; s = s->next) {
         if (s->k == TS_LS_ACC) break;   /* loops after an accumulator reduce into it: serial */
         if (s->k != TS_LS_FOR) continue;
         s->flags |= TS_LOOP_PARALLEL;

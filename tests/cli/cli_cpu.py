@@ -566,3 +566,23 @@ def test_shared_packing():
     got, ref = cpu_and_interp(model, {"x0": np.load(x)}, "shared_packing")
     if got and ref:
         close("shared packing: cpu vs interpreter", got[0], ref[0], rtol=1e-4, atol=1e-5)
+
+
+def test_indexing_compiled():
+    """scatter, dynamic_slice and dynamic_update_slice compile (D123): no
+    fallback in their listings (their values: tests/ops on --target cpu);
+    a scatter index out of range fails on the compiled target with the
+    interpreter's message, naming the node."""
+    for op, case in (("scatter", "add_dup_f64"), ("dynamic_slice", "f32_u64_huge_start"),
+                     ("dynamic_update_slice", "f32_u64_huge_start")):
+        rc, so, se = tessera("ir", os.path.join(ROOT, "tests", "ops", op, case, "model.ir"), "--fusion")
+        check("indexing: %s compiled" % op, rc == 0 and ("k0 loop     %%r <- %s" % op) in so and "fallback" not in so,
+              so + se)
+    model = os.path.join(ROOT, "tests", "ops", "scatter", "add_dup_f64", "model.ir")
+    inputs = []
+    for k, v in {"a": np.arange(4.0), "b": np.array([[0, 4], [1, 1]], np.int32), "c": np.ones((2, 2))}.items():
+        inputs += ["-i", "%s=%s" % (k, save("scatter_oob_%s.npy" % k, v))]
+    for target in ("cpu", "interp"):
+        with env(TESSERA_CACHE_DIR=tmp("jit_cache_scatter")):
+            expect_error("indexing: scatter out of range (%s)" % target, ["run", model] + inputs + ["--target", target],
+                         r"^tessera: %r \(scatter\): scatter: index 4 \(at position 1\) is out of range \[0, 4\)")

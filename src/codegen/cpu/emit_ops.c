@@ -38,6 +38,29 @@ static bool gather_compiles(const ts_node *n)
     return true;
 }
 
+/* The window of a dynamic slice (its result's shape) or update (upd's
+ * shape) must fit in x, else the primitive fails at run time, which a
+ * kernel cannot do: compiled only where that is known here. */
+static bool window_fits(const ts_node *n, const ts_value *w)
+{
+    const ts_value *x = n->in[0];
+    for (int i = 0; i < x->type.rank; i++) {
+        const ts_dim a = w->type.dims[i], b = x->type.dims[i];
+        if (!ts_dim_eq(a, b) && !(ts_dim_is_const(a) && ts_dim_is_const(b) && a.c >= 0 && a.c <= b.c)) return false;
+    }
+    return true;
+}
+
+/* A scatter's indices are checked against numel(x) before the kernel,
+ * a constant bound (static shapes); integer indices. */
+static bool scatter_compiles(const ts_node *n)
+{
+    const ts_value *x = n->in[0];
+    for (int i = 0; i < x->type.rank; i++)
+        if (!ts_dim_is_const(x->type.dims[i])) return false;
+    return ts_dtype_is_int(n->in[1]->type.dtype);
+}
+
 bool ts_emit_c_compiles(const ts_node *n)
 {
     for (int i = 0; i < n->n_in; i++)
@@ -48,6 +71,9 @@ bool ts_emit_c_compiles(const ts_node *n)
     if (n->op == TS_OP_BITCAST) return false;
     if (n->op == TS_OP_GATHER) return gather_compiles(n);
     if (n->op == TS_OP_ARGMAX || n->op == TS_OP_ARGMIN) return arg_extreme_compiles(n);
+    if (n->op == TS_OP_SCATTER) return scatter_compiles(n);
+    if (n->op == TS_OP_DYNAMIC_SLICE) return window_fits(n, n->out[0]);
+    if (n->op == TS_OP_DYNAMIC_UPDATE_SLICE) return window_fits(n, n->in[1]);
     if (n->op == TS_OP_IF || n->op == TS_OP_WHILE) return true;
     if (n->op == TS_OP_SORT) return n->in[0]->type.dtype != TS_DTYPE_BOOL;   /* tsrt_sort.h's element types */   /* regions compiled as programs (D115) */
     return (ts_op_get(n->op)->flags & TS_OPF_EW) || ts_view_op(n) || n->op == TS_OP_IOTA || n->op == TS_OP_CONST ||
