@@ -262,6 +262,7 @@ static void decide(ts_fusion *f, const ts_block *body, const ts_node **user, boo
         /* a gather's indices are checked in memory before its kernel runs */
         const ts_node *d = n->op == TS_OP_GATHER ? n->in[1]->def : NULL;
         if (gen && n->op == TS_OP_GATHER && (!d || d->op != TS_OP_CONST)) f->mat[n->in[1]->id] = true;
+        if (gen && n->op == TS_OP_SCATTER) f->mat[n->in[1]->id] = true;   /* D123: checked the same way */
     }
     /* contraction templates take their elementwise consumers as epilogues */
     for (const ts_node *n = body->first; n; n = n->next) {
