@@ -330,10 +330,24 @@ def write_doc(rows, args, command, wall_s, exe):
 
 # ---- main ----------------------------------------------------------------------------------
 
+def reproducible(argv):
+    """argv without what does not change the results (--json FILE), for
+    the command docs/perf.md says to rerun."""
+    out, skip = [], False
+    for a in argv:
+        if skip:
+            skip = False
+        elif a == "--json":
+            skip = True
+        elif not a.startswith("--json="):
+            out.append(a)
+    return out
+
+
 def main(argv):
     t0 = time.monotonic()
     args = parse_args(argv)
-    command = "bench/broad.py " + " ".join(argv) if argv else "bench/broad.py"
+    command = ("bench/broad.py " + " ".join(reproducible(argv))).strip()
     exe = os.path.abspath(args.tessera) if args.tessera else bench.build_tessera()
     if not os.access(exe, os.X_OK):
         raise bench.BenchError("no tessera binary at %s" % exe)
