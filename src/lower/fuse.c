@@ -106,16 +106,22 @@ typedef struct users {
     const ts_node **list;
 } users;
 
+/* Whether u can run in the epilogue of a contraction with result d: an
+ * elementwise f32 node, or a reshape that only adds or drops dims of 1
+ * (a 1x1 conv over a 1x1 map made a dot, its bias added after the
+ * reshape back), its result in d's element order (D124). */
+static bool epilogue_node(const ts_node *u, const ts_value *d)
+{
+    const ts_value *w = u->out[0];
+    if (w->type.dtype != TS_DTYPE_F32 || !ts_view_same_layout(w, d)) return false;
+    if (u->op == TS_OP_RESHAPE) return true;
+    return (ts_op_get(u->op)->flags & TS_OPF_EW) && u->op != TS_OP_BITCAST;
+}
+
 static bool joinable(const ts_fusion *f, const ts_node *u, const ts_value *d)
 {
     if (u->n_out != 1 || !compiled(f, u) || !inlinable(u)) return false;
-    if (!(ts_op_get(u->op)->flags & TS_OPF_EW) || u->op == TS_OP_BITCAST) return false;
-    const ts_value *w = u->out[0];
-    if (w->type.dtype != TS_DTYPE_F32 || w->type.rank != d->type.rank) return false;
-    for (int i = 0; i < d->type.rank; i++)
-        if (!ts_dim_eq(w->type.dims[i], d->type.dims[i])) return false;
-    (void)f;
-    return true;
+    return epilogue_node(u, d);
 }
 
 /* The epilogue as a cone rather than a chain: elementwise nodes that read
@@ -192,14 +198,9 @@ static const ts_value *epilogue_chain(ts_fusion *f, const ts_node *n, const ts_n
         for (int i = 0; i < u->n_in; i++)
             if (u->in[i] != v && !available(f, u->in[i], n, pos)) ready = false;
         if (!ready) break;
-        if (!(ts_op_get(u->op)->flags & TS_OPF_EW) || u->op == TS_OP_BITCAST) break;
-        const ts_value *w = u->out[0];
-        if (w->type.dtype != TS_DTYPE_F32 || w->type.rank != d->type.rank) break;
-        bool same = true;
-        for (int i = 0; same && i < d->type.rank; i++) same = ts_dim_eq(w->type.dims[i], d->type.dims[i]);
-        if (!same) break;
+        if (!epilogue_node(u, d)) break;
         covered[u->id] = true;
-        v = w;
+        v = u->out[0];
     }
     return v;
 }

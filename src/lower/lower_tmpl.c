@@ -262,6 +262,25 @@ static void fold_affine(lctx *c, const ts_node *n, const affine *af, ts_lx **coo
                           NULL);
 }
 
+/* For a and b of the same layout (ts_view_same_layout): b's coordinates
+ * of a's element at ac, `zero` along b's dims of 1. Only where the shapes
+ * differ: the coordinates of d's own shape come from a recorded
+ * delinearization that re-linearizes without div/mod (the tile
+ * epilogue's residual recognition needs that). */
+static void layout_coords(const ts_value *a, ts_lx *const *ac, const ts_value *b, ts_lx *zero, ts_lx **bc)
+{
+    int i = 0;
+    for (int j = 0; j < b->type.rank; j++) {
+        const ts_dim e = b->type.dims[j];
+        if (ts_dim_is_const(e) && e.c == 1) {
+            bc[j] = zero;
+            continue;
+        }
+        while (i < a->type.rank && ts_dim_is_const(a->type.dims[i]) && a->type.dims[i].c == 1) i++;
+        bc[j] = ac[i++];
+    }
+}
+
 /* The epilogue: for each element (i, j) of a finished block, v computed
  * with the template's output d read from the block. Rows are d's first
  * `split` axes (flattened), columns the rest, as the templates define.
@@ -287,7 +306,9 @@ static void lower_epilogue(lctx *c, const ts_node *n, const ts_value *v, int spl
     if (s) {
         s->buf = TS_LBUF_BLOCK;
         s->index = c->block_index;
-        s->value = ts_lw_value_at(c, v, coords, true);
+        ts_lx *vc[TS_MAX_RANK];   /* v: d's elements in d's order, maybe with dims of 1 more or less (D124) */
+        if (!ts_view_same_shape(d, v)) layout_coords(d, coords, v, ts_lx_int(p, 0), vc);
+        s->value = ts_lw_value_at(c, v, ts_view_same_shape(d, v) ? coords : vc, true);
         ts_lw_append(&ns, s);
     }
     c->subst_v = NULL;

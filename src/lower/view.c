@@ -229,6 +229,19 @@ bool ts_dot_result_strided(const ts_node *n, const ts_sview *sv)
 }
 
 
+static bool unit_dim(ts_dim d) { return ts_dim_is_const(d) && d.c == 1; }
+
+bool ts_view_same_layout(const ts_value *a, const ts_value *b)
+{
+    int i = 0, j = 0;
+    for (;;) {
+        while (i < a->type.rank && unit_dim(a->type.dims[i])) i++;
+        while (j < b->type.rank && unit_dim(b->type.dims[j])) j++;
+        if (i == a->type.rank || j == b->type.rank) return i == a->type.rank && j == b->type.rank;
+        if (!ts_dim_eq(a->type.dims[i++], b->type.dims[j++])) return false;
+    }
+}
+
 bool ts_view_same_shape(const ts_value *a, const ts_value *b)
 {
     if (a->type.rank != b->type.rank) return false;

@@ -49,6 +49,9 @@ bool ts_view_role(const ts_value *v, const ts_sview *sv, const ts_role *r, int64
 
 /* Whether a and b have equal dims (dtypes aside). */
 bool ts_view_same_shape(const ts_value *a, const ts_value *b);
+/* Whether a and b hold their elements in the same row-major order: the
+ * same dims but for dims of 1 (a reshape between them moves nothing). */
+bool ts_view_same_layout(const ts_value *a, const ts_value *b);
 /* Whether v's inlined expression (values not stored[] are inlined; v
  * itself is computed) reads w only at v's own coordinates: through
  * elementwise nodes of v's shape, any other path never reaching w. *hit:

@@ -313,6 +313,69 @@ static ts_status r_concat(simp *s)
     return TS_OK;
 }
 
+/* ---- contractions ---------------------------------------------------------------------- */
+
+/* A node before n, with n's origin; its result, or NULL after an error. */
+static ts_value *made(simp *s, ts_op op, int n_in, ts_value *const *in, ts_attr *a)
+{
+    ts_node *m;
+    if (!a) {
+        ts_err_set(s->err, TS_ERR_OOM, "simplify: out of memory");
+        return NULL;
+    }
+    if (ts_ir_node_new(s->g, s->n->block, s->n, op, n_in, in, a, 0, NULL, &m, s->err) != TS_OK) return NULL;
+    m->origin = s->n->origin;
+    return m->out[0];
+}
+
+static ts_value *reshaped(simp *s, ts_value *x, int rank, const ts_dim *shape)
+{
+    ts_attr *a = ts_ir_attrs_new(s->g, TS_OP_RESHAPE);
+    if (a && ts_attr_set_dims(s->g, TS_OP_RESHAPE, a, "shape", rank, shape) != TS_OK) return NULL;
+    return made(s, TS_OP_RESHAPE, 1, &x, a);
+}
+
+static bool all_one(const ts_dim *d, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (!ts_dim_is_const(d[i]) || d[i].c != 1) return false;
+    return true;
+}
+
+/* A convolution over a single position (every spatial dim of x, w and y
+ * 1, no padding, no input dilation, one group) is a product,
+ * y[n, o] = sum_c x[n, c] w[o, c]: the same terms in the same order. The
+ * squeeze-excitation blocks of MobileNetV3 and EfficientNet are such convs
+ * on pooled features; as convs they ran one GEMM of a single column per
+ * image, as a dot one GEMM over the batch, its bias and activation still
+ * in its epilogue across the reshape back (D124). */
+static ts_status r_conv(simp *s)
+{
+    const ts_value *x = in(s, 0), *w = in(s, 1);
+    const ts_type *yt = out_type(s);
+    const int r = x->type.rank, sp = r - 2;
+    int cnt;
+    if (r < 3 || ts_node_int(s->n, "groups") != 1) return TS_OK;
+    if (!all_one(x->type.dims + 2, sp) || !all_one(w->type.dims + 2, sp) || !all_one(yt->dims + 2, sp)) return TS_OK;
+    const int64_t *lo = ts_node_ints(s->n, "pad_lo", &cnt), *hi = ts_node_ints(s->n, "pad_hi", &cnt);
+    const int64_t *ld = ts_node_ints(s->n, "lhs_dilation", &cnt);
+    for (int i = 0; i < sp; i++)
+        if (lo[i] || hi[i] || ld[i] != 1) return TS_OK;
+    const ts_dim xs[2] = {x->type.dims[0], x->type.dims[1]}, ws[2] = {w->type.dims[0], w->type.dims[1]};
+    ts_value *ops[2] = {reshaped(s, in(s, 0), 2, xs), reshaped(s, in(s, 1), 2, ws)};
+    if (!ops[0] || !ops[1]) return s->err->code ? s->err->code : TS_ERR_INTERNAL;
+    ts_attr *a = ts_ir_attrs_new(s->g, TS_OP_DOT);
+    const int64_t one = 1;
+    if (a) TS_TRY(ts_attr_set_ints(s->g, TS_OP_DOT, a, "lhs_contract", 1, &one));
+    if (a) TS_TRY(ts_attr_set_ints(s->g, TS_OP_DOT, a, "rhs_contract", 1, &one));
+    ts_value *d = made(s, TS_OP_DOT, 2, ops, a);
+    ts_value *y = d ? reshaped(s, d, yt->rank, yt->dims) : NULL;
+    if (!y) return s->err->code ? s->err->code : TS_ERR_INTERNAL;
+    s->repl = y;
+    s->made = true;
+    return TS_OK;
+}
+
 /* ---- the table and the pass ------------------------------------------------------------ */
 
 static const rule_fn rules[TS_OP_COUNT] = {
@@ -325,6 +388,7 @@ static const rule_fn rules[TS_OP_COUNT] = {
     [TS_OP_SLICE] = r_slice, [TS_OP_REVERSE] = r_reverse, [TS_OP_PAD] = r_pad, [TS_OP_CONCAT] = r_concat,
     [TS_OP_REDUCE_SUM] = r_reduce, [TS_OP_REDUCE_PROD] = r_reduce,
     [TS_OP_REDUCE_MAX] = r_reduce, [TS_OP_REDUCE_MIN] = r_reduce,
+    [TS_OP_CONV] = r_conv,
 };
 
 ts_status ts_pass_simplify_node(ts_graph *g, ts_node *n, ts_value **repl, ts_err *err)

@@ -586,3 +586,21 @@ def test_indexing_compiled():
         with env(TESSERA_CACHE_DIR=tmp("jit_cache_scatter")):
             expect_error("indexing: scatter out of range (%s)" % target, ["run", model] + inputs + ["--target", target],
                          r"^tessera: %r \(scatter\): scatter: index 4 \(at position 1\) is out of range \[0, 4\)")
+
+
+def test_conv_over_one_position():
+    """A 1x1 conv over a 1x1 map (a squeeze-excitation FC) becomes a dot
+    over the batch (simplify), whose bias and activation stay in its
+    epilogue across the reshape back to 4-D (D124): one kernel, no conv;
+    against the interpreter (which runs the conv as written)."""
+    model = os.path.join(MODELS, "se_conv_as_dot.ir")
+    rc, so, se = tessera("ir", model, "--passes", "default", "--fusion")
+    check("conv over one position: one dot kernel with its epilogue",
+          rc == 0 and so.startswith("fusion of @se: 1 kernels") and "k0 dot" in so and "add tanh" in so
+          and "conv" not in so, so + se)
+    g = np.random.default_rng(31)
+    arrays = {"x": g.standard_normal((4, 16, 1, 1)).astype(np.float32),
+              "w": g.standard_normal((8, 16, 1, 1)).astype(np.float32), "b": g.standard_normal(8).astype(np.float32)}
+    got, ref = cpu_and_interp(model, arrays, "se_dot")
+    if got and ref:
+        close("conv over one position: cpu vs interpreter", got[0], ref[0], rtol=1e-5, atol=1e-6)
