@@ -153,15 +153,6 @@ static void note_uses(ts_cpu_program *p)
     for (int i = 0; i < body->n_results; i++) p->last_use[body->results[i]->id] = p->n_steps;   /* handed out */
 }
 
-/* The C of the kernels, unit by unit, the kernels dealt largest first
- * to the unit with the least C so far: the units compile in parallel and
- * the largest one decides when the module is ready (densenet121's units
- * were 6k to 12k lines dealt round-robin). When the kernels call the contraction templates, those are one more
- * unit, *shared: every template (GEMM and convolution), the same text for
- * every program, which the JIT compiles once per machine and links into
- * each module (D112). The templates were ~85% of a unit's compile time
- * (ResNet-50: three units of ~5 s, each compiling them again, on two
- * cores; the bundled tinynet 5.0 s cold, of which its kernels ~1 s). */
 /* unit_of[j]: the unit of kernel j of the emitted ones, whose C has
  * bytes[j] (largest first, to the lightest unit; ties to the lower
  * index, so the units, and the cache key, are the same for the same
@@ -183,6 +174,16 @@ static void deal(int nk, const size_t *bytes, int n, int *unit_of)
     }
 }
 
+/* The C of the kernels, unit by unit, the kernels dealt largest first
+ * to the unit with the least C so far: the units compile in parallel and
+ * the largest one decides when the module is ready (densenet121's units
+ * were 6k to 12k lines dealt round-robin). When the kernels call the
+ * contraction templates, those are one more unit, *shared: every
+ * template (GEMM, convolution, sort), the same text for every program,
+ * which the JIT compiles once per machine and links into each module
+ * (D112). The templates were ~85% of a unit's compile time (ResNet-50:
+ * three units of ~5 s, each compiling them again, on two cores; the
+ * bundled tinynet 5.0 s cold, of which its kernels ~1 s). */
 static ts_status sources(const ts_cpu_program *p, bool exact, int *n_units, ts_buf *units, ts_buf *shared,
                          ts_err *err)
 {
