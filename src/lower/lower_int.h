@@ -93,6 +93,9 @@ void ts_lw_sort(lctx *c, const ts_node *n);
 void ts_lw_scatter(lctx *c, const ts_node *n);
 /* A reduce_window node as a kernel (lower_window.c). */
 void ts_lw_window(lctx *c, const ts_node *n);
+/* A runtime call of `kind` for the kernel being built (its tmpl, its
+ * needs), arguments and buffers left to the caller (lower_tmpl.c). */
+ts_ltmpl *ts_lw_tmpl_new(lctx *c, ts_tmpl_kind kind);
 /* Group g (DOT or CONV) as a runtime template call with its epilogue
  * (lower_tmpl.c). */
 void ts_lw_template(lctx *c, const ts_group *g);

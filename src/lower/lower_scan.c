@@ -6,8 +6,6 @@
  * docs/primitives.md to the bit: the interpreter is the oracle. */
 #include "lower/lower_int.h"
 
-#include <string.h>
-
 /* Loops over every axis of x but `axis`, in order; coords[axis] is left
  * for the caller. */
 static void open_others(lctx *c, nest *ns, const ts_value *x, int axis, ts_lx **coords)
@@ -120,13 +118,8 @@ void ts_lw_sort(lctx *c, const ts_node *n)
     ts_lprog *p = c->p;
     const ts_value *x = n->in[0];
     const int axis = (int)ts_node_int(n, "axis");
-    ts_ltmpl *t = ts_arena_alloc(ts_lprog_arena(p), sizeof *t);
-    if (!t) {
-        ts_lprog_fail(p, TS_ERR_OOM, "out of memory building loops");
-        return;
-    }
-    memset(t, 0, sizeof *t);
-    t->kind = TS_TMPL_SORT;
+    ts_ltmpl *t = ts_lw_tmpl_new(c, TS_TMPL_SORT);
+    if (!t) return;
     t->a = ts_lkernel_buf(p, c->k, x, false);
     t->b = ts_lkernel_buf(p, c->k, n->out[0], true);
     t->c = ts_lkernel_buf(p, c->k, n->out[1], true);
@@ -141,6 +134,4 @@ void ts_lw_sort(lctx *c, const ts_node *n)
     t->arg[1] = ts_lw_dim(c, x->type.dims[axis]);
     t->arg[2] = inner;
     t->arg[3] = ts_lx_int(p, ts_node_int(n, "descending") != 0);
-    c->k->tmpl = t;
-    c->k->needs |= TS_NEEDS_SORT;
 }

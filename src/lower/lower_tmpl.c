@@ -30,7 +30,7 @@ static void sview_geom(lctx *c, const ts_value *v, const ts_sview *sv, const ts_
     *stride = ts_lx_int(c->p, s);
 }
 
-static ts_ltmpl *new_tmpl(lctx *c, ts_tmpl_kind kind, const ts_node *n, const ts_value *out)
+ts_ltmpl *ts_lw_tmpl_new(lctx *c, ts_tmpl_kind kind)
 {
     ts_ltmpl *t = ts_arena_alloc(ts_lprog_arena(c->p), sizeof *t);
     if (!t) {
@@ -39,12 +39,21 @@ static ts_ltmpl *new_tmpl(lctx *c, ts_tmpl_kind kind, const ts_node *n, const ts
     }
     memset(t, 0, sizeof *t);
     t->kind = kind;
+    c->k->tmpl = t;
+    c->k->needs |= kind == TS_TMPL_GEMM ? TS_NEEDS_GEMM
+                 : kind == TS_TMPL_CONV ? TS_NEEDS_GEMM | TS_NEEDS_CONV
+                                        : TS_NEEDS_SORT;
+    return t;
+}
+
+static ts_ltmpl *new_tmpl(lctx *c, ts_tmpl_kind kind, const ts_node *n, const ts_value *out)
+{
+    ts_ltmpl *t = ts_lw_tmpl_new(c, kind);
+    if (!t) return NULL;
     /* an unstored dot operand (a strided view) binds its base instead (lower_gemm) */
     if (c->f->mat[n->in[0]->id]) t->a = ts_lkernel_buf(c->p, c->k, n->in[0], false);
     if (c->f->mat[n->in[1]->id]) t->b = ts_lkernel_buf(c->p, c->k, n->in[1], false);
     t->c = ts_lkernel_buf(c->p, c->k, out, true);
-    c->k->tmpl = t;
-    c->k->needs |= kind == TS_TMPL_GEMM ? TS_NEEDS_GEMM : TS_NEEDS_GEMM | TS_NEEDS_CONV;
     return t;
 }
 
