@@ -234,12 +234,16 @@ static bool concat_parts_stored(const ts_fusion *f, const ts_node *n)
 {
     const ts_value *c = n->out[0];
     const int axis = (int)ts_node_int(n, "axis");
-    for (int i = 0; i < c->type.rank; i++)
-        if (!ts_dim_is_const(c->type.dims[i]) || (i < axis && c->type.dims[i].c != 1)) return false;
+    bool contiguous = true;
+    for (int i = 0; i < c->type.rank; i++) {
+        if (!ts_dim_is_const(c->type.dims[i])) return false;
+        contiguous &= i >= axis || c->type.dims[i].c == 1;
+    }
     for (int j = 0; j < n->n_in; j++) {
         const ts_value *x = n->in[j];
         if (!f->mat[x->id] || !x->def || x->def->op == TS_OP_CONST || !compiled(f, x->def) || f->uses[x->id] != 1)
             return false;
+        if (!contiguous && !ts_concat_part_strided(f, n, x)) return false;
         for (int i = 0; i < x->type.rank; i++)
             if (!ts_dim_is_const(x->type.dims[i])) return false;
     }

@@ -76,11 +76,14 @@ void ts_fusion_print(ts_buf *b, const ts_fusion *f);
  * reduce the trailing axes of one iteration space into ROW groups. */
 ts_status ts_fuse_rows(ts_fusion *f, ts_err *err);
 /* Concat placement (fuse_concat.c), run by ts_fuse after row fusion: a
- * stored concat whose parts are contiguous (every axis before its axis
- * of size 1, static shapes) and whose inputs are each written by a
+ * stored concat of static shape whose inputs are each written by a
  * kernel and read by nothing else loses its copy kernel; the inputs'
- * kernels write into it (f->into). */
+ * kernels write into it (f->into), at its strides where the parts are
+ * not contiguous (D125). */
 ts_status ts_fuse_concats(ts_fusion *f, ts_err *err);
+/* Whether x, an input of concat n, can be written by its kernel at the
+ * concat's strides (decided from the nodes, before the groups exist). */
+bool ts_concat_part_strided(const ts_fusion *f, const ts_node *n, const ts_value *x);
 /* Loop merging (fuse_multi.c), run after concat placement: a LOOP group
  * storing w followed at once by a LOOP group of w's shape that reads w
  * only at its own coordinates become one LOOP group writing both (out =

@@ -450,7 +450,7 @@ void ts_lkernel_print(ts_buf *b, const ts_lkernel *k)
     if (k->tmpl) {
         static const char *const names[3][TS_TMPL_MAX_ARGS] = {
             {"m", "n", "k", "a_rs", "a_cs", "b_rs", "b_cs", "c_rs", "batch", "a_bs", "b_bs", "c_bs"},
-            {"n", "c", "h", "w", "o", "kh", "kw", "oh", "ow", "groups", "sh", "sw", "ph", "pw", "dh", "dw", "lh", "lw"},
+            {"n", "c", "h", "w", "o", "kh", "kw", "oh", "ow", "groups", "sh", "sw", "ph", "pw", "dh", "dw", "lh", "lw", "y_bs"},
             {"outer", "len", "inner", "descending"}};
         static const char *const fns[3] = {"tsrt_sgemm", "tsrt_conv", "tsrt_sort"};
         if (k->tmpl->kind == TS_TMPL_SORT)

@@ -138,7 +138,7 @@ typedef struct ts_ltmpl {
     ts_tmpl_kind kind;
     int a, b, c;                    /* buffers: lhs or x, rhs or weights, the output */
     int n_args;                     /* GEMM: m n k a_rs a_cs b_rs b_cs c_rs batch a_bs b_bs c_bs */
-    ts_lx *arg[TS_TMPL_MAX_ARGS];   /* CONV: n c h w o kh kw oh ow groups sh sw ph pw dh dw lh lw */
+    ts_lx *arg[TS_TMPL_MAX_ARGS];   /* CONV: n c h w o kh kw oh ow groups sh sw ph pw dh dw lh lw [y_bs] */
     ts_ls *epi;                     /* NULL: no epilogue */
     /* GEMM: B is a constant, one for every product of the batch, so the
      * runtime packs it once per program (NAME_pack) and passes the packed

@@ -61,10 +61,20 @@ void ts_lw_delinear(lctx *c, int r, const ts_dim *d, ts_lx *lin, ts_lx **coords)
     }
 }
 
+/* The index of element coords of v in v's buffer: row-major over v's
+ * dims, or over the dims of the concat v is written into, whose strides
+ * the part keeps (fuse_concat.c, D125; the runtime hands the kernel the
+ * part's first element). Only v's own kernel reads or writes a placed v. */
+ts_lx *ts_lw_out_linear(lctx *c, const ts_value *v, ts_lx **coords)
+{
+    const ts_value *to = c->f->into[v->id];
+    return ts_lw_linear(c, v->type.rank, to ? to->type.dims : v->type.dims, coords);
+}
+
 static ts_lx *load(lctx *c, const ts_value *v, ts_lx **coords)
 {
     int b = ts_lkernel_buf(c->p, c->k, v, false);
-    return ts_lx_load(c->p, v->type.dtype, b, ts_lw_linear(c, v->type.rank, v->type.dims, coords));
+    return ts_lx_load(c->p, v->type.dtype, b, ts_lw_out_linear(c, v, coords));
 }
 
 static ts_lx *const_elem(lctx *c, const ts_tensor *t, int64_t i)
@@ -318,7 +328,7 @@ ts_lx *ts_lw_value_at(lctx *c, const ts_value *v, ts_lx **coords, bool compute_r
     if (c->stage_xc && v == c->stage_v && !memcmp(coords, c->stage_xc, sizeof *coords * (size_t)r)) {
         if (c->stage_buf == c->rowtmp_v) return ts_lx_load(c->p, v->type.dtype, TS_LBUF_ROWTMP, coords[r - 1]);
         return ts_lx_load(c->p, v->type.dtype, ts_lkernel_buf(c->p, c->k, c->stage_buf, true),
-                          ts_lw_linear(c, r, v->type.dims, coords));
+                          ts_lw_out_linear(c, c->stage_buf, coords));
     }
     if (!compute_root && (c->f->mat[v->id] || !v->def)) return load(c, v, coords);
     unsigned s = memo_slot(v, coords);
@@ -368,7 +378,7 @@ void ts_lw_store(lctx *c, nest *ns, const ts_value *v, ts_lx **coords, ts_lx *va
         s->index = coords[v->type.rank - 1];
     } else {
         s->buf = ts_lkernel_buf(c->p, c->k, v, true);
-        s->index = ts_lw_linear(c, v->type.rank, v->type.dims, coords);
+        s->index = ts_lw_out_linear(c, v, coords);
     }
     s->value = value;
     ts_lw_append(ns, s);
@@ -700,7 +710,7 @@ static void stream_row(lctx *c, nest *ns, const ts_value *v, ts_lx **oc)
     ts_ls *s = ts_ls_new(c->p, TS_LS_STREAM);
     if (!s) return;
     s->buf = ts_lkernel_buf(c->p, c->k, v, true);
-    s->index = ts_lw_linear(c, r, v->type.dims, xc);
+    s->index = ts_lw_out_linear(c, v, xc);
     s->extent = ts_lx_int(c->p, v->type.dims[r - 1].c);
     ts_lw_append(ns, s);
 }

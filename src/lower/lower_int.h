@@ -62,6 +62,9 @@ ts_lx *ts_lw_dim(lctx *c, ts_dim d);
  * delinearization), and coords of lin over d (recorded). */
 ts_lx *ts_lw_linear(lctx *c, int r, const ts_dim *d, ts_lx **coords);
 void ts_lw_delinear(lctx *c, int r, const ts_dim *d, ts_lx *lin, ts_lx **coords);
+/* The index of element coords of v in v's own buffer (a concat's part
+ * keeps the concat's strides, D125). */
+ts_lx *ts_lw_out_linear(lctx *c, const ts_value *v, ts_lx **coords);
 /* Appends s at the nest's current position; opens a loop over [0, extent)
  * there and returns its variable. */
 void ts_lw_append(nest *ns, ts_ls *s);

@@ -119,6 +119,13 @@ static void lower_conv(lctx *c, const ts_node *n, const ts_value *out)
     };
     t->n_args = (int)(sizeof args / sizeof args[0]);
     memcpy(t->arg, args, sizeof args);
+    /* a part of a channel concat: images at the concat's stride (D125) */
+    const ts_value *to = c->f->into[out->id];
+    if (to) {
+        int64_t bs = 1;
+        for (int i = 1; i < to->type.rank; i++) bs *= to->type.dims[i].c;
+        t->arg[t->n_args++] = ts_lx_int(p, bs);
+    }
     /* Constant (stored) weights of a 3x3 stride-1 conv or of any conv with
      * one group and no input dilation: Winograd's transform (D38) or the
      * W^T panels of GEMM_T (D41) can be made once per program; the runtime

@@ -448,12 +448,13 @@ def test_gather_compiled():
 
 
 def test_concat_in_place():
-    """A stored concat whose parts are contiguous in it (batch 1) and each
-    written by a kernel and read by nothing else has no copy kernel: the
-    parts' kernels (a row kernel's two outputs, a GEMM) write into it
-    (D114). Not at batch 2 (the parts interleave), nor when a part is
-    read elsewhere; there, the kernel reading the concat loops over each
-    part. Golden fusion and loop listings; against the interpreter."""
+    """A stored concat whose parts are each written by a kernel and read by
+    nothing else has no copy kernel: the parts' kernels (a row kernel's two
+    outputs, a GEMM) write into it (D114); at batch 2 the parts interleave
+    and the row kernel stores at the concat's strides (D125). Not when a
+    part is read elsewhere; there, the kernel reading the concat loops
+    over each part. Golden fusion and loop listings; against the
+    interpreter."""
     model = os.path.join(MODELS, "concat_in_place.ir")
     rc, so, se = tessera("ir", model, "--fusion")
     with open(os.path.join(MODELS, "concat_in_place.fusion")) as f:
@@ -472,6 +473,28 @@ def test_concat_in_place():
     if got and ref and check("concat in place: three outputs", len(got) == len(ref) == 3):
         for k in range(3):
             close("concat in place: output %d cpu vs interpreter" % k, got[k], ref[k], rtol=1e-5, atol=1e-6)
+
+
+def test_concat_strided():
+    """A channel concat at batch 2 of two convs (one with a ReLU epilogue)
+    and a reduction has no copy kernel: the convs write images at the
+    concat's image stride (y_bs) and the reduction stores at its strides
+    (D125); the max pool after it reads it in place. Golden fusion and
+    loop listings; against the interpreter."""
+    model = os.path.join(MODELS, "concat_strided.ir")
+    for what in ("fusion", "loops"):
+        rc, so, se = tessera("ir", model, "--" + what)
+        with open(os.path.join(MODELS, "concat_strided." + what)) as f:
+            want = f.read()
+        check("concat strided: golden " + what, rc == 0 and so == want and "in place %c" in so, so + se)
+    g = np.random.default_rng(23)
+    arrays = {"x": g.standard_normal((2, 3, 6, 6)).astype(np.float32),
+              "w1": g.standard_normal((4, 3, 3, 3)).astype(np.float32),
+              "w2": g.standard_normal((5, 3, 1, 1)).astype(np.float32),
+              "y": g.standard_normal((2, 3, 6, 6, 2)).astype(np.float32)}
+    got, ref = cpu_and_interp(model, arrays, "concat_strided")
+    if got and ref and check("concat strided: one output", len(got) == len(ref) == 1):
+        close("concat strided: cpu vs interpreter", got[0], ref[0], rtol=1e-5, atol=1e-5)
 
 
 def test_control_compiled():

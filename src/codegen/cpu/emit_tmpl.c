@@ -60,7 +60,8 @@ static void prepack_fns(em *e, const ts_lkernel *k)
 }
 
 static const char *const conv_fields[] = {"n", "c", "h", "w", "o", "kh", "kw", "oh", "ow", "groups", "stride_h",
-                                          "stride_w", "pad_h", "pad_w", "dil_h", "dil_w", "ldil_h", "ldil_w"};
+                                          "stride_w", "pad_h", "pad_w", "dil_h", "dil_w", "ldil_h", "ldil_w",
+                                          "y_bs"};
 
 /* `tsrt_conv_args a` with the shape fields from the template's arguments. */
 static void conv_args(ts_buf *out, const ts_ltmpl *t, ts_buf *names)
