@@ -3,6 +3,7 @@
 
     .venv/bin/python bench/kernels_vs_ort.py resnet50 --threads 1
     .venv/bin/python bench/kernels_vs_ort.py mobilenetv2 --threads 2 --runs 40 --convs
+    .venv/bin/python bench/kernels_vs_ort.py squeezenet1_1_b8 --convs   # a broad model at a batch
 
 Runs the case's model (bench/models.py, cached in bench/.cache/) through
 `tessera run --profile` and through ONNX Runtime with its profiler on, both
@@ -28,6 +29,7 @@ import onnxruntime as ort
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import broad_models  # noqa: E402
 import models  # noqa: E402
 
 
@@ -88,9 +90,14 @@ def main():
     ap.add_argument("--tessera", default=os.path.join(HERE, "..", "build", "tessera"))
     ap.add_argument("--convs", action="store_true", help="pair the conv kernels with ORT's Conv nodes")
     a = ap.parse_args()
-    if a.case not in models.CASES:
-        sys.exit("kernels_vs_ort: unknown case '%s' (bench/run.py --cases list)" % a.case)
-    model, inputs = models.ensure(a.case)
+    if a.case in models.CASES:
+        model, inputs = models.ensure(a.case)
+    elif a.case.rpartition("_b")[0] in broad_models.MODELS:
+        name, _, batch = a.case.rpartition("_b")
+        model, inputs = broad_models.ensure(name, int(batch))
+    else:
+        sys.exit("kernels_vs_ort: unknown case '%s' (bench/run.py --cases list, or a broad model "
+                 "and batch: squeezenet1_1_b8)" % a.case)
     tk = tessera_kernels(a.tessera, model, inputs, a.threads, a.runs)
     ok = ort_nodes(model, inputs, a.threads, a.runs)
     print("%s, %d thread(s), %d runs" % (a.case, a.threads, a.runs))

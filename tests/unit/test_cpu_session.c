@@ -407,11 +407,22 @@ static void test_conv_wg_once(void)
     /* fixed shapes: the scale goes into the transformed weights, no
      * scaled copy (F(2x2) at 7, F(4x4) at 28), or the scaled copy alone
      * (no Winograd at 5) */
-    static const char *const fixed[] = {"tsrt_conv_pre_scale(&a, m, o", "const int64_t sf = m ? 0 : INT64_C(2304)"};
+    static const char *const fixed[] = {"tsrt_conv_pre_scale(&a, m, o", "const int64_t sf = m > 0 ? 0 : INT64_C(2304)"};
     static const int64_t s7[] = {7}, s28[] = {28}, s5[] = {5};
     wg_runs("7", 16, 3, s7, 1, fixed, 2);
     wg_runs("28", 16, 3, s28, 1, fixed, 2);
     wg_runs("5", 16, 3, s5, 1, fixed, 2);
+    /* every prepared form the timing may pick (D126), forced: the folded
+     * scale, the transform and the residual right in each, fixed (the
+     * plain path keeps the scaled copy) and along the symbol */
+    static const char *const forms[] = {"plain", "gemm_t", "wg2", "wg4"};
+    for (int i = 0; i < 4; i++) {
+        setenv("TESSERA_CONV_TUNE", forms[i], 1);
+        wg_runs("7", 16, 3, s7, 1, fixed, 0);
+        wg_runs("28", 16, 3, s28, 1, fixed, 0);
+        wg_runs("s", 16, 3, sizes, 5, sym, 0);
+    }
+    unsetenv("TESSERA_CONV_TUNE");
 }
 
 /* The same with a 128 -> 128 1x1 conv: the W^T panels of GEMM_T (D41)
@@ -424,7 +435,7 @@ static void test_conv_pt_once(void)
                                       "a.wu_m = (int)h[0]", "te.res = "};
     static const int64_t sizes[] = {7, 14, 5, 7};
     wg_runs("s", 128, 1, sizes, 4, sym, 4);
-    static const char *const fixed[] = {"tsrt_conv_pre_scale(&a, m, o", "const int64_t sf = m ? 0 : INT64_C(16384)"};
+    static const char *const fixed[] = {"tsrt_conv_pre_scale(&a, m, o", "const int64_t sf = m > 0 ? 0 : INT64_C(16384)"};
     static const int64_t s7[] = {7};
     wg_runs("7", 128, 1, s7, 1, fixed, 2);
 }

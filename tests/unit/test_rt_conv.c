@@ -575,7 +575,9 @@ static void test_wg_pretransformed(void)
     static float dummy[1];
     a.wu = dummy, a.wu_m = 2;
     CHECK(tsrt_conv_choose(&a) == TSRT_CONV_WINOGRAD);
-    a.wu_m = 4;
+    a.wu_m = 4; /* prepared weights name their algorithm (D126) */
+    CHECK(tsrt_conv_choose(&a) == TSRT_CONV_WINOGRAD4);
+    a.wu_m = TSRT_CONV_PRE_PLAIN;
     CHECK(tsrt_conv_choose(&a) == TSRT_CONV_PHASED);
     a.wu = NULL, a.wu_m = 0;
     a.h = a.w = a.oh = a.ow = 6; /* 36 positions: 9 tiles */
@@ -659,6 +661,52 @@ static int pt_case(int64_t n, int64_t c, int64_t h, int64_t wd, int64_t o, int64
 }
 #endif
 
+/* The form the shape's rules pick, without timing (D126). */
+static int pre_rules(const tsrt_conv_args *a)
+{
+    const tsrt_conv_args v = tsrt__conv_norm(a);
+    return tsrt__conv_pre_rules(&v);
+}
+
+/* tsrt_conv_pre times the candidate forms once per shape (D126): its
+ * answer is one of them, the same at every later call (the packer's
+ * threads and the kernel ask again), and a conv run with weights prepared
+ * in that form computes the conv. */
+static void test_tuned_form(void)
+{
+    tsrt_conv_args a = {.n = 2, .c = 32, .h = 12, .w = 12, .o = 32, .kh = 3, .kw = 3, .oh = 12, .ow = 12,
+                        .pad_h = 1, .pad_w = 1};
+    const int m = tsrt_conv_pre(&a);
+    CHECK_MSG(m == TSRT_CONV_PRE_PLAIN || m == 1 || m == 2 || m == 4, "form %d", m);
+    for (int i = 0; i < 3; i++) CHECK(tsrt_conv_pre(&a) == m);
+    a.n = 5; /* the batch is not part of the shape's key */
+    CHECK(tsrt_conv_pre(&a) == m);
+    a.n = 2;
+    /* every form's result against the plain path */
+    const int forms[] = {TSRT_CONV_PRE_PLAIN, 1, 2, 4};
+    const size_t nx = 2 * 32 * 144, nw = 32 * 32 * 9, ny = 2 * 32 * 144;
+    float *x = malloc(sizeof(float) * nx), *w = malloc(sizeof(float) * nw);
+    float *y0 = malloc(sizeof(float) * ny), *y1 = malloc(sizeof(float) * ny);
+    for (size_t i = 0; i < nx; i++) x[i] = frand();
+    for (size_t i = 0; i < nw; i++) w[i] = frand();
+    a.x = x, a.wt = w;
+    for (int f = 0; f < 4; f++) {
+        if (forms[f] == 1 && !TSRT_HAVE_PT) continue;
+        tsrt_conv_args b = a;
+        const size_t pre = tsrt_conv_pre_size(&b, forms[f]);
+        float *u = malloc(pre + 64);
+        tsrt_conv_pre_pack(&b, forms[f], 0, b.o, u);
+        b.wu = u, b.wu_m = forms[f], b.y = f ? y1 : y0;
+        void *ws = malloc(tsrt_conv_workspace(&b) + 128);
+        CHECK(tsrt_conv(&b, TSRT_CONV_AUTO, 0, 1, ws) == 0);
+        double worst = 0, big = 0; /* Winograd's transforms lose about a digit: relative to the largest */
+        for (size_t i = 0; f && i < ny; i++) worst = fmax(worst, fabs((double)y1[i] - y0[i])), big = fmax(big, fabs(y0[i]));
+        CHECK_MSG(worst <= 1e-5 * big, "form %d: max difference %g of %g", forms[f], worst, big);
+        free(u), free(ws);
+    }
+    free(x), free(w), free(y0), free(y1);
+}
+
 static void test_positions_as_rows(void)
 {
     tsrt_conv_args a = {.n = 1, .c = TSRT_PT_KMIN, .h = 7, .w = 7, .o = 64, .kh = 1, .kw = 1, .oh = 7, .ow = 7};
@@ -702,7 +750,7 @@ static void test_positions_as_rows(void)
         CHECK(memcmp(u1, u2, nb) == 0);
         free(w), free(w2), free(u1), free(u2);
     }
-    CHECK(tsrt_conv_pre(&a) == 1);
+    CHECK(pre_rules(&a) == 1);
     CHECK(tsrt_conv_choose(&a) == TSRT_CONV_GEMM_1X1); /* no packed weights */
     CHECK(tsrt_conv(&a, TSRT_CONV_GEMM_T, 0, 1, NULL) == -1);
     a.wu = dummy, a.wu_m = 1;
@@ -711,35 +759,35 @@ static void test_positions_as_rows(void)
     CHECK(tsrt_conv_choose(&a) == TSRT_CONV_GEMM_1X1);
     a.wu = NULL, a.wu_m = 0;
     a.c = TSRT_PT_KMIN - 1;
-    CHECK(tsrt_conv_pre(&a) == 0); /* few inputs per output: GEMM_1X1 */
+    CHECK(pre_rules(&a) == 0); /* few inputs per output: GEMM_1X1 */
     /* 28x28, 56 channels: 56 of 64 columns of this path's tiles hold
      * outputs, GEMM_1X1's 784 of 800 positions and all 56 channels */
     a.c = 2048, a.o = 56;
     a.h = a.w = a.oh = a.ow = 28;
-    CHECK(tsrt_conv_pre(&a) == 0);
+    CHECK(pre_rules(&a) == 0);
     a.o = 128; /* 128 of 140 rows: 11.6% fuller */
-    CHECK(tsrt_conv_pre(&a) == 1);
+    CHECK(pre_rules(&a) == 1);
     a.o = 256; /* 256 of 266: 6% */
-    CHECK(tsrt_conv_pre(&a) == 0);
+    CHECK(pre_rules(&a) == 0);
     a.o = 128, a.groups = 2;
-    CHECK(tsrt_conv_pre(&a) == 0); /* groups */
+    CHECK(pre_rules(&a) == 0); /* groups */
     /* 3x3 stride 1: Winograd where it has the tiles, GEMM_T on 7x7 maps
      * when its tiles are fuller (512 channels: 64 of 70 rows, 49 of 64
      * columns for GEMM_1X1's layout), else Winograd F(2x2) */
     tsrt_conv_args b = {.n = 1, .c = 512, .h = 7, .w = 7, .o = 512, .kh = 3, .kw = 3, .oh = 7, .ow = 7,
                         .pad_h = 1, .pad_w = 1};
-    CHECK(tsrt_conv_pre(&b) == 1);
+    CHECK(pre_rules(&b) == 1);
     b.c = b.o = 16; /* 16 of 28 rows against 16 of 32 columns: not fuller */
-    CHECK(tsrt_conv_pre(&b) == 2);
+    CHECK(pre_rules(&b) == 2);
     b.c = b.o = 512, b.h = b.w = b.oh = b.ow = 14;
-    CHECK(tsrt_conv_pre(&b) == 2);
+    CHECK(pre_rules(&b) == 2);
     b.h = b.w = b.oh = b.ow = 28;
-    CHECK(tsrt_conv_pre(&b) == 4);
+    CHECK(pre_rules(&b) == 4);
     b.stride_h = b.stride_w = 2, b.oh = b.ow = 14; /* stride 2: no Winograd */
-    CHECK(tsrt_conv_pre(&b) == 1);
+    CHECK(pre_rules(&b) == 1);
 #else
     /* without AVX-512 the path does not exist: never prepared, refused */
-    CHECK(tsrt_conv_pre(&a) == 0);
+    CHECK(pre_rules(&a) == 0);
     a.wu = dummy, a.wu_m = 1;
     CHECK(tsrt_conv_choose(&a) == TSRT_CONV_GEMM_1X1);
     CHECK(tsrt_conv(&a, TSRT_CONV_GEMM_T, 0, 1, NULL) == -1);
@@ -830,6 +878,7 @@ int main(void)
     test_tile_epilogue();
     test_wg_pretransformed();
     test_positions_as_rows();
+    test_tuned_form();
     test_dwz_masks();
     test_phx_offsets();
     return check_report();

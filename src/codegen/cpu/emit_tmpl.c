@@ -116,10 +116,15 @@ static void conv_pack_fns(em *e, const ts_lkernel *k)
     for (int pass = 0; pass < 2; pass++) {
         pack_head(e, k, pass, names);
         conv_args(out, t, names);
+        /* the form is timed with the epilogue the kernel calls per block
+         * (D126): a costly one (SiLU) favours the algorithms whose blocks
+         * are rows of positions */
+        if (t->epi && !t->te && t->prepack_pre)
+            ts_buf_printf(out, "    %s_ctx ctx = {bufs, D};\n    a.epi = %s_epi; a.epi_ctx = &ctx;\n", k->name, k->name);
         ts_buf_printf(out, "    a.wt = b%d;\n    const int m = %s;\n", t->b, t->prepack_pre ? "tsrt_conv_pre(&a)" : "0");
         ts_buf_puts(out, "    const int64_t uf = m ? ((int64_t)(tsrt_conv_pre_size(&a, m) / sizeof(float)) + 15) / 16 * 16 : 0;\n");
         if (!t->prepack_w) ts_buf_puts(out, "    const int64_t sf = 0;\n");
-        else ts_buf_printf(out, "    const int64_t sf = %sINT64_C(%lld);\n", fixed_shape(t) ? "m ? 0 : " : "", scaled);
+        else ts_buf_printf(out, "    const int64_t sf = %sINT64_C(%lld);\n", fixed_shape(t) ? "m > 0 ? 0 : " : "", scaled);
         if (pass == 0) {
             ts_buf_puts(out, "    return (size_t)(16 + uf + sf) * sizeof(float);\n}\n");
         } else {

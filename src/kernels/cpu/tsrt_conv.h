@@ -59,6 +59,10 @@
 #include "tsrt_conv_pt.h"
 #endif
 
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <time.h>
+
 /* Which algorithm, and why (times: bench/conv_resnet50.c, docs/kernels.md):
  *  - one input channel per group and at most 4 outputs per group
  *    (depthwise, MobileNet): as a GEMM, M = O/G would fill at most 4 of the
@@ -90,11 +94,22 @@ static inline int tsrt__wg2_unaided(const tsrt_conv_args *v)
     return v->oh * v->ow >= 128;
 }
 
+/* The GEMM path without Winograd or prepared weights. */
+static inline int tsrt__conv_plain(const tsrt_conv_args *v)
+{
+    if (tsrt__conv_is_1x1(v)) return TSRT_CONV_GEMM_1X1;
+    return v->ldil_h == 1 && v->ldil_w == 1 ? TSRT_CONV_PHASED : TSRT_CONV_IM2COL;
+}
+
 TSRT_FN int tsrt_conv_choose(const tsrt_conv_args *args)
 {
     const tsrt_conv_args v = tsrt__conv_norm(args);
     if (v.c / v.groups == 1 && v.o / v.groups <= 4 && v.groups > 1) return TSRT_CONV_DEPTHWISE;
+    /* prepared weights say which algorithm they were prepared for */
+    if (v.wu && v.wu_m == TSRT_CONV_PRE_PLAIN) return tsrt__conv_plain(&v);
     if (v.wu && v.wu_m == 1 && tsrt__pt_applies(&v)) return TSRT_CONV_GEMM_T;
+    if (v.wu && (v.wu_m == 2 || v.wu_m == 4) && tsrt__conv_wg_applies(&v))
+        return v.wu_m == 2 ? TSRT_CONV_WINOGRAD : TSRT_CONV_WINOGRAD4;
     if (tsrt__conv_is_1x1(&v)) return TSRT_CONV_GEMM_1X1;
     /* Winograd's F(m) for the shape (tsrt_conv_wg_pre); F(2x2) below 128
      * positions only with the weights transformed once (D38) */
@@ -108,26 +123,36 @@ TSRT_FN int tsrt_conv_choose(const tsrt_conv_args *args)
 
 /* ==== weights prepared once per program ======================================= */
 
+/* The form the shape's rules pick (below: tuning may pick another). */
+static inline int tsrt__conv_pre_rules(const tsrt_conv_args *v)
+{
+    /* Winograd where it has enough tiles (F(4x4); F(2x2) from 14x14),
+     * else GEMM_T where it pays, else F(2x2) on small maps or nothing */
+    const int wm = tsrt_conv_wg_pre(v);
+    if (wm == 4 || (wm == 2 && tsrt__wg2_unaided(v))) return wm;
+    if (tsrt__pt_applies(v) && tsrt__pt_worth(v)) return 1;
+    return wm;
+}
+
+static int tsrt__conv_tuned(const tsrt_conv_args *v, int rules);
+
 /* The form in which a program prepares a conv's constant weights once
  * (emit_tmpl.c conv_pack_fns): 4 or 2, Winograd F(m x m) (D38); 1, W^T
- * panels for GEMM_T (D41); 0, none. A function of the shape alone (and
- * of the instruction set the unit is compiled for), so that the packer
- * and the kernel agree. */
+ * panels for GEMM_T (D41); 0 or TSRT_CONV_PRE_PLAIN, none. Timed on this
+ * machine the first time a unit asks for a shape (D126), else from the
+ * shape's rules; either way the same answer for the same shape within a
+ * unit, so that the packer and the kernel agree. */
 TSRT_FN int tsrt_conv_pre(const tsrt_conv_args *args)
 {
     const tsrt_conv_args v = tsrt__conv_norm(args);
-    /* Winograd where it has enough tiles (F(4x4); F(2x2) from 14x14),
-     * else GEMM_T where it pays, else F(2x2) on small maps or nothing */
-    const int wm = tsrt_conv_wg_pre(&v);
-    if (wm == 4 || (wm == 2 && tsrt__wg2_unaided(&v))) return wm;
-    if (tsrt__pt_applies(&v) && tsrt__pt_worth(&v)) return 1;
-    return wm;
+    return tsrt__conv_tuned(&v, tsrt__conv_pre_rules(&v));
 }
 
 /* Bytes of the prepared weights of form m. */
 TSRT_FN size_t tsrt_conv_pre_size(const tsrt_conv_args *args, int m)
 {
     const tsrt_conv_args v = tsrt__conv_norm(args);
+    if (m <= 0) return 0;
     return m == 1 ? tsrt__pt_size(&v) : tsrt_conv_wg_size(&v, m);
 }
 
@@ -137,7 +162,7 @@ TSRT_FN void tsrt_conv_pre_pack(const tsrt_conv_args *args, int m, int64_t o0, i
 {
     const tsrt_conv_args v = tsrt__conv_norm(args);
     if (m == 1) tsrt__pt_pack(&v, o0, o1, dst);
-    else tsrt_conv_wg_pack(&v, m, o0, o1, dst);
+    else if (m > 1) tsrt_conv_wg_pack(&v, m, o0, o1, dst);
 }
 
 /* Output channel o's prepared weights times s. */
@@ -145,7 +170,7 @@ TSRT_FN void tsrt_conv_pre_scale(const tsrt_conv_args *args, int m, int64_t o, f
 {
     const tsrt_conv_args v = tsrt__conv_norm(args);
     if (m == 1) tsrt__pt_scale(&v, o, s, u);
-    else tsrt_conv_wg_scale(&v, m, o, s, u);
+    else if (m > 1) tsrt_conv_wg_scale(&v, m, o, s, u);
 }
 
 /* ==== workspace =============================================================== */
@@ -215,6 +240,145 @@ TSRT_FN int tsrt_conv(const tsrt_conv_args *args, int algo, int ith, int nth, vo
     default:
         return -1;
     }
+}
+
+/* ==== the prepared form, timed (D126) ========================================== */
+
+/* The rules above were measured on a few machines and models; on another
+ * core or shape they miss by up to 1.8x (a 3x3 conv with 32 output
+ * channels on a 12x12 map: Winograd F(2x2) 72 us, GEMM_T 42 us, on a
+ * Sapphire Rapids core). So the first time a unit asks for the form of a
+ * shape it runs each candidate form on one image of that shape, on this
+ * thread, with scratch operands, and keeps the fastest (the rules' form
+ * unless another is 5% faster: the timing is noisy). Once per shape per
+ * unit: the answers are kept here, in the unit, for every later call
+ * (the packer's threads and the kernel ask again). Timed with the
+ * caller's epilogue callback when it gives one (a SiLU per element
+ * weighs more in a block of few positions). TESSERA_CONV_TUNE in the
+ * environment turns it off or forces a form (tsrt__tune_mode). */
+enum { TSRT__TUNE_CAP = 512, TSRT__TUNE_KEY = 16, TSRT__TUNE_REPS = 2 };
+
+typedef struct tsrt__tune_ent {
+    int64_t key[TSRT__TUNE_KEY];
+    int form;
+} tsrt__tune_ent;
+
+static tsrt__tune_ent tsrt__tune_tab[TSRT__TUNE_CAP];
+static int tsrt__tune_n;
+static atomic_flag tsrt__tune_lock = ATOMIC_FLAG_INIT;
+
+static void tsrt__tune_key(const tsrt_conv_args *v, int64_t *k)
+{
+    const int64_t f[TSRT__TUNE_KEY] = {v->c,        v->h,        v->w,     v->o,     v->kh,    v->kw,
+                                       v->oh,       v->ow,       v->groups, v->stride_h, v->stride_w, v->pad_h,
+                                       v->pad_w,    v->dil_h,    v->dil_w, v->epi != NULL};
+    memcpy(k, f, sizeof f);
+}
+
+static double tsrt__tune_now(void)
+{
+    struct timespec t;
+    timespec_get(&t, TIME_UTC);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Seconds of one call of v (one image) with weights prepared in form m:
+ * the fastest of a few after a warm-up; a large value when it fails. */
+static double tsrt__tune_time(const tsrt_conv_args *v, int m)
+{
+    tsrt_conv_args a = *v;
+    const size_t pre = tsrt_conv_pre_size(v, m), wsb = tsrt_conv_workspace(v);
+    const size_t xn = (size_t)(a.c * a.h * a.w), yn = (size_t)(a.o * a.oh * a.ow);
+    const size_t wn = (size_t)(a.o * (a.c / a.groups) * a.kh * a.kw);
+    float *x = calloc(xn + 16, sizeof(float)), *y = calloc(yn + 16, sizeof(float));
+    float *wt = calloc(wn + 16, sizeof(float));
+    float *u = pre ? calloc(pre / sizeof(float) + 16, sizeof(float)) : NULL;
+    void *ws = malloc(wsb + 2 * TSRT_ALIGN);
+    double best = 1e30;
+    if (x && y && wt && ws && (u || !pre)) {
+        /* the caller's epilogue callback, if any, reads its operands at
+         * image 0's coordinates and writes the scratch block only */
+        a.x = x, a.y = y, a.wt = wt, a.x_bs = 0, a.y_bs = 0, a.beta = 0, a.te = NULL;
+        if (u) tsrt_conv_pre_pack(&a, m, 0, a.o, u);
+        a.wu = m ? (u ? u : x) : NULL, a.wu_m = m;
+        const int algo = tsrt_conv_choose(&a);
+        void *w = tsrt__align(ws);
+        if (tsrt_conv(&a, algo, 0, 1, w) == 0)
+            for (int r = 0; r < TSRT__TUNE_REPS; r++) {
+                const double t0 = tsrt__tune_now();
+                tsrt_conv(&a, algo, 0, 1, w);
+                const double t = tsrt__tune_now() - t0;
+                if (t < best) best = t;
+            }
+    }
+    free(x), free(y), free(wt), free(u), free(ws);
+    return best;
+}
+
+/* TESSERA_CONV_TUNE: unset or "1", time the forms; "0", the rules;
+ * "plain", "gemm_t", "wg2", "wg4", that form wherever it applies (the
+ * rules' elsewhere): for tests and for comparing by hand. */
+enum { TSRT__TUNE_TIME = 100, TSRT__TUNE_RULES = 101 };
+
+static int tsrt__tune_mode(void)
+{
+    static atomic_int mode = 0;   /* 0: not read yet */
+    int m = atomic_load(&mode);
+    if (!m) {
+        const char *e = getenv("TESSERA_CONV_TUNE");
+        static const char *const names[] = {"plain", "gemm_t", "wg2", "wg4"};
+        static const int forms[] = {TSRT_CONV_PRE_PLAIN, 1, 2, 4};
+        m = e && !strcmp(e, "0") ? TSRT__TUNE_RULES : TSRT__TUNE_TIME;
+        for (int i = 0; e && i < 4; i++)
+            if (!strcmp(e, names[i])) m = forms[i];
+        atomic_store(&mode, m);
+    }
+    return m;
+}
+
+static int tsrt__conv_tuned(const tsrt_conv_args *v, int rules)
+{
+    /* the candidates: the rules' form, the plain GEMM path, GEMM_T and
+     * both Winograds where they apply */
+    int cand[5], nc = 0;
+    cand[nc++] = rules;
+    if (rules > 0) cand[nc++] = TSRT_CONV_PRE_PLAIN;
+    if (rules != 1 && tsrt__pt_applies(v)) cand[nc++] = 1;
+#ifndef TSRT_EXACT
+    const int wg = tsrt__conv_wg_applies(v) && v->c / v->groups >= 16 && v->o / v->groups >= 16;
+    if (wg && rules != 2) cand[nc++] = 2;
+    if (wg && rules != 4) cand[nc++] = 4;
+#endif
+    const int mode = tsrt__tune_mode();
+    if (nc == 1 || (v->c / v->groups == 1 && v->groups > 1) || mode == TSRT__TUNE_RULES) return rules;
+    if (mode != TSRT__TUNE_TIME) {
+        for (int i = 0; i < nc; i++)
+            if (cand[i] == mode) return mode;
+        return rules;
+    }
+    int64_t key[TSRT__TUNE_KEY];
+    tsrt__tune_key(v, key);
+    while (atomic_flag_test_and_set_explicit(&tsrt__tune_lock, memory_order_acquire)) {
+    }
+    int form = rules, found = 0;
+    for (int i = 0; i < tsrt__tune_n && !found; i++)
+        if (!memcmp(tsrt__tune_tab[i].key, key, sizeof key)) form = tsrt__tune_tab[i].form, found = 1;
+    if (!found && tsrt__tune_n < TSRT__TUNE_CAP) {
+        /* timed under the lock: a second thread asking for the same shape
+         * waits for the answer instead of timing it as well */
+        tsrt_conv_args one = *v;
+        one.n = 1;
+        const double base = tsrt__tune_time(&one, rules);
+        double best = base;
+        for (int i = 1; i < nc; i++) {
+            const double t = tsrt__tune_time(&one, cand[i]);
+            if (t < best && t < 0.95 * base) best = t, form = cand[i];
+        }
+        memcpy(tsrt__tune_tab[tsrt__tune_n].key, key, sizeof key);
+        tsrt__tune_tab[tsrt__tune_n++].form = form;
+    }
+    atomic_flag_clear_explicit(&tsrt__tune_lock, memory_order_release);
+    return form;
 }
 
 #endif /* TSRT_CONV_H */

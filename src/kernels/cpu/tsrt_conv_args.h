@@ -48,6 +48,13 @@ enum {
     TSRT_CONV_GEMM_T = 7
 };
 
+/* The forms of prepared weights (tsrt_conv_pre): 4 and 2, Winograd
+ * F(m x m)'s transform; 1, GEMM_T's W^T panels; 0, none (the algorithm
+ * chosen from the shape); PLAIN, none, and the algorithm is the GEMM
+ * path without Winograd (GEMM_1X1, PHASED or IM2COL): what tuning picked
+ * (D126). */
+enum { TSRT_CONV_PRE_PLAIN = -1 };
+
 /* The entry points (defined in tsrt_conv.h; declared here so that a unit
  * that only calls them pastes this header, docs/compiler.md). */
 TSRT_FN int tsrt_conv_choose(const tsrt_conv_args *args);
