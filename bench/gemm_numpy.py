@@ -58,7 +58,6 @@ def report(name, nth, flops, t):
 
 def conv_session(c, h, o, k, g, s, p, nth):
     import numpy as np
-    import onnx
     import onnxruntime as ort
     from onnx import TensorProto, helper, numpy_helper
     oh = (h + 2 * p - k) // s + 1

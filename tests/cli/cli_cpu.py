@@ -497,6 +497,26 @@ def test_concat_strided():
         close("concat strided: cpu vs interpreter", got[0], ref[0], rtol=1e-5, atol=1e-5)
 
 
+def test_tail_lanes():
+    """A vector loop of one store with a remainder computes its last 16
+    values first, then the loop without the remainder, then stores them
+    (D128): a SiLU epilogue over a 6x6 map's rows (36 = 2 x 16 + 4) and a
+    tanh over rows of 37. Both kernels take it (`--emit c`), and both
+    outputs are the interpreter's."""
+    model = os.path.join(MODELS, "tail_lanes.ir")
+    rc, so, se = tessera("ir", model, "--emit", "c")
+    check("tail lanes: both loops", rc == 0 and so.count("float tl") == 2, so[-2000:] + se)
+    g = np.random.default_rng(29)
+    arrays = {"x": g.standard_normal((2, 4, 6, 6)).astype(np.float32),
+              "w": g.standard_normal((8, 4, 3, 3)).astype(np.float32),
+              "b": g.standard_normal(8).astype(np.float32),
+              "r": g.standard_normal((3, 37)).astype(np.float32)}
+    got, ref = cpu_and_interp(model, arrays, "tail_lanes")
+    if got and ref and check("tail lanes: two outputs", len(got) == len(ref) == 2):
+        for k in range(2):
+            close("tail lanes: output %d cpu vs interpreter" % k, got[k], ref[k], rtol=1e-5, atol=1e-5)
+
+
 def test_control_compiled():
     """if and while compile: each region is a program of its own, run by
     the runtime's loop (D115). A while with an if inside: the listing

@@ -7,7 +7,6 @@ and exit statuses, and the shape of every command's output.
 ctest runs it (tests/suites.cmake). Prints "N passed, N failed" and exits
 non-zero on any failure. Needs numpy: scripts/test.sh puts it in .venv.
 """
-import math
 import os
 import re
 import shutil
@@ -37,7 +36,7 @@ import gen_default_model as attention  # noqa: E402
 import cli_common  # noqa: E402
 import pycheck  # noqa: E402
 from cli_common import check, close, expect_error, run_model, save, tessera, tmp  # noqa: E402,F401
-from cli_cpu import (test_concat_in_place, test_concat_strided, test_control_compiled,  # noqa: E402
+from cli_cpu import (test_concat_in_place, test_concat_strided, test_control_compiled, test_tail_lanes,  # noqa: E402
                      test_conv_over_one_position, test_cpu_target, test_exp_shift,
                      test_gather_compiled, test_indexing_compiled, test_loops_merged, test_shared_packing,
                      test_parameter_only_values_run_first,
@@ -791,7 +790,7 @@ def main():
                      test_regions_dot, test_misc, test_cpu_target, test_row_kernel, test_row_maxmin_lanes,
                      test_streamed_rows, test_tile_epilogue, test_exp_shift, test_reshape_and_short_rows,
                      test_parameter_only_values_run_first,
-                     test_runtime_unit, test_gather_compiled, test_concat_in_place, test_concat_strided,
+                     test_runtime_unit, test_gather_compiled, test_concat_in_place, test_concat_strided, test_tail_lanes,
                      test_control_compiled, test_loops_merged, test_shared_packing, test_indexing_compiled,
                      test_conv_over_one_position) + ONNX_TESTS:
             try:

@@ -482,6 +482,112 @@ static void put_streamed_pass(em *e, const ts_ls *s)
     ts_buf_free(&x);
 }
 
+/* ---- a vector loop's remainder as one more vector (D128) ---------------------------------- */
+
+/* Whether x loads buffer buf anywhere but at index at (a budget of nodes
+ * keeps shared trees cheap; running out answers yes). */
+static bool loads_elsewhere(const ts_lx *x, int buf, const ts_lx *at, int *budget)
+{
+    if (!x) return false;
+    if (--*budget < 0) return true;
+    if (x->k == TS_LX_LOAD && x->var == buf && x->a[0] != at) return true;
+    for (int i = 0; i < 3; i++)
+        if (x->a[i] && loads_elsewhere(x->a[i], buf, at, budget)) return true;
+    return false;
+}
+
+/* Whether x calls a math function (tsrt_expf and the like: a scalar call
+ * costs about what a call on 16 lanes does). */
+static bool calls_math(const ts_lx *x, int *budget)
+{
+    if (!x || --*budget < 0) return false;
+    if (x->k == TS_LX_OP) switch (x->op) {
+        case TS_OP_EXP: case TS_OP_LOG: case TS_OP_TANH: case TS_OP_ERF: case TS_OP_POW: case TS_OP_SIN:
+        case TS_OP_COS: case TS_OP_TAN: case TS_OP_ATAN2: return true;
+        default: break;
+        }
+    for (int i = 0; i < 3; i++)
+        if (x->a[i] && calls_math(x->a[i], budget)) return true;
+    return false;
+}
+
+/* A vector loop of one f32 store, element by element (the value reads the
+ * stored buffer at the stored index only), that calls a math function
+ * and whose trip count leaves a remainder: the contraction epilogues
+ * (rows of 36 positions on 6x6 maps, 49 on 7x7: extents known at run
+ * time) and loops of a constant count above 16 that is not a multiple of
+ * 16. Cheap bodies keep their scalar remainder: the extra vector and the
+ * more complex loop cost more than it (an SE block's scale on rows of 24,
+ * measured). */
+static bool tail_as_vector(const em *e, const ts_ls *s)
+{
+    const ts_ls *st = s->body;
+    if (!(s->flags & TS_LOOP_VECTOR) || !st || st->next || st->k != TS_LS_STORE) return false;
+    if (st->buf != TS_LBUF_BLOCK && (st->buf < 0 || e->k->bufs[st->buf].dt != TS_DTYPE_F32)) return false;
+    if (s->extent->k == TS_LX_CONST) {
+        if (s->extent->ci <= TS_EM_LANES || s->extent->ci % TS_EM_LANES == 0) return false;
+    } else if (st->buf != TS_LBUF_BLOCK) {
+        return false;
+    }
+    int budget = 4096, mbudget = 4096;
+    if (!calls_math(st->value, &mbudget)) return false;
+    return !loads_elsewhere(st->value, st->buf, st->index, &budget) &&
+           !loads_elsewhere(st->index, st->buf, NULL, &budget);
+}
+
+/* for (i = 0; i < n; i++) y[f(i)] = g(i), n > 16 with a remainder r: the
+ * last 16 values are computed first (from the untouched inputs) into a
+ * local vector, then the loop runs over n - r, then the last r values
+ * are stored. An element's value reads only that element of the stored
+ * buffer, so the early 16 see what the loop would have; the scalar
+ * remainder (a scalar exp per element of a SiLU epilogue, 4 of every 36)
+ * becomes one more vector of work. Shorter loops stay as they were. */
+static void put_tail_as_vector(em *e, const ts_ls *s, const char *ext)
+{
+    const ts_ls *st = s->body;
+    const int v = s->var, L = TS_EM_LANES;
+    const bool fixed = s->extent->k == TS_LX_CONST;
+    ts_em_indent(e);
+    if (fixed) ts_buf_printf(e->out, "{\n");
+    else ts_buf_printf(e->out, "if (%s > %d && %s %% %d) {\n", ext, L, ext, L);
+    ts_em_open(e);
+    ts_em_indent(e);
+    ts_buf_printf(e->out, "float tl%d_[%d];\n", v, L);
+    ts_em_indent(e);
+    ts_buf_printf(e->out, "for (int64_t tq%d_ = 0; tq%d_ < %d; tq%d_++) {\n", v, v, L, v);
+    ts_em_open(e);
+    ts_em_indent(e);
+    ts_buf_printf(e->out, "const int64_t i%d = %s - %d + tq%d_;\n", v, ext, L, v);
+    ts_buf b = {0};
+    ts_em_ref(e, &b, st->value, false);
+    ts_em_indent(e);
+    ts_buf_printf(e->out, "tl%d_[tq%d_] = %s;\n", v, v, b.data);
+    ts_buf_free(&b);
+    ts_em_close(e);
+    ts_em_indent(e);
+    ts_buf_printf(e->out, "for (int64_t i%d = 0; i%d < %s - %s %% %d; i%d++) {\n", v, v, ext, ext, L, v);
+    ts_em_body(e, s->body);
+    ts_em_indent(e);
+    ts_buf_printf(e->out, "for (int64_t tq%d_ = %d - %s %% %d; tq%d_ < %d; tq%d_++) {\n", v, L, ext, L, v, L, v);
+    ts_em_open(e);
+    ts_em_indent(e);
+    ts_buf_printf(e->out, "const int64_t i%d = %s - %d + tq%d_;\n", v, ext, L, v);
+    ts_buf a = {0};
+    ts_em_ref(e, &a, st->index, false);
+    ts_em_indent(e);
+    if (st->buf == TS_LBUF_BLOCK) ts_buf_printf(e->out, "block[%s] = tl%d_[tq%d_];\n", a.data, v, v);
+    else ts_buf_printf(e->out, "b%d[%s] = tl%d_[tq%d_];\n", st->buf, a.data, v, v);
+    ts_buf_free(&a);
+    ts_em_close(e);
+    ts_em_close(e);
+    if (fixed) return;
+    ts_em_indent(e);
+    ts_buf_printf(e->out, "else\n");
+    ts_em_indent(e);
+    ts_buf_printf(e->out, "for (int64_t i%d = 0; i%d < %s; i%d++) {\n", v, v, ext, v);
+    ts_em_body(e, s->body);
+}
+
 static void for_loop(em *e, const ts_ls *s)
 {
     hoist_stmt(e, s, s->depth);   /* what the loop (and its extent) needs but does not vary in it */
@@ -492,6 +598,11 @@ static void for_loop(em *e, const ts_ls *s)
     ts_buf ext = {0};
     ts_em_ref(e, &ext, s->extent, false);
     if ((s->flags & TS_LOOP_VECTOR) && ts_em_lane_reduction(e, s, ext.data)) {
+        ts_buf_free(&ext);
+        return;
+    }
+    if (tail_as_vector(e, s)) {
+        put_tail_as_vector(e, s, ext.data);
         ts_buf_free(&ext);
         return;
     }
