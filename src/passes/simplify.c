@@ -325,7 +325,15 @@ static ts_value *made(simp *s, ts_op op, int n_in, ts_value *const *in, ts_attr 
     }
     if (ts_ir_node_new(s->g, s->n->block, s->n, op, n_in, in, a, 0, NULL, &m, s->err) != TS_OK) return NULL;
     m->origin = s->n->origin;
-    return m->out[0];
+    /* over constants (a conv's weights reshaped or sliced): a constant,
+     * as the builder folds the nodes it builds, so that a product packs
+     * them once per program (D129) */
+    ts_value *folded = NULL;
+    bool done = false;
+    if (ts_pass_fold_node(s->g, m, &folded, &done, s->err) != TS_OK) return NULL;
+    if (!done) return m->out[0];
+    ts_ir_node_unlink(m);
+    return folded;
 }
 
 static ts_value *reshaped(simp *s, ts_value *x, int rank, const ts_dim *shape)
@@ -481,16 +489,7 @@ static ts_status r_conv_transposed(simp *s)
                   ts_attr_set_dims(s->g, TS_OP_SLICE, a, "limit", r, limit) != TS_OK ||
                   ts_attr_set_ints(s->g, TS_OP_SLICE, a, "stride", r, stride) != TS_OK))
             a = NULL;
-        ts_value *ws = made(s, TS_OP_SLICE, 1, &w, a);
-        /* constant weights: the slice is a constant (the builder folds
-         * the nodes it builds, not the ones a rule makes) */
-        ts_value *folded_w = NULL;
-        bool folded = false;
-        if (ws) TS_TRY(ts_pass_fold_node(s->g, ws->def, &folded_w, &folded, s->err));
-        if (folded) {
-            ts_ir_node_unlink(ws->def);
-            ws = folded_w;
-        }
+        ts_value *ws = made(s, TS_OP_SLICE, 1, &w, a);   /* a constant when w is */
         ts_value *c = ws ? conv_node(s, x, ws, sp, plo, phi) : NULL;
         if (!c || !(part[ph] = reshaped(s, c, 2 + 2 * sp, pshape))) return s->err->code ? s->err->code : TS_ERR_INTERNAL;
     }
