@@ -542,6 +542,18 @@ static bool tail_as_vector(const em *e, const ts_ls *s)
  * buffer, so the early 16 see what the loop would have; the scalar
  * remainder (a scalar exp per element of a SiLU epilogue, 4 of every 36)
  * becomes one more vector of work. Shorter loops stay as they were. */
+/* for (tq = from; tq < 16; tq++) { const int64_t iV = n - 16 + tq; ...
+ * (the block left open) */
+static void open_tail_lanes(em *e, int v, const char *ext, const char *from)
+{
+    const int L = TS_EM_LANES;
+    ts_em_indent(e);
+    ts_buf_printf(e->out, "for (int64_t tq%d_ = %s; tq%d_ < %d; tq%d_++) {\n", v, from ? from : "0", v, L, v);
+    ts_em_open(e);
+    ts_em_indent(e);
+    ts_buf_printf(e->out, "const int64_t i%d = %s - %d + tq%d_;\n", v, ext, L, v);
+}
+
 static void put_tail_as_vector(em *e, const ts_ls *s, const char *ext)
 {
     const ts_ls *st = s->body;
@@ -553,11 +565,7 @@ static void put_tail_as_vector(em *e, const ts_ls *s, const char *ext)
     ts_em_open(e);
     ts_em_indent(e);
     ts_buf_printf(e->out, "float tl%d_[%d];\n", v, L);
-    ts_em_indent(e);
-    ts_buf_printf(e->out, "for (int64_t tq%d_ = 0; tq%d_ < %d; tq%d_++) {\n", v, v, L, v);
-    ts_em_open(e);
-    ts_em_indent(e);
-    ts_buf_printf(e->out, "const int64_t i%d = %s - %d + tq%d_;\n", v, ext, L, v);
+    open_tail_lanes(e, v, ext, "0");
     ts_buf b = {0};
     ts_em_ref(e, &b, st->value, false);
     ts_em_indent(e);
@@ -567,11 +575,10 @@ static void put_tail_as_vector(em *e, const ts_ls *s, const char *ext)
     ts_em_indent(e);
     ts_buf_printf(e->out, "for (int64_t i%d = 0; i%d < %s - %s %% %d; i%d++) {\n", v, v, ext, ext, L, v);
     ts_em_body(e, s->body);
-    ts_em_indent(e);
-    ts_buf_printf(e->out, "for (int64_t tq%d_ = %d - %s %% %d; tq%d_ < %d; tq%d_++) {\n", v, L, ext, L, v, L, v);
-    ts_em_open(e);
-    ts_em_indent(e);
-    ts_buf_printf(e->out, "const int64_t i%d = %s - %d + tq%d_;\n", v, ext, L, v);
+    ts_buf from = {0};
+    ts_buf_printf(&from, "%d - %s %% %d", L, ext, L);
+    open_tail_lanes(e, v, ext, from.data);
+    ts_buf_free(&from);
     ts_buf a = {0};
     ts_em_ref(e, &a, st->index, false);
     ts_em_indent(e);
