@@ -500,21 +500,29 @@ def test_concat_strided():
 def test_tail_lanes():
     """A vector loop of one store with a remainder computes its last 16
     values first, then the loop without the remainder, then stores them
-    (D128): a SiLU epilogue over a 6x6 map's rows (36 = 2 x 16 + 4) and a
-    tanh over rows of 37. Both kernels take it (`--emit c`), and both
-    outputs are the interpreter's."""
+    (D128): a SiLU epilogue over a 6x6 map's rows (36 = 2 x 16 + 4), a
+    tanh over rows of 37, and a max pool's two passes over rows of 37 and
+    18 (the exact max: NaN and -0 in the last lanes). All four loops take
+    it (`--emit c`), and the outputs are the interpreter's (the pool's bit
+    for bit)."""
     model = os.path.join(MODELS, "tail_lanes.ir")
     rc, so, se = tessera("ir", model, "--emit", "c")
-    check("tail lanes: both loops", rc == 0 and so.count("float tl") == 2, so[-2000:] + se)
+    check("tail lanes: four loops", rc == 0 and so.count("float tl") == 4, so[-2000:] + se)
     g = np.random.default_rng(29)
+    q = g.standard_normal((2, 3, 5, 37)).astype(np.float32)
+    q[0, 0, 1, 35] = np.nan   # in the remainder lanes
+    q[1, 2, :, 33:37] = -0.0
+    q[1, 2, 0, 34] = 0.0
     arrays = {"x": g.standard_normal((2, 4, 6, 6)).astype(np.float32),
               "w": g.standard_normal((8, 4, 3, 3)).astype(np.float32),
               "b": g.standard_normal(8).astype(np.float32),
-              "r": g.standard_normal((3, 37)).astype(np.float32)}
+              "r": g.standard_normal((3, 37)).astype(np.float32), "q": q}
     got, ref = cpu_and_interp(model, arrays, "tail_lanes")
-    if got and ref and check("tail lanes: two outputs", len(got) == len(ref) == 2):
+    if got and ref and check("tail lanes: three outputs", len(got) == len(ref) == 3):
         for k in range(2):
             close("tail lanes: output %d cpu vs interpreter" % k, got[k], ref[k], rtol=1e-5, atol=1e-5)
+        check("tail lanes: the pool bit for bit", got[2].tobytes() == ref[2].tobytes() and np.isnan(got[2]).any(),
+              "%s vs %s" % (got[2][0, 0], ref[2][0, 0]))
 
 
 def test_control_compiled():

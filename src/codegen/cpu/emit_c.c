@@ -504,6 +504,12 @@ static bool calls_math(const ts_lx *x, int *budget)
     if (x->k == TS_LX_OP) switch (x->op) {
         case TS_OP_EXP: case TS_OP_LOG: case TS_OP_TANH: case TS_OP_ERF: case TS_OP_POW: case TS_OP_SIN:
         case TS_OP_COS: case TS_OP_TAN: case TS_OP_ATAN2: return true;
+        /* the exact NaN/-0 max and min of two floats (a pool's fold):
+         * five operations per element in scalar code, one in lanes */
+        case TS_OP_MAX: case TS_OP_MIN:
+            if (x->dt == TS_DTYPE_F32 && x->a[0] && x->a[1] && x->a[0]->k != TS_LX_CONST && x->a[1]->k != TS_LX_CONST)
+                return true;
+            break;
         default: break;
         }
     for (int i = 0; i < 3; i++)
@@ -523,7 +529,8 @@ static bool tail_as_vector(const em *e, const ts_ls *s)
 {
     const ts_ls *st = s->body;
     if (!(s->flags & TS_LOOP_VECTOR) || !st || st->next || st->k != TS_LS_STORE) return false;
-    if (st->buf != TS_LBUF_BLOCK && (st->buf < 0 || e->k->bufs[st->buf].dt != TS_DTYPE_F32)) return false;
+    if (st->buf != TS_LBUF_BLOCK && st->buf != TS_LBUF_ROWTMP && (st->buf < 0 || e->k->bufs[st->buf].dt != TS_DTYPE_F32))
+        return false;
     if (s->extent->k == TS_LX_CONST) {
         if (s->extent->ci <= TS_EM_LANES || s->extent->ci % TS_EM_LANES == 0) return false;
     } else if (st->buf != TS_LBUF_BLOCK) {
@@ -583,6 +590,7 @@ static void put_tail_as_vector(em *e, const ts_ls *s, const char *ext)
     ts_em_ref(e, &a, st->index, false);
     ts_em_indent(e);
     if (st->buf == TS_LBUF_BLOCK) ts_buf_printf(e->out, "block[%s] = tl%d_[tq%d_];\n", a.data, v, v);
+    else if (st->buf == TS_LBUF_ROWTMP) ts_buf_printf(e->out, "rowtmp[%s] = tl%d_[tq%d_];\n", a.data, v, v);
     else ts_buf_printf(e->out, "b%d[%s] = tl%d_[tq%d_];\n", st->buf, a.data, v, v);
     ts_buf_free(&a);
     ts_em_close(e);
