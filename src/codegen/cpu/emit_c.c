@@ -519,10 +519,9 @@ static bool calls_math(const ts_lx *x, int *budget)
 
 /* A vector loop of one f32 store, element by element (the value reads the
  * stored buffer at the stored index only), that calls a math function
- * and whose trip count leaves a remainder: the contraction epilogues
- * (rows of 36 positions on 6x6 maps, 49 on 7x7: extents known at run
- * time) and loops of a constant count above 16 that is not a multiple of
- * 16. Cheap bodies keep their scalar remainder: the extra vector and the
+ * and whose trip count leaves a remainder: the conv epilogues (rows of
+ * 36 positions on 6x6 maps, 49 on 7x7: extents known at run time) and
+ * loops of a constant count above 16 that is not a multiple of 16. Cheap bodies keep their scalar remainder: the extra vector and the
  * more complex loop cost more than it (an SE block's scale on rows of 24,
  * measured). */
 static bool tail_as_vector(const em *e, const ts_ls *s)
@@ -533,7 +532,10 @@ static bool tail_as_vector(const em *e, const ts_ls *s)
         return false;
     if (s->extent->k == TS_LX_CONST) {
         if (s->extent->ci <= TS_EM_LANES || s->extent->ci % TS_EM_LANES == 0) return false;
-    } else if (st->buf != TS_LBUF_BLOCK) {
+    } else if (st->buf != TS_LBUF_BLOCK || !e->k->tmpl || e->k->tmpl->kind != TS_TMPL_CONV) {
+        /* a GEMM's blocks are whole panels but at the matrix's edge: the
+         * copies would cost compile time (an unrolled GRU's gate
+         * epilogues) for little; a conv's span a small map's positions */
         return false;
     }
     int budget = 4096, mbudget = 4096;
