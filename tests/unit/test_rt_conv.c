@@ -679,8 +679,17 @@ static void test_tuned_form(void)
     const int m = tsrt_conv_pre(&a);
     CHECK_MSG(m == TSRT_CONV_PRE_PLAIN || m == 1 || m == 2 || m == 4, "form %d", m);
     for (int i = 0; i < 3; i++) CHECK(tsrt_conv_pre(&a) == m);
-    a.n = 5; /* the batch is not part of the shape's key */
+    a.n = 5; /* on one thread the batch is not part of the shape's key */
     CHECK(tsrt_conv_pre(&a) == m);
+    /* timed split over 2 threads (D130): one image, then two; each a
+     * valid form, the same at every call */
+    for (int64_t n = 1; n <= 2; n++) {
+        tsrt_conv_args t = a;
+        t.n = n, t.threads = 2;
+        const int mt = tsrt_conv_pre(&t);
+        CHECK_MSG(mt == TSRT_CONV_PRE_PLAIN || mt == 1 || mt == 2 || mt == 4, "form %d on 2 threads", mt);
+        for (int i = 0; i < 2; i++) CHECK(tsrt_conv_pre(&t) == mt);
+    }
     a.n = 2;
     /* every form's result against the plain path */
     const int forms[] = {TSRT_CONV_PRE_PLAIN, 1, 2, 4};

@@ -484,6 +484,29 @@ static void test_split(void)
         }
 }
 
+/* The split weighs the rows and columns that exist, not whole units: 64
+ * rows x 36 columns (a Winograd conv's 36 tiles of a 24x24 map, 64
+ * channels) on 2 threads is not cut into 32 + 4 columns, which leaves
+ * one thread 89% of the multiply-adds. */
+static void test_split_partial_units(void)
+{
+    const int64_t m = 64, n = 36, k = 36 * 64, U = tsrt__cdiv(m, TSRT_MR);
+    int64_t busiest = 0, total = 0;
+    for (int i = 0; i < 2; i++) {
+        const tsrt__share sh = tsrt__split(1, m, n, k, 1, 8, i, 2);
+        const int64_t rows = tsrt__unit_rows(sh.r0, sh.r1, U, m);
+        const int64_t cols = tsrt__min(sh.c1 * TSRT_NR, n) - tsrt__min(sh.c0 * TSRT_NR, n);
+        total += rows * cols;
+        if (rows * cols > busiest) busiest = rows * cols;
+    }
+    CHECK(total == m * n);
+    CHECK_MSG(busiest * 10 <= m * n * 6, "busiest thread %lld of %lld", (long long)busiest, (long long)(m * n));
+    /* the row count of a range of units: product ends hold m - (U-1)*MR */
+    CHECK(tsrt__unit_rows(0, U, U, m) == m);
+    CHECK(tsrt__unit_rows(0, 3 * U, U, m) == 3 * m);
+    CHECK(tsrt__unit_rows(U - 1, U + 1, U, m) == m - (U - 1) * TSRT_MR + TSRT_MR);
+}
+
 /* ---- the tile epilogue (tsrt_tepi) ------------------------------------------ */
 
 /* One product with each subset of the terms (`terms` bits: row, col,
@@ -583,6 +606,7 @@ int main(void)
     test_nonfinite();
     test_near_max();
     test_split();
+    test_split_partial_units();
     test_tile_epilogue();
     return check_report();
 }

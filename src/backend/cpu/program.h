@@ -12,7 +12,7 @@
 typedef struct ts_jit_module ts_jit_module;
 typedef void (*ts_kernel_fn)(void *const *bufs, const int64_t *D, int ith, int nth, void *ws);
 typedef size_t (*ts_kernel_ws_fn)(const int64_t *D);
-typedef size_t (*ts_kernel_pbsize_fn)(void *const *bufs, const int64_t *D);
+typedef size_t (*ts_kernel_pbsize_fn)(void *const *bufs, const int64_t *D, int nth);
 typedef void (*ts_kernel_pack_fn)(void *const *bufs, const int64_t *D, float *dst, int ith, int nth);
 
 /* A constant GEMM operand packed once for the program's lifetime (D26):

@@ -259,12 +259,13 @@ static ts_status packed_b(run *r, const ts_cpu_step *st, void *const *bufs, cons
     ts_status s = TS_OK;
     float *d = atomic_load_explicit(&pk->data, memory_order_relaxed);
     if (!d) {
-        size_t bytes = st->pbsize_fn(bufs, D);
+        /* the kernel's threads: a conv's prepared form is timed for them */
+        const int nth = pool ? ts_pool_size(pool) : 1;
+        size_t bytes = st->pbsize_fn(bufs, D, nth);
         d = ts_mem_alloc_huge(bytes);
         if (!d) s = ts_err_set(r->err, TS_ERR_OOM, "out of memory packing a %zu-byte weight", bytes);
         if (d) {
             pack_job j = {st->pack_fn, bufs, D, d};
-            int nth = pool ? ts_pool_size(pool) : 1;
             if (nth > 1) ts_pool_run(pool, pack_tramp, &j, nth);
             else pack_tramp(&j, 0, 1);
             atomic_store_explicit(&pk->data, d, memory_order_release);

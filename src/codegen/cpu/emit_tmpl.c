@@ -31,18 +31,18 @@ static void pack_head(em *e, const ts_lkernel *k, int pass, ts_buf *names)
 {
     ts_buf *out = e->out;
     if (pass == 0)
-        ts_buf_printf(out, "\nsize_t %s_pbsize(void *const *bufs, const int64_t *D)\n{\n", k->name);
+        ts_buf_printf(out, "\nsize_t %s_pbsize(void *const *bufs, const int64_t *D, int nth)\n{\n", k->name);
     else
         ts_buf_printf(out, "\nvoid %s_pack(void *const *bufs, const int64_t *D, float *dst, int ith, int nth)\n{\n",
                       k->name);
-    ts_buf_puts(out, "    (void)bufs; (void)D;\n");
+    ts_buf_puts(out, "    (void)bufs; (void)D; (void)nth;\n");
     ts_em_prologue(e, k);
     ts_em_reset(e);
     memset(names, 0, sizeof *names * TS_TMPL_MAX_ARGS);
     template_args(e, k->tmpl, names);
 }
 
-/* A constant B packed once (D26): NAME_pbsize(D) is the bytes of the
+/* A constant B packed once (D26): NAME_pbsize(bufs, D, nth) is the bytes of the
  * packed copy, NAME_pack(bufs, D, dst, ith, nth) thread ith's share of
  * packing it; the runtime calls them before the kernel's first launch. */
 static void prepack_fns(em *e, const ts_lkernel *k)
@@ -121,7 +121,10 @@ static void conv_pack_fns(em *e, const ts_lkernel *k)
          * are rows of positions */
         if (t->epi && !t->te && t->prepack_pre)
             ts_buf_printf(out, "    %s_ctx ctx = {bufs, D};\n    a.epi = %s_epi; a.epi_ctx = &ctx;\n", k->name, k->name);
-        ts_buf_printf(out, "    a.wt = b%d;\n    const int m = %s;\n", t->b, t->prepack_pre ? "tsrt_conv_pre(&a)" : "0");
+        /* timed as the kernel will split it (D130): the runtime packs on
+         * the pool the kernel runs on */
+        ts_buf_printf(out, "    a.wt = b%d;\n    a.threads = nth;\n    const int m = %s;\n", t->b,
+                      t->prepack_pre ? "tsrt_conv_pre(&a)" : "0");
         ts_buf_puts(out, "    const int64_t uf = m ? ((int64_t)(tsrt_conv_pre_size(&a, m) / sizeof(float)) + 15) / 16 * 16 : 0;\n");
         if (!t->prepack_w) ts_buf_puts(out, "    const int64_t sf = 0;\n");
         else ts_buf_printf(out, "    const int64_t sf = %sINT64_C(%lld);\n", fixed_shape(t) ? "m > 0 ? 0 : " : "", scaled);

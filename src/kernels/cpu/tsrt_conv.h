@@ -248,15 +248,16 @@ TSRT_FN int tsrt_conv(const tsrt_conv_args *args, int algo, int ith, int nth, vo
  * core or shape they miss by up to 1.8x (a 3x3 conv with 32 output
  * channels on a 12x12 map: Winograd F(2x2) 72 us, GEMM_T 42 us, on a
  * Sapphire Rapids core). So the first time a unit asks for the form of a
- * shape it runs each candidate form on one image of that shape, on this
- * thread, with scratch operands, and keeps the fastest (the rules' form
+ * shape it runs each candidate form on that shape, split as the calls
+ * will be over args->threads (tsrt__tune_time), on this thread, with
+ * scratch operands, and keeps the fastest (the rules' form
  * unless another is 5% faster: the timing is noisy). Once per shape per
  * unit: the answers are kept here, in the unit, for every later call
  * (the packer's threads and the kernel ask again). Timed with the
  * caller's epilogue callback when it gives one (a SiLU per element
  * weighs more in a block of few positions). TESSERA_CONV_TUNE in the
  * environment turns it off or forces a form (tsrt__tune_mode). */
-enum { TSRT__TUNE_CAP = 512, TSRT__TUNE_KEY = 16, TSRT__TUNE_REPS = 2 };
+enum { TSRT__TUNE_CAP = 512, TSRT__TUNE_KEY = 18, TSRT__TUNE_REPS = 2 };
 
 typedef struct tsrt__tune_ent {
     int64_t key[TSRT__TUNE_KEY];
@@ -267,11 +268,17 @@ static tsrt__tune_ent tsrt__tune_tab[TSRT__TUNE_CAP];
 static int tsrt__tune_n;
 static atomic_flag tsrt__tune_lock = ATOMIC_FLAG_INIT;
 
+/* The threads a form is timed on, and the images: one per thread, as
+ * many as the batch has (a batch of 8 on 2 threads times like 2). */
+static inline int tsrt__tune_nth(const tsrt_conv_args *v) { return v->threads > 1 ? v->threads : 1; }
+static inline int64_t tsrt__tune_images(const tsrt_conv_args *v) { return tsrt__min(v->n, tsrt__tune_nth(v)); }
+
 static void tsrt__tune_key(const tsrt_conv_args *v, int64_t *k)
 {
-    const int64_t f[TSRT__TUNE_KEY] = {v->c,        v->h,        v->w,     v->o,     v->kh,    v->kw,
-                                       v->oh,       v->ow,       v->groups, v->stride_h, v->stride_w, v->pad_h,
-                                       v->pad_w,    v->dil_h,    v->dil_w, v->epi != NULL};
+    const int64_t f[TSRT__TUNE_KEY] = {v->c,      v->h,      v->w,           v->o,       v->kh,      v->kw,
+                                       v->oh,     v->ow,     v->groups,      v->stride_h, v->stride_w, v->pad_h,
+                                       v->pad_w,  v->dil_h,  v->dil_w,       v->epi != NULL, tsrt__tune_nth(v),
+                                       tsrt__tune_images(v)};
     memcpy(k, f, sizeof f);
 }
 
@@ -282,13 +289,20 @@ static double tsrt__tune_now(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* Seconds of one call of v (one image) with weights prepared in form m:
- * the fastest of a few after a warm-up; a large value when it fails. */
+/* Seconds of one call of v with weights prepared in form m, split over
+ * tsrt__tune_nth(v) threads: each thread's part run here in turn, the
+ * fastest of a few after a warm-up, and the slowest part is the call's
+ * time. So a form whose split leaves one thread most of the work, or
+ * makes every thread repeat a transform (Winograd's input on one image),
+ * loses to one that splits evenly: a 64-channel 3x3 conv on a 24x24 map,
+ * F(4x4) 236 us and GEMM_T 263 us on one thread, 175 and 138 on two.
+ * A large value when the form fails. */
 static double tsrt__tune_time(const tsrt_conv_args *v, int m)
 {
     tsrt_conv_args a = *v;
+    const int nth = tsrt__tune_nth(v);
     const size_t pre = tsrt_conv_pre_size(v, m), wsb = tsrt_conv_workspace(v);
-    const size_t xn = (size_t)(a.c * a.h * a.w), yn = (size_t)(a.o * a.oh * a.ow);
+    const size_t xn = (size_t)(a.n * a.c * a.h * a.w), yn = (size_t)(a.n * a.o * a.oh * a.ow);
     const size_t wn = (size_t)(a.o * (a.c / a.groups) * a.kh * a.kw);
     float *x = calloc(xn + 16, sizeof(float)), *y = calloc(yn + 16, sizeof(float));
     float *wt = calloc(wn + 16, sizeof(float));
@@ -297,19 +311,26 @@ static double tsrt__tune_time(const tsrt_conv_args *v, int m)
     double best = 1e30;
     if (x && y && wt && ws && (u || !pre)) {
         /* the caller's epilogue callback, if any, reads its operands at
-         * image 0's coordinates and writes the scratch block only */
+         * the coordinates of the first images (the batch has at least as
+         * many) and writes the scratch block only */
         a.x = x, a.y = y, a.wt = wt, a.x_bs = 0, a.y_bs = 0, a.beta = 0, a.te = NULL;
         if (u) tsrt_conv_pre_pack(&a, m, 0, a.o, u);
         a.wu = m ? (u ? u : x) : NULL, a.wu_m = m;
         const int algo = tsrt_conv_choose(&a);
         void *w = tsrt__align(ws);
-        if (tsrt_conv(&a, algo, 0, 1, w) == 0)
-            for (int r = 0; r < TSRT__TUNE_REPS; r++) {
-                const double t0 = tsrt__tune_now();
-                tsrt_conv(&a, algo, 0, 1, w);
-                const double t = tsrt__tune_now() - t0;
-                if (t < best) best = t;
+        if (tsrt_conv(&a, algo, 0, 1, w) == 0) {
+            best = 0;
+            for (int ith = 0; ith < nth; ith++) {
+                double part = 1e30;
+                for (int r = 0; r < TSRT__TUNE_REPS; r++) {
+                    const double t0 = tsrt__tune_now();
+                    tsrt_conv(&a, algo, ith, nth, w);
+                    const double t = tsrt__tune_now() - t0;
+                    if (t < part) part = t;
+                }
+                if (part > best) best = part;
             }
+        }
     }
     free(x), free(y), free(wt), free(u), free(ws);
     return best;
@@ -367,7 +388,7 @@ static int tsrt__conv_tuned(const tsrt_conv_args *v, int rules)
         /* timed under the lock: a second thread asking for the same shape
          * waits for the answer instead of timing it as well */
         tsrt_conv_args one = *v;
-        one.n = 1;
+        one.n = tsrt__tune_images(v);
         const double base = tsrt__tune_time(&one, rules);
         double best = base;
         for (int i = 1; i < nc; i++) {

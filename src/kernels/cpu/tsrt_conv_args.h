@@ -35,6 +35,9 @@ typedef struct tsrt_conv_args {
      * (tsrt_conv_pt.h, D41). */
     const float *wu;
     int wu_m;
+    /* The threads the calls will run on (tsrt_conv's nth; 0 means 1):
+     * tsrt_conv_pre times the forms as split over that many (D130). */
+    int threads;
 } tsrt_conv_args;
 
 enum {

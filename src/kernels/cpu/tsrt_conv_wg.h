@@ -519,7 +519,7 @@ static void tsrt__conv_wg(const tsrt_conv_args *v, int m, int ith, int nth, void
     const int64_t batch = v->n * v->groups, CG = g.CG, XI = g.xi;
     const int pre = v->wu && v->wu_m == m;
     const int64_t OGp = tsrt__wg_ogp(&g);
-    const tsrt__share s = tsrt__split(batch, g.OG, g.NP * TSRT_NR, XI * CG, pre ? 1 : 8, 8, ith, nth);
+    const tsrt__share s = tsrt__split(batch, g.OG, g.T, XI * CG, pre ? 1 : 8, 8, ith, nth);
     const int64_t Uu = tsrt__cdiv(g.OG, TSRT_MR), p0 = s.c0, p1 = tsrt__min(s.c1, g.NP);
     if (p0 >= p1) return;
     const int64_t KB = tsrt__min(TSRT_KC, tsrt__rup(tsrt__cdiv(CG, tsrt__cdiv(CG, TSRT_KC)), 8));

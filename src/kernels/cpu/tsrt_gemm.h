@@ -572,17 +572,27 @@ TSRT__OUTLINE void tsrt__gemm_range(const tsrt__gop *op, int64_t i0, int64_t i1,
  * cdiv(n, NR). Every thread computes the same grid tm x tn = nth from the
  * shape alone, so no communication is needed.
  *
- * The grid minimises a per-thread cost: the multiply-adds of the rectangle
- * (rounded up to whole tiles) plus the packing it causes, a packed float
- * counted as `wa` (A) or `wb` (B) multiply-adds (packing moves ~1 float per
- * cycle, the micro-kernel does 16 multiply-adds per cycle). A is packed once
- * per NC columns of the rectangle, B once per product the rectangle
- * touches. For 1024^3 and 128x768x3072 on 2 threads this picks 1x2 (split
- * N: each thread packs half of B and all of A); with many small batched
- * products it splits the batch. */
+ * The grid minimises the cost of its busiest thread: the multiply-adds of
+ * its rectangle plus the packing it causes, a packed float counted as `wa`
+ * (A) or `wb` (B) multiply-adds (packing moves ~1 float per cycle, the
+ * micro-kernel does 16 multiply-adds per cycle). A is packed once per NC
+ * columns of the rectangle, B once per product the rectangle touches. The
+ * rectangle counts the rows and columns that exist: a last unit of 4 of 32
+ * columns is not a whole unit's work (a Winograd conv's 36 tiles split as
+ * 32 + 4 columns ran 1.4x faster on 2 threads, not 2x). For 1024^3 and
+ * 128x768x3072 on 2 threads this picks 1x2 (split N: each thread packs
+ * half of B and all of A); with many small batched products it splits the
+ * batch. */
 typedef struct tsrt__share {
     int64_t r0, r1, c0, c1;
 } tsrt__share;
+
+/* Rows in row units [u0, u1) of `batch` products of m rows, U units each:
+ * each product's last unit holds m - (U-1)*MR. */
+static inline int64_t tsrt__unit_rows(int64_t u0, int64_t u1, int64_t U, int64_t m)
+{
+    return (u1 - u0) * TSRT_MR - (u1 / U - u0 / U) * (U * TSRT_MR - m);
+}
 
 static tsrt__share tsrt__split(int64_t batch, int64_t m, int64_t n, int64_t k, int64_t wa, int64_t wb,
                                int ith, int nth)
@@ -594,12 +604,20 @@ static tsrt__share tsrt__split(int64_t batch, int64_t m, int64_t n, int64_t k, i
     for (int tm = 1; tm <= nth; tm++) {
         if (nth % tm) continue;
         const int tn = nth / tm;
-        const int64_t ru = tsrt__cdiv(RU, tm), cu = tsrt__cdiv(CU, tn);
-        const double rows = (double)ru * TSRT_MR, cols = (double)cu * TSRT_NR;
-        const double products = (double)tsrt__min(batch, tsrt__cdiv(ru, U) + 1);
+        /* the busiest thread's rows and columns, and the products its
+         * rows touch */
+        int64_t rmax = 0, cmax = 0, pmax = 0;
+        for (int i = 0; i < tm; i++) {
+            const int64_t u0 = RU * i / tm, u1 = RU * (i + 1) / tm;
+            rmax = tsrt__max(rmax, tsrt__unit_rows(u0, u1, U, m));
+            if (u1 > u0) pmax = tsrt__max(pmax, (u1 - 1) / U - u0 / U + 1);
+        }
+        for (int j = 0; j < tn; j++)
+            cmax = tsrt__max(cmax, tsrt__min(CU * (j + 1) / tn * TSRT_NR, n) - CU * j / tn * TSRT_NR);
+        const double rows = (double)rmax, cols = (double)cmax;
         const double cost = rows * cols * (double)kk +
-                            (double)wa * rows * (double)kk * (double)tsrt__cdiv(cu * TSRT_NR, TSRT_NC) +
-                            (double)wb * cols * (double)kk * products;
+                            (double)wa * rows * (double)kk * (double)tsrt__cdiv(cmax, TSRT_NC) +
+                            (double)wb * cols * (double)kk * (double)pmax;
         if (best < 0 || cost < best) best = cost, best_tm = tm;
     }
     const int64_t tm = best_tm, tn = nth / best_tm, ti = ith / tn, tj = ith % tn;
