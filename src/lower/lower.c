@@ -61,6 +61,19 @@ void ts_lw_delinear(lctx *c, int r, const ts_dim *d, ts_lx *lin, ts_lx **coords)
     }
 }
 
+/* coords[0..n) of lin over dims, recorded so that ts_lw_linear() undoes it. */
+void ts_lw_delinear_rec(lctx *c, int n, const ts_dim *dims, ts_lx *lin, ts_lx **coords)
+{
+    ts_lw_delinear(c, n, dims, lin, coords);
+    if (c->n_delins < (int)(sizeof c->delins / sizeof c->delins[0]) && n >= 2) {
+        delin *d = &c->delins[c->n_delins++];
+        d->n = n;
+        d->dims = dims;
+        memcpy(d->coords, coords, sizeof *coords * (size_t)n);
+        d->lin = lin;
+    }
+}
+
 /* The index of element coords of v in v's buffer: row-major over v's
  * dims, or over the dims of the concat v is written into, whose strides
  * the part keeps (fuse_concat.c, D125; the runtime hands the kernel the
@@ -511,9 +524,22 @@ static void lower_reduce(lctx *c, const ts_node *n)
     nest ns = {.tail = &c->k->body};
     ts_lx *yc[TS_MAX_RANK], *xc[TS_MAX_RANK], *ext[TS_MAX_RANK], *rv[TS_MAX_RANK];
     for (int i = 0; i < y->type.rank; i++) yc[i] = ts_lw_open_loop(c, &ns, ts_lw_dim(c, y->type.dims[i]));
-    int nr = 0;
-    for (int i = 0; i < xr; i++)
-        if (red[i]) ext[nr++] = ts_lw_dim(c, x->type.dims[i]);
+    /* Adjacent reduced axes of a stored x are one loop over their product
+     * (D131): a global pool over a 24x24 map is one run of 576 floats in
+     * 16-float vectors, not 24 rows of 16 lanes and 8 scalars each (the
+     * coords are recorded, so x's index is the loop variable itself). */
+    const bool merge = c->f->mat[x->id] && !c->f->into[x->id];
+    int nr = 0, g0[TS_MAX_RANK], gn[TS_MAX_RANK];
+    for (int i = 0; i < xr; i++) {
+        if (!red[i]) continue;
+        if (merge && nr && g0[nr - 1] + gn[nr - 1] == i) {
+            gn[nr - 1]++;
+            ext[nr - 1] = ts_lx_mul(c->p, ext[nr - 1], ts_lw_dim(c, x->type.dims[i]));
+            continue;
+        }
+        g0[nr] = i, gn[nr] = 1;
+        ext[nr++] = ts_lw_dim(c, x->type.dims[i]);
+    }
     ts_ls **inner = NULL;
     ts_dtype dt = y->type.dtype, adt = ts_lw_acc_dtype(n->op, dt);
     ts_lx *a = reduce_unrolled(c, n, red, yc, adt);
@@ -523,7 +549,12 @@ static void lower_reduce(lctx *c, const ts_node *n)
     }
     a = ts_lw_open_reduction(c, &ns, n->op, adt, nr, ext, rv, &inner, &acc);
     if (!a) return;
-    for (int i = 0, j = 0, k = 0; i < xr; i++) xc[i] = red[i] ? rv[j++] : yc[k++];
+    for (int i = 0, k = 0; i < xr; i++)
+        if (!red[i]) xc[i] = yc[k++];
+    for (int j = 0; j < nr; j++) {
+        if (gn[j] == 1) xc[g0[j]] = rv[j];
+        else ts_lw_delinear_rec(c, gn[j], x->type.dims + g0[j], rv[j], xc + g0[j]);
+    }
     ts_lw_update(c, inner, acc, ts_lw_combine_op(n->op), ts_lx_cast(c->p, ts_lw_value_at(c, x, xc, false), adt));
     ts_lw_to_end(&ns);
     ts_lw_store(c, &ns, y, yc, ts_lx_cast(c->p, a, dt));

@@ -62,6 +62,9 @@ ts_lx *ts_lw_dim(lctx *c, ts_dim d);
  * delinearization), and coords of lin over d (recorded). */
 ts_lx *ts_lw_linear(lctx *c, int r, const ts_dim *d, ts_lx **coords);
 void ts_lw_delinear(lctx *c, int r, const ts_dim *d, ts_lx *lin, ts_lx **coords);
+/* ts_lw_delinear, recorded so that ts_lw_linear() turns the coords back
+ * into lin (no division per element where they are read). */
+void ts_lw_delinear_rec(lctx *c, int n, const ts_dim *dims, ts_lx *lin, ts_lx **coords);
 /* The index of element coords of v in v's own buffer (a concat's part
  * keeps the concat's strides, D125). */
 ts_lx *ts_lw_out_linear(lctx *c, const ts_value *v, ts_lx **coords);

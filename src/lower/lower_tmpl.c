@@ -139,19 +139,6 @@ static void lower_conv(lctx *c, const ts_node *n, const ts_value *out)
                      ts_dim_is_const(w->type.dims[2]) && ts_dim_is_const(w->type.dims[3]) && (wg || pt);
 }
 
-/* coords[0..n) of lin over dims, recorded so that ts_lw_linear() undoes it. */
-static void delinear_rec(lctx *c, int n, const ts_dim *dims, ts_lx *lin, ts_lx **coords)
-{
-    ts_lw_delinear(c, n, dims, lin, coords);
-    if (c->n_delins < (int)(sizeof c->delins / sizeof c->delins[0]) && n >= 2) {
-        delin *d = &c->delins[c->n_delins++];
-        d->n = n;
-        d->dims = dims;
-        memcpy(d->coords, coords, sizeof *coords * (size_t)n);
-        d->lin = lin;
-    }
-}
-
 /* ---- a conv's batch norm folded into its weights (D30) ------------------------------ */
 
 /* A conv's epilogue usually starts with a batch norm: (y - mean) * inv_std
@@ -313,8 +300,8 @@ static void lower_epilogue(lctx *c, const ts_node *n, const ts_value *v, int spl
     if (jl) jl->flags |= TS_LOOP_VECTOR;
     ts_lx *coords[TS_MAX_RANK];
     int r = d->type.rank;
-    delinear_rec(c, split, d->type.dims, ts_lx_add(p, ts_lx_param(p, 0), i), coords);
-    delinear_rec(c, r - split, d->type.dims + split, ts_lx_add(p, ts_lx_param(p, 1), j), coords + split);
+    ts_lw_delinear_rec(c, split, d->type.dims, ts_lx_add(p, ts_lx_param(p, 0), i), coords);
+    ts_lw_delinear_rec(c, r - split, d->type.dims + split, ts_lx_add(p, ts_lx_param(p, 1), j), coords + split);
     c->block_src = d;
     c->block_index = ts_lx_add(p, ts_lx_mul(p, i, ts_lx_param(p, 4)), j);
     if (af) fold_affine(c, n, af, coords);

@@ -497,6 +497,31 @@ def test_concat_strided():
         close("concat strided: cpu vs interpreter", got[0], ref[0], rtol=1e-5, atol=1e-5)
 
 
+def test_reduce_merged():
+    """Adjacent reduced axes of a stored value are one loop over their
+    product (D131): a global pool over 20x20 is one vector loop of 400,
+    a max over axes 1 and 2 one loop of 30; axes 1 and 3 stay two loops.
+    Golden loop listing; against the interpreter."""
+    model = os.path.join(MODELS, "reduce_merged.ir")
+    rc, so, se = tessera("ir", model, "--loops")
+    with open(os.path.join(MODELS, "reduce_merged.loops")) as f:
+        want = f.read()
+    check("reduce merged: golden loops", rc == 0 and so == want and "for i2 in [0, 400) vector" in so, so + se)
+    g = np.random.default_rng(31)
+    q = g.standard_normal((2, 5, 6, 7)).astype(np.float32)
+    q[1, 4, 5, 3] = np.nan
+    arrays = {"x": g.standard_normal((2, 3, 20, 20)).astype(np.float32),
+              "w": g.standard_normal((4, 3, 1, 1)).astype(np.float32), "q": q}
+    got, ref = cpu_and_interp(model, arrays, "reduce_merged")
+    if got and ref and check("reduce merged: three outputs", len(got) == len(ref) == 3):
+        close("reduce merged: sum cpu vs interpreter", got[0], ref[0], rtol=1e-5, atol=1e-5)
+        check("reduce merged: max bit for bit (a NaN)", got[1].tobytes() == ref[1].tobytes() and np.isnan(got[1]).any(),
+              "%s vs %s" % (got[1], ref[1]))
+        check("reduce merged: strided sum cpu vs interpreter (NaN where it is)",
+              np.allclose(got[2], ref[2], rtol=1e-5, atol=1e-5, equal_nan=True) and np.isnan(ref[2]).sum() == 1,
+              "%s vs %s" % (got[2], ref[2]))
+
+
 def test_tail_lanes():
     """A vector loop of one store with a remainder computes its last 16
     values first, then the loop without the remainder, then stores them
