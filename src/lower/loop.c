@@ -151,6 +151,33 @@ ts_lx *ts_lx_load(ts_lprog *p, ts_dtype dt, int buf, ts_lx *index)
     return intern(p, &x);
 }
 
+ts_lx *ts_lx_tab(ts_lprog *p, int tab, ts_lx *index)
+{
+    if (!args_ok(p, 1, index, NULL, NULL)) return NULL;
+    ts_lx x = {.k = TS_LX_TAB, .dt = TS_DTYPE_I64, .var = tab, .a = {index}, .index = true};
+    return intern(p, &x);
+}
+
+ts_lx *ts_lx_loadi(ts_lprog *p, ts_dtype dt, ts_lx *buf, ts_lx *index)
+{
+    if (!args_ok(p, 2, index, buf, NULL)) return NULL;
+    ts_lx x = {.k = TS_LX_LOADI, .dt = dt, .var = -1, .a = {index, buf}};
+    return intern(p, &x);
+}
+
+ts_lx *ts_lx_rebuild(ts_lprog *p, const ts_lx *x, ts_lx *const *a, int depth)
+{
+    ts_lx y = *x;
+    y.next_hash = NULL;
+    y.id = 0;
+    y.depth = x->k == TS_LX_VAR || x->k == TS_LX_ACC ? depth : 0;
+    for (int i = 0; i < 3; i++) {
+        if (x->a[i] && !a[i]) return NULL;
+        y.a[i] = x->a[i] ? a[i] : NULL;
+    }
+    return intern(p, &y);
+}
+
 ts_lx *ts_lx_op_hint(ts_lprog *p, ts_op op, ts_dtype dt, ts_lx *a, ts_lx *b, ts_lx *c, int hints)
 {
     int n = ts_op_get(op)->min_in;
@@ -324,6 +351,22 @@ int ts_lkernel_buf(ts_lprog *p, ts_lkernel *k, const ts_value *v, bool written)
     return k->n_bufs++;
 }
 
+int ts_lkernel_tab(ts_lprog *p, ts_lkernel *k, const int64_t *v, int n)
+{
+    for (int i = 0; i < k->n_tabs; i++)
+        if (k->tabs[i].n == n && !memcmp(k->tabs[i].v, v, sizeof *v * (size_t)n)) return i;
+    ts_ltab *t = grow(p, k->tabs, k->n_tabs, sizeof *t);
+    int64_t *copy = ts_arena_array(p->arena, (size_t)n, sizeof *copy);
+    if (!t || !copy) {
+        ts_lprog_fail(p, TS_ERR_OOM, "out of memory building loops");
+        return -1;
+    }
+    memcpy(copy, v, sizeof *v * (size_t)n);
+    k->tabs = t;
+    k->tabs[k->n_tabs] = (ts_ltab){.n = n, .v = copy};
+    return k->n_tabs++;
+}
+
 void ts_lkernel_check(ts_lprog *p, ts_lkernel *k, int buf, ts_lx *bound, const ts_node *node)
 {
     for (int i = 0; i < k->n_checks; i++)
@@ -351,6 +394,18 @@ static void put_lx(ts_buf *b, const ts_lx *x)
         if (x->var == TS_LBUF_BLOCK) ts_buf_puts(b, "block[");
         else if (x->var == TS_LBUF_ROWTMP) ts_buf_puts(b, "rowtmp[");
         else ts_buf_printf(b, "b%d[", x->var);
+        put_lx(b, x->a[0]);
+        ts_buf_puts(b, "]");
+        return;
+    case TS_LX_TAB:
+        ts_buf_printf(b, "tab%d[", x->var);
+        put_lx(b, x->a[0]);
+        ts_buf_puts(b, "]");
+        return;
+    case TS_LX_LOADI:
+        ts_buf_puts(b, "bufs[");
+        put_lx(b, x->a[1]);
+        ts_buf_puts(b, "][");
         put_lx(b, x->a[0]);
         ts_buf_puts(b, "]");
         return;
@@ -442,6 +497,11 @@ void ts_lkernel_print(ts_buf *b, const ts_lkernel *k)
         ts_buf_printf(b, " b%d=%%%s%s", i, k->bufs[i].v->name ? k->bufs[i].v->name : "?",
                       k->bufs[i].written ? "(out)" : "");
     ts_buf_puts(b, "\n");
+    for (int i = 0; i < k->n_tabs; i++) {
+        ts_buf_printf(b, "  tab%d = [", i);
+        for (int j = 0; j < k->tabs[i].n; j++) ts_buf_printf(b, "%s%lld", j ? ", " : "", (long long)k->tabs[i].v[j]);
+        ts_buf_puts(b, "]\n");
+    }
     for (int i = 0; i < k->n_checks; i++) {
         ts_buf_printf(b, "  check %s: b%d in [0, ", ts_op_get(k->checks[i].node->op)->name, k->checks[i].buf);
         put_lx(b, k->checks[i].bound);

@@ -30,7 +30,9 @@ typedef enum ts_lxk {
     TS_LX_ACC,     /* the current value of accumulator `var` */
     TS_LX_IDIV,    /* a0 / a1, i64, both >= 0 (index arithmetic) */
     TS_LX_IMOD,    /* a0 % a1, i64, both >= 0 */
-    TS_LX_PARAM    /* a template epilogue's block parameter `var` (P0..P5), i64 */
+    TS_LX_PARAM,   /* a template epilogue's block parameter `var` (P0..P5), i64 */
+    TS_LX_TAB,     /* the kernel's table `var` at a0: tabs[var].v[a0] (i64) */
+    TS_LX_LOADI    /* bufs[a1][a0]: a load from the buffer numbered a1 (a TAB), a0 the index */
 } ts_lxk;
 
 typedef struct ts_lx ts_lx;
@@ -103,6 +105,13 @@ typedef struct ts_lcheck {
     const ts_node *node;  /* the gather: its error names it as the interpreter's does */
 } ts_lcheck;
 
+/* A table of i64 constants a kernel indexes (TS_LX_TAB): what differs
+ * between the nests a rolled loop runs (lower/roll.c, D132). */
+typedef struct ts_ltab {
+    int n;
+    const int64_t *v;
+} ts_ltab;
+
 typedef struct ts_lkernel {
     char name[32];
     int n_bufs;
@@ -118,6 +127,8 @@ typedef struct ts_lkernel {
     int n_checks;
     ts_lcheck *checks;    /* run before the kernel, in order */
     bool serial;          /* no loop split across threads: its loops depend on each other (scatter) */
+    int n_tabs;
+    ts_ltab *tabs;        /* TS_LX_TAB's tables */
 } ts_lkernel;
 
 enum { TS_NEEDS_GEMM = 1, TS_NEEDS_CONV = 2, TS_NEEDS_SORT = 4 };
@@ -212,6 +223,13 @@ ts_lx *ts_lx_imod(ts_lprog *p, ts_lx *a, ts_lx *b);
 ts_lx *ts_lx_lt(ts_lprog *p, ts_lx *a, ts_lx *b);         /* bool a < b */
 ts_lx *ts_lx_and(ts_lprog *p, ts_lx *a, ts_lx *b);        /* bool a && b */
 bool ts_lx_is_int(const ts_lx *x, int64_t v);
+/* tabs[tab].v[index] (i64), and a load of dtype dt from buffer number
+ * `buf` (an i64 expression: a TAB) at index. */
+ts_lx *ts_lx_tab(ts_lprog *p, int tab, ts_lx *index);
+ts_lx *ts_lx_loadi(ts_lprog *p, ts_dtype dt, ts_lx *buf, ts_lx *index);
+/* x with operands a[0..3) (and, for VAR and ACC, nesting depth `depth`),
+ * hash-consed like any node; nothing folded. */
+ts_lx *ts_lx_rebuild(ts_lprog *p, const ts_lx *x, ts_lx *const *a, int depth);
 
 /* ---- statements and kernels */
 ts_ls *ts_ls_new(ts_lprog *p, ts_lsk k);
@@ -223,6 +241,9 @@ int ts_lkernel_buf(ts_lprog *p, ts_lkernel *k, const ts_value *v, bool written);
 /* Check buffer buf's elements against [0, bound) before k runs (once per
  * buffer and bound). */
 void ts_lkernel_check(ts_lprog *p, ts_lkernel *k, int buf, ts_lx *bound, const ts_node *node);
+/* The index of a table of k holding v[0..n) (an equal one is shared), or
+ * -1 when out of memory. */
+int ts_lkernel_tab(ts_lprog *p, ts_lkernel *k, const int64_t *v, int n);
 
 ts_status ts_lprog_status(const ts_lprog *p, ts_err *err);
 void ts_lprog_fail(ts_lprog *p, ts_status s, const char *fmt, ...) TS_PRINTF(3, 4);

@@ -855,6 +855,10 @@ ts_status ts_lower_group(ts_lprog *p, const ts_fusion *f, const ts_group *g, con
     }
     TS_TRY(ts_lprog_status(p, err));
     ts_schedule(c.k);
+    if (g->kind == TS_G_LOOP) {
+        ts_roll_nests(p, c.k);
+        TS_TRY(ts_lprog_status(p, err));
+    }
     *out = c.k;
     return TS_OK;
 }

@@ -65,6 +65,9 @@ void ts_lw_delinear(lctx *c, int r, const ts_dim *d, ts_lx *lin, ts_lx **coords)
 /* ts_lw_delinear, recorded so that ts_lw_linear() turns the coords back
  * into lin (no division per element where they are read). */
 void ts_lw_delinear_rec(lctx *c, int n, const ts_dim *dims, ts_lx *lin, ts_lx **coords);
+/* Runs of alike top-level nests of k as one loop over tables (roll.c,
+ * D132); after scheduling. */
+void ts_roll_nests(ts_lprog *p, ts_lkernel *k);
 /* The index of element coords of v in v's own buffer (a concat's part
  * keeps the concat's strides, D125). */
 ts_lx *ts_lw_out_linear(lctx *c, const ts_value *v, ts_lx **coords);

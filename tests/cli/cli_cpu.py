@@ -522,6 +522,33 @@ def test_reduce_merged():
               "%s vs %s" % (got[2], ref[2]))
 
 
+def test_roll_parts():
+    """Alike nests of a kernel reading a concat's parts become one loop
+    over tables of offsets and buffer numbers (D132): the five 4-channel
+    parts of a 6-way concat are one rolled nest after the first part's,
+    while a concat whose first part is computed in the kernel (an add)
+    keeps its three nests (two alike ones are not a run). Golden loop
+    listing; the C reads the parts through bufs[]; against the
+    interpreter."""
+    model = os.path.join(MODELS, "roll_parts.ir")
+    rc, so, se = tessera("ir", model, "--loops")
+    with open(os.path.join(MODELS, "roll_parts.loops")) as f:
+        want = f.read()
+    check("roll parts: golden loops", rc == 0 and so == want and "tab1 = [3, 4, 5, 6, 7]" in so, so + se)
+    rc, so, se = tessera("ir", model, "--emit", "c")
+    check("roll parts: parts read through the table", rc == 0 and "((const float *)bufs[" in so
+          and "static const int64_t tab1[5]" in so, so[-3000:] + se)
+    g = np.random.default_rng(37)
+    shapes = {"a": (2, 8, 5, 5), "b": (2, 4, 5, 5), "c": (2, 4, 5, 5), "d": (2, 4, 5, 5), "e": (2, 4, 5, 5),
+              "f": (2, 4, 5, 5), "s": (28,), "t": (2, 6, 5, 5), "u": (2, 6, 5, 5), "v": (2, 6, 5, 5)}
+    arrays = {k: g.standard_normal(v).astype(np.float32) for k, v in shapes.items()}
+    got, ref = cpu_and_interp(model, arrays, "roll_parts")
+    if got and ref and check("roll parts: two outputs", len(got) == len(ref) == 2):
+        check("roll parts: the rolled kernel bit for bit", got[0].tobytes() == ref[0].tobytes(),
+              "max diff %g" % np.abs(got[0] - ref[0]).max())
+        close("roll parts: exp over the other concat", got[1], ref[1], rtol=1e-5, atol=1e-6)
+
+
 def test_tail_lanes():
     """A vector loop of one store with a remainder computes its last 16
     values first, then the loop without the remainder, then stores them

@@ -286,7 +286,9 @@ static ts_status find_packer(ts_cpu_program *p, ts_cpu_step *st, ts_err *err)
 static bool launch_constant(const ts_lx *x)
 {
     if (!x) return true;
-    if (x->k == TS_LX_DIM || x->k == TS_LX_LOAD || x->k == TS_LX_ACC || x->k == TS_LX_PARAM) return false;
+    if (x->k == TS_LX_DIM || x->k == TS_LX_LOAD || x->k == TS_LX_LOADI || x->k == TS_LX_ACC || x->k == TS_LX_PARAM ||
+        x->k == TS_LX_TAB)   /* tables are numbered per kernel, like D[k] */
+        return false;
     return launch_constant(x->a[0]) && launch_constant(x->a[1]) && launch_constant(x->a[2]);
 }
 

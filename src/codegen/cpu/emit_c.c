@@ -285,6 +285,8 @@ static void rhs(em *e, ts_buf *b, ts_lx *x, bool inline_only)
             ts_buf_printf(b, "tsrt_expf_np(%s)", a);   /* the same bits for such arguments, cheaper */
         else put_op(b, x->op, x->dt, x->a[0]->dt, a, bb, c);
         break;
+    case TS_LX_TAB: ts_buf_printf(b, "tab%d[%s]", x->var, a); break;
+    case TS_LX_LOADI: ts_buf_printf(b, "((const %s *)bufs[%s])[%s]", ts_emit_ctype(x->dt), bb, a); break;
     case TS_LX_CAST: put_cast(b, x->a[0]->dt, x->dt, a); break;
     case TS_LX_GUARD: ts_buf_printf(b, "(%s ? %s : %s)", a, bb, c); break;
     case TS_LX_IDIV: ts_buf_printf(b, "(%s ? %s / %s : 0)", bb, a, bb); break;
@@ -331,7 +333,7 @@ static void declare(em *e, ts_lx *x)
 static bool pure(const ts_lx *x)
 {
     if (!x) return true;
-    if (x->k == TS_LX_LOAD || x->k == TS_LX_ACC) return false;
+    if (x->k == TS_LX_LOAD || x->k == TS_LX_LOADI || x->k == TS_LX_ACC) return false;
     for (int i = 0; i < 3; i++)
         if (!pure(x->a[i])) return false;
     return true;
@@ -491,6 +493,7 @@ static bool loads_elsewhere(const ts_lx *x, int buf, const ts_lx *at, int *budge
     if (!x) return false;
     if (--*budget < 0) return true;
     if (x->k == TS_LX_LOAD && x->var == buf && x->a[0] != at) return true;
+    if (x->k == TS_LX_LOADI) return true;   /* some buffer of a table: maybe buf */
     for (int i = 0; i < 3; i++)
         if (x->a[i] && loads_elsewhere(x->a[i], buf, at, budget)) return true;
     return false;
@@ -687,10 +690,12 @@ void ts_em_stmts(em *e, const ts_ls *s)
     }
 }
 
+/* Whether a loop of s is split across threads (inside a rolled loop
+ * too, D132). */
 static bool any_parallel(const ts_ls *s)
 {
     for (; s; s = s->next)
-        if (s->k == TS_LS_FOR && (s->flags & TS_LOOP_PARALLEL)) return true;
+        if (s->k == TS_LS_FOR && ((s->flags & TS_LOOP_PARALLEL) || any_parallel(s->body))) return true;
     return false;
 }
 
@@ -737,6 +742,12 @@ ts_status ts_emit_c_kernel(ts_buf *out, const ts_lkernel *k, ts_err *err)
                       k->what, k->name);
         ts_buf_puts(out, "    (void)bufs; (void)D; (void)ith; (void)nth; (void)ws;\n");
         ts_em_prologue(&e, k);
+        for (int i = 0; i < k->n_tabs; i++) {   /* what differs between a rolled loop's nests (D132) */
+            ts_buf_printf(out, "    static const int64_t tab%d[%d] = {", i, k->tabs[i].n);
+            for (int j = 0; j < k->tabs[i].n; j++)
+                ts_buf_printf(out, "%sINT64_C(%lld)", j ? ", " : "", (long long)k->tabs[i].v[j]);
+            ts_buf_puts(out, "};\n");
+        }
         if (!any_parallel(k->body))
             ts_buf_puts(out, "    if (ith != 0) return;   /* no parallel loop: thread 0 does it all */\n");
         if (k->rowtmp)   /* the row a streamed output is built in (D50) */
