@@ -639,6 +639,21 @@ def gen_sort():
     sort_case("f32_long_strided", many, 0)
     sort_case("f32_long_strided_desc", many, 0, 1)
     sort_case("i64_long_stable", rand(r("f"), (2, 45), "i64", -3, 3), 1, 1)
+    # lanes of at most 96 keys of <= 32 bits sort by rank in the compiled
+    # kernel (D133): signed zeros, NaNs and infinities among many ties,
+    # both directions; the narrow integer kinds' key mappings at their
+    # extremes; one lane past the rank sort's limit (97) takes the merges
+    zs = rand(r("g"), (3, 64), "i32", -2, 2).astype(np.float32)
+    zs[zs == 0] = -0.0
+    zs[:, ::5] = 0.0
+    zs[[0, 1, 2, 2], [3, 40, 7, 63]] = NAN
+    zs[[0, 1], [10, 11]] = [INF, -INF]
+    sort_case("f32_rank_zeros_nan", zs, 1)
+    sort_case("f32_rank_zeros_nan_desc", zs, 1, 1)
+    sort_case("i8_rank_extremes", arr([127, -128, 0, -1, 1, -128, 127, 5] * 5, "i8"), 0)
+    sort_case("i16_rank_desc", rand(r("h"), (2, 50), "i16", -300, 300), 1, 1)
+    sort_case("u32_rank_high", arr([0xFFFFFFFF, 0, 0x80000000, 0x7FFFFFFF, 1, 0x80000001] * 6, "u32"), 0, 1)
+    sort_case("f32_merge_97", rand(r("i"), (97, 2), "i32", -5, 5).astype(np.float32), 0)
 
 
 def gen_nonzero():
