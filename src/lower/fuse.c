@@ -250,6 +250,20 @@ static bool concat_parts_stored(const ts_fusion *f, const ts_node *n)
     return true;
 }
 
+/* Whether cumulative n scans along an axis with more elements after it
+ * and its input is computed elementwise: the scan's loop is innermost,
+ * one lane at a time, so an input inlined there (a sigmoid's exp per
+ * element) would run scalar; stored, a vector loop kernel computes it
+ * first and the scan only loads (D134). */
+static bool scan_strided_ew(const ts_node *n)
+{
+    const ts_value *x = n->in[0];
+    const int axis = (int)ts_node_int(n, "axis");
+    bool inner = false;
+    for (int i = axis + 1; i < x->type.rank; i++) inner |= !ts_dim_is_const(x->type.dims[i]) || x->type.dims[i].c > 1;
+    return inner && x->def && x->def->op != TS_OP_BITCAST && (ts_op_get(x->def->op)->flags & TS_OPF_EW);
+}
+
 static void decide(ts_fusion *f, const ts_block *body, const ts_node **user, bool *covered, const int *pos,
                    const users *us, bool *in_cone)
 {
@@ -268,6 +282,7 @@ static void decide(ts_fusion *f, const ts_block *body, const ts_node **user, boo
         const ts_node *d = n->op == TS_OP_GATHER ? n->in[1]->def : NULL;
         if (gen && n->op == TS_OP_GATHER && (!d || d->op != TS_OP_CONST)) f->mat[n->in[1]->id] = true;
         if (gen && n->op == TS_OP_SCATTER) f->mat[n->in[1]->id] = true;   /* D123: checked the same way */
+        if (gen && n->op == TS_OP_CUMULATIVE && scan_strided_ew(n)) f->mat[n->in[0]->id] = true;
     }
     /* contraction templates take their elementwise consumers as epilogues */
     for (const ts_node *n = body->first; n; n = n->next) {

@@ -549,6 +549,26 @@ def test_roll_parts():
         close("roll parts: exp over the other concat", got[1], ref[1], rtol=1e-5, atol=1e-6)
 
 
+def test_scan_strided():
+    """A cumulative sum along an axis with elements after it stores its
+    elementwise input (a sigmoid) first: a vector loop kernel computes it
+    and the scan only loads (D134); a scan along the last axis keeps its
+    input (a tanh) inline. Golden fusion listing; against the
+    interpreter."""
+    model = os.path.join(MODELS, "scan_strided.ir")
+    rc, so, se = tessera("ir", model, "--fusion")
+    with open(os.path.join(MODELS, "scan_strided.fusion")) as f:
+        want = f.read()
+    check("scan strided: golden fusion", rc == 0 and so == want and "%c <- cumulative\n" in so, so + se)
+    g = np.random.default_rng(41)
+    arrays = {"x": g.standard_normal((2, 48, 20)).astype(np.float32),
+              "r": g.standard_normal((3, 30)).astype(np.float32)}
+    got, ref = cpu_and_interp(model, arrays, "scan_strided")
+    if got and ref and check("scan strided: two outputs", len(got) == len(ref) == 2):
+        close("scan strided: sigmoid scan cpu vs interpreter", got[0], ref[0], rtol=1e-5, atol=1e-5)
+        close("scan strided: tanh scan cpu vs interpreter", got[1], ref[1], rtol=1e-5, atol=1e-5)
+
+
 def test_tail_lanes():
     """A vector loop of one store with a remainder computes its last 16
     values first, then the loop without the remainder, then stores them
