@@ -497,16 +497,22 @@ def test_concat_strided():
         close("concat strided: cpu vs interpreter", got[0], ref[0], rtol=1e-5, atol=1e-5)
 
 
+def listing_matches(name, what):
+    """`tessera ir MODELS/name.ir --what` against the golden file
+    MODELS/name.what: (whether it matches, the listing, stderr)."""
+    rc, so, se = tessera("ir", os.path.join(MODELS, name + ".ir"), "--" + what)
+    with open(os.path.join(MODELS, name + "." + what)) as f:
+        return rc == 0 and so == f.read(), so, se
+
+
 def test_reduce_merged():
     """Adjacent reduced axes of a stored value are one loop over their
     product (D131): a global pool over 20x20 is one vector loop of 400,
     a max over axes 1 and 2 one loop of 30; axes 1 and 3 stay two loops.
     Golden loop listing; against the interpreter."""
     model = os.path.join(MODELS, "reduce_merged.ir")
-    rc, so, se = tessera("ir", model, "--loops")
-    with open(os.path.join(MODELS, "reduce_merged.loops")) as f:
-        want = f.read()
-    check("reduce merged: golden loops", rc == 0 and so == want and "for i2 in [0, 400) vector" in so, so + se)
+    ok, so, se = listing_matches("reduce_merged", "loops")
+    check("reduce merged: golden loops", ok and "for i2 in [0, 400) vector" in so, so + se)
     g = np.random.default_rng(31)
     q = g.standard_normal((2, 5, 6, 7)).astype(np.float32)
     q[1, 4, 5, 3] = np.nan
@@ -531,10 +537,8 @@ def test_roll_parts():
     listing; the C reads the parts through bufs[]; against the
     interpreter."""
     model = os.path.join(MODELS, "roll_parts.ir")
-    rc, so, se = tessera("ir", model, "--loops")
-    with open(os.path.join(MODELS, "roll_parts.loops")) as f:
-        want = f.read()
-    check("roll parts: golden loops", rc == 0 and so == want and "tab1 = [3, 4, 5, 6, 7]" in so, so + se)
+    ok, so, se = listing_matches("roll_parts", "loops")
+    check("roll parts: golden loops", ok and "tab1 = [3, 4, 5, 6, 7]" in so, so + se)
     rc, so, se = tessera("ir", model, "--emit", "c")
     check("roll parts: parts read through the table", rc == 0 and "((const float *)bufs[" in so
           and "static const int64_t tab1[5]" in so, so[-3000:] + se)
@@ -556,10 +560,8 @@ def test_scan_strided():
     input (a tanh) inline. Golden fusion listing; against the
     interpreter."""
     model = os.path.join(MODELS, "scan_strided.ir")
-    rc, so, se = tessera("ir", model, "--fusion")
-    with open(os.path.join(MODELS, "scan_strided.fusion")) as f:
-        want = f.read()
-    check("scan strided: golden fusion", rc == 0 and so == want and "%c <- cumulative\n" in so, so + se)
+    ok, so, se = listing_matches("scan_strided", "fusion")
+    check("scan strided: golden fusion", ok and "%c <- cumulative\n" in so, so + se)
     g = np.random.default_rng(41)
     arrays = {"x": g.standard_normal((2, 48, 20)).astype(np.float32),
               "r": g.standard_normal((3, 30)).astype(np.float32)}
