@@ -266,6 +266,27 @@ static void test_combinations(void)
     CHECK_MSG(ran > 150, "only %d combinations had an output", ran);
 }
 
+/* Depthwise kernels larger than their maps (D135): the channel-vector
+ * path sums only the taps that read input, and runs a block's images
+ * one after another. 5x5 on 3x3 and 6x6 maps (MobileNetV3), stride 2,
+ * a 7x7 kernel on a 3x3 map, dilation 2 reaching past the map,
+ * asymmetric and negative pads, 3 images, a partial last block of
+ * channels, beta and the epilogue. */
+static void test_dw_small_maps(void)
+{
+    const ccase cases[] = {
+        /* n  c    h   w   o    kh kw g   sh sw ph pw phh pwh dh dw lh lw beta epi bs */
+        {3, 20, 3, 3, 20, 5, 5, 20, 1, 1, 2, 2, 2, 2, 1, 1, 1, 1, 0, 1, 0},
+        {3, 12, 6, 6, 12, 5, 5, 12, 1, 1, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1},
+        {2, 9, 6, 6, 9, 5, 5, 9, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 0, 1, 0},
+        {2, 8, 3, 3, 8, 7, 7, 8, 1, 1, 3, 3, 3, 3, 1, 1, 1, 1, 0, 0, 0},
+        {1, 16, 4, 5, 16, 5, 5, 16, 1, 1, 4, 4, 4, 4, 2, 2, 1, 1, 0, 1, 0},
+        {2, 10, 5, 4, 10, 5, 3, 10, 1, 2, 3, 0, 1, 2, 1, 1, 1, 1, 0, 1, 0},
+        {1, 8, 7, 6, 8, 5, 5, 8, 1, 1, -1, 2, 3, -1, 1, 1, 1, 1, 1, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_conv(&cases[i]);
+}
+
 /* Shapes of real networks, shrunk, and sizes crossing the GEMM blocks
  * (K = C/G*KH*KW > KC, O > MC, OH*OW not a multiple of NR). */
 static void test_shapes(void)
@@ -888,6 +909,7 @@ int main(void)
     test_wg_pretransformed();
     test_positions_as_rows();
     test_tuned_form();
+    test_dw_small_maps();
     test_dwz_masks();
     test_phx_offsets();
     return check_report();

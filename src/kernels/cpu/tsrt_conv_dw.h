@@ -153,22 +153,47 @@ static void tsrt__dwc_load(const tsrt_conv_args *v, const float *xc, const int64
     }
 }
 
+/* ceil(a / b) for b > 0 and any a. */
+static inline int64_t tsrt__cdiv_any(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -(-a / b); }
+
+/* The taps [*lo, *hi) of kernel extent k (dilation d) that read tile
+ * index o + tap * d inside [vlo, vhi): the others read the zero padding. */
+static inline void tsrt__dw_taps(int64_t o, int64_t k, int64_t d, int64_t vlo, int64_t vhi, int64_t *lo, int64_t *hi)
+{
+    *lo = tsrt__max(0, tsrt__cdiv_any(vlo - o, d));
+    *hi = tsrt__min(k, tsrt__cdiv_any(vhi - o, d));
+}
+
 /* Results O[p][8] for output rows [0, nrows) of the chunk from the tile:
  * 4 positions at a time (4 sums, 9 weight vectors in registers for 3x3).
- * Inlined with the geometry constant for the common cases. */
+ * Inlined with the geometry constant for the common cases. With skip,
+ * only the taps that read the input, not the tile's zero padding, are
+ * summed: tile rows [rlo, rhi) and columns [clo, chi) hold input (a
+ * zero times a finite weight adds nothing to a sum that starts at +0).
+ * A 5x5 kernel on a 3x3 map reads padding at 16 of its 25 taps, and one
+ * position per row is one dependent chain of FMAs (D135). */
 static inline __attribute__((always_inline)) void tsrt__dwc_rows(const float *T, int64_t wp, const tsrt__v8 *wv,
                                                                   int64_t kh, int64_t kw, int64_t sh, int64_t sw,
                                                                   int64_t dh, int64_t dw, int64_t nrows, int64_t ow,
-                                                                  float *O)
+                                                                  float *O, int skip, int64_t rlo, int64_t rhi,
+                                                                  int64_t clo, int64_t chi)
 {
     for (int64_t i = 0; i < nrows; i++) {
         const float *tr = T + i * sh * wp * 8;
         float *o = O + i * ow * 8;
-        int64_t j = 0;
+        int64_t j = 0, ulo = 0, uhi = kh;
+        if (skip) tsrt__dw_taps(i * sh, kh, dh, rlo, rhi, &ulo, &uhi);
         for (; j + 4 <= ow; j += 4) {
             tsrt__v8 a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0}, b;
-            for (int64_t u = 0; u < kh; u++)
-                for (int64_t t = 0; t < kw; t++) {
+            /* the columns any of the 4 positions reads inside the input */
+            int64_t tlo = 0, thi = kw, t3lo = 0, t3hi = kw;
+            if (skip) {
+                tsrt__dw_taps((j + 3) * sw, kw, dw, clo, chi, &t3lo, &t3hi);
+                tsrt__dw_taps(j * sw, kw, dw, clo, chi, &tlo, &thi);
+                tlo = t3lo;
+            }
+            for (int64_t u = ulo; u < uhi; u++)
+                for (int64_t t = tlo; t < thi; t++) {
                     const tsrt__v8 w = wv[u * kw + t];
                     const float *p = tr + (u * dh * wp + j * sw + t * dw) * 8;
                     TSRT__V8_LOAD(b, p);
@@ -187,8 +212,10 @@ static inline __attribute__((always_inline)) void tsrt__dwc_rows(const float *T,
         }
         for (; j < ow; j++) {
             tsrt__v8 a = {0}, b;
-            for (int64_t u = 0; u < kh; u++)
-                for (int64_t t = 0; t < kw; t++) {
+            int64_t tlo = 0, thi = kw;
+            if (skip) tsrt__dw_taps(j * sw, kw, dw, clo, chi, &tlo, &thi);
+            for (int64_t u = ulo; u < uhi; u++)
+                for (int64_t t = tlo; t < thi; t++) {
                     TSRT__V8_LOAD(b, tr + (u * dh * wp + j * sw + t * dw) * 8);
                     TSRT__FMA8(a, wv[u * kw + t], b);
                 }
@@ -224,9 +251,11 @@ static void tsrt__dwc_store(const float *O, int64_t n, int64_t nc, float *y, int
         for (int64_t k = 0; k < nc; k++) y[k * plane + p] = beta ? y[k * plane + p] + O[p * 8 + k] : O[p * 8 + k];
 }
 
-/* Threads split the (image, block of 8 output channels, chunk of rows)
- * units. With a channel multiplier m, lane k of the block starting at c0
- * reads input plane (c0 + k) / m. */
+/* Threads split the (block of 8 output channels, image, chunk of rows)
+ * units, images inside blocks so that a block's weight vectors (KH*KW*8
+ * scalar loads) are built once for all images: on small maps they cost
+ * as much as the sums (D135). With a channel multiplier m, lane k of the
+ * block starting at c0 reads input plane (c0 + k) / m. */
 static void tsrt__conv_dwc(const tsrt_conv_args *v, int ith, int nth, void *ws)
 {
     tsrt__dwc g;
@@ -238,7 +267,7 @@ static void tsrt__conv_dwc(const tsrt_conv_args *v, int ith, int nth, void *ws)
     const int64_t u0 = units * ith / nth, u1 = units * (ith + 1) / nth;
     int64_t cur = -1, prev = -1; /* the weights' block; the unit in the tile */
     for (int64_t u = u0; u < u1; u++) {
-        const int64_t ch = u % nchunk, blk = u / nchunk % nblk, im = u / nchunk / nblk;
+        const int64_t ch = u % nchunk, im = u / nchunk % v->n, blk = u / nchunk / v->n;
         const int64_t c0 = blk * 8, nc = tsrt__min(8, v->o - c0);
         int64_t poff[8];
         for (int64_t k = 0; k < 8; k++) poff[k] = (tsrt__min(c0 + k, v->o - 1) / mult - c0 / mult) * v->h * v->w;
@@ -258,12 +287,17 @@ static void tsrt__conv_dwc(const tsrt_conv_args *v, int ith, int nth, void *ws)
         tsrt__v8 w9[9];
         const int k33 = kh == 3 && kw == 3 && dh == 1 && dw == 1;
         if (k33) memcpy(w9, wv, sizeof w9);
+        else memset(w9, 0, sizeof w9);   /* unread, but the compiler cannot tell */
+        /* the tile's rows and columns that hold input, not padding */
+        const int64_t r0 = i0 * sh - v->pad_h, pw = v->pad_w;
+        const int64_t rlo = tsrt__max(0, -r0), rhi = tsrt__min(g.trows, v->h - r0);
+        const int64_t clo = tsrt__min(g.wp, tsrt__max(0, pw)), chi = tsrt__max(clo, tsrt__min(g.wp, v->w + pw));
         if (k33 && sh == 1 && sw == 1)
-            tsrt__dwc_rows(T, g.wp, w9, 3, 3, 1, 1, 1, 1, nr, OW, O);
+            tsrt__dwc_rows(T, g.wp, w9, 3, 3, 1, 1, 1, 1, nr, OW, O, 0, 0, 0, 0, 0);
         else if (k33 && sh == 2 && sw == 2)
-            tsrt__dwc_rows(T, g.wp, w9, 3, 3, 2, 2, 1, 1, nr, OW, O);
+            tsrt__dwc_rows(T, g.wp, w9, 3, 3, 2, 2, 1, 1, nr, OW, O, 0, 0, 0, 0, 0);
         else
-            tsrt__dwc_rows(T, g.wp, wv, kh, kw, sh, sw, dh, dw, nr, OW, O);
+            tsrt__dwc_rows(T, g.wp, wv, kh, kw, sh, sw, dh, dw, nr, OW, O, 1, rlo, rhi, clo, chi);
         float *y = v->y + im * v->y_bs + c0 * plane + i0 * OW;
         tsrt__dwc_store(O, nr * OW, nc, y, plane, v->beta);
         tsrt__conv_epi(v, y, plane, im * v->o + c0, i0 * OW, nc, nr * OW);
