@@ -126,10 +126,13 @@ TSRT_FN int tsrt_conv_choose(const tsrt_conv_args *args)
 /* The form the shape's rules pick (below: tuning may pick another). */
 static inline int tsrt__conv_pre_rules(const tsrt_conv_args *v)
 {
-    /* Winograd where it has enough tiles (F(4x4); F(2x2) from 14x14),
-     * else GEMM_T where it pays, else F(2x2) on small maps or nothing */
+    /* F(4x4) where it has enough tiles, else GEMM_T where it pays, else
+     * F(2x2) or nothing. F(2x2) ahead of GEMM_T made the tuner keep it
+     * where the two time alike alone (ResNet-18's 128-channel 12x12: 282
+     * and 276 us) though in the model, its 16/9 larger weights cold,
+     * F(2x2) ran 450 us and GEMM_T 305 (D136) */
     const int wm = tsrt_conv_wg_pre(v);
-    if (wm == 4 || (wm == 2 && tsrt__wg2_unaided(v))) return wm;
+    if (wm == 4) return wm;
     if (tsrt__pt_applies(v) && tsrt__pt_worth(v)) return 1;
     return wm;
 }
