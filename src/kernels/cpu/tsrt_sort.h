@@ -48,6 +48,7 @@ static inline uint32_t tsrt__sort_key_f32(float a)
 #define TSRT__KEY_SIGNED(a) ((uint32_t)(int32_t)(a) ^ 0x80000000u)
 #define TSRT__KEY_UNSIGNED(a) ((uint32_t)(a))
 #define TSRT__KEY_F32(a) tsrt__sort_key_f32(a)
+#define TSRT__KEY_NONE(a) ((void)(a), 0u) /* 64-bit keys: never ranked */
 
 /* Lanes [lo, hi) of tsrt_sort by rank; KEY maps a T to its u32. */
 #define TSRT__SORT_RANK(T, KEY)                                                                                  \
@@ -130,16 +131,16 @@ static inline uint32_t tsrt__sort_key_f32(float a)
         }                                                                                                        \
     }
 
-/* 64-bit keys take the merge sort (KEY unused: sizeof(T) > 4) */
+/* 64-bit keys take the merge sort */
 TSRT__SORT_DEF(f32, float, TSRT__LESS_FP, TSRT__KEY_F32)
-TSRT__SORT_DEF(f64, double, TSRT__LESS_FP, TSRT__KEY_UNSIGNED)
+TSRT__SORT_DEF(f64, double, TSRT__LESS_FP, TSRT__KEY_NONE)
 TSRT__SORT_DEF(i8, int8_t, TSRT__LESS_INT, TSRT__KEY_SIGNED)
 TSRT__SORT_DEF(i16, int16_t, TSRT__LESS_INT, TSRT__KEY_SIGNED)
 TSRT__SORT_DEF(i32, int32_t, TSRT__LESS_INT, TSRT__KEY_SIGNED)
-TSRT__SORT_DEF(i64, int64_t, TSRT__LESS_INT, TSRT__KEY_UNSIGNED)
+TSRT__SORT_DEF(i64, int64_t, TSRT__LESS_INT, TSRT__KEY_NONE)
 TSRT__SORT_DEF(u8, uint8_t, TSRT__LESS_INT, TSRT__KEY_UNSIGNED)
 TSRT__SORT_DEF(u16, uint16_t, TSRT__LESS_INT, TSRT__KEY_UNSIGNED)
 TSRT__SORT_DEF(u32, uint32_t, TSRT__LESS_INT, TSRT__KEY_UNSIGNED)
-TSRT__SORT_DEF(u64, uint64_t, TSRT__LESS_INT, TSRT__KEY_UNSIGNED)
+TSRT__SORT_DEF(u64, uint64_t, TSRT__LESS_INT, TSRT__KEY_NONE)
 
 #endif
