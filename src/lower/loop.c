@@ -542,6 +542,10 @@ void ts_lkernel_print(ts_buf *b, const ts_lkernel *k)
             if (t->te_clamp & 2) ts_buf_printf(b, ", min %g", (double)t->te_hi);
             ts_buf_puts(b, "\n");
             put_ls(b, t->te_fill, 2);
+            if (t->te_rest) {   /* D138 */
+                ts_buf_puts(b, "  then on each block, dense as one row:\n");
+                put_ls(b, t->te_rest, 2);
+            }
         }
     }
     put_ls(b, k->body, 1);

@@ -192,6 +192,11 @@ typedef struct ts_ltmpl {
     ts_lx *te_res_off, *te_res_rs;
     int te_clamp;                   /* TSRT_TE_* bits (1 max, 2 min, 4 max by +0) */
     float te_lo, te_hi;
+    /* The epilogue only began with the terms (D138): te_rest is what
+     * follows them, the loops of epi with the terms' sum read back from
+     * the block, a function of the element alone (the runtime's
+     * tsrt_tepi.rest); epi stays whole. NULL: te is all of it. */
+    ts_ls *te_rest;
 } ts_ltmpl;
 
 /* A builder of kernels; owns the arena and the hash-consing table. */

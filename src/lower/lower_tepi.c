@@ -55,11 +55,14 @@ typedef struct subst {
     int vi, vj;
     ts_lx *i, *j, *p0, *p1;
     int budget;
+    const ts_lx *from; /* and this node by `to` (NULL: none) */
+    ts_lx *to;
 } subst;
 
 static ts_lx *rebuild(subst *s, ts_lx *x)
 {
     if (!x || --s->budget < 0) return NULL;
+    if (s->from && x == s->from) return s->to;
     if (x->k == TS_LX_VAR && x->var == s->vi && s->i) return s->i;
     if (x->k == TS_LX_VAR && x->var == s->vj && s->j) return s->j;
     if (x->k == TS_LX_PARAM && x->var == 0 && s->p0) return s->p0;
@@ -84,7 +87,7 @@ static ts_lx *rebuild(subst *s, ts_lx *x)
 
 static ts_lx *at(lctx *c, ts_lx *x, const int v[2], ts_lx *i, ts_lx *j, ts_lx *p0, ts_lx *p1)
 {
-    subst s = {c->p, v[0], v[1], i, j, p0, p1, BUDGET};
+    subst s = {c->p, v[0], v[1], i, j, p0, p1, BUDGET, NULL, NULL};
     return rebuild(&s, x);
 }
 
@@ -154,11 +157,150 @@ static const ts_lx *clamp_of(const ts_lx *x, ts_op op, double *cv)
     return NULL;
 }
 
+/* The adds of x, outermost first, down to the block's element at index
+ * idx: row, column and residual terms, applied inner first. Sets the
+ * descriptor's tables and residual in t; false when x is not of that form. */
+static bool te_terms(lctx *c, ts_ltmpl *t, const ts_lx *x, const ts_lx *idx, const int v[2])
+{
+    const ts_lx *term[3];
+    int kind[3], n = 0;
+    while (!(x->k == TS_LX_LOAD && x->var == TS_LBUF_BLOCK)) {
+        if (x->k != TS_LX_OP || x->op != TS_OP_ADD || x->dt != TS_DTYPE_F32 || n == 3) return false;
+        int budget = BUDGET;
+        const int carrier = uses(x->a[0], -1, -1, &budget) ? 0 : 1;
+        budget = BUDGET;
+        if (uses(x->a[1 - carrier], -1, -1, &budget) || budget < 0) return false;   /* the block on both sides */
+        term[n++] = x->a[1 - carrier];
+        x = x->a[carrier];
+    }
+    if (x->a[0] != idx) return false;   /* the block's own element */
+    for (int q = 0; q < n; q++) {
+        int b1 = BUDGET, b2 = BUDGET, b3 = BUDGET;
+        if (uses_other_params(term[q], &b3)) return false;
+        const bool col_dep = uses(term[q], v[1], 1, &b1), row_dep = uses(term[q], v[0], 0, &b2);
+        if (b1 < 0 || b2 < 0) return false;
+        kind[q] = !col_dep ? T_ROW : !row_dep ? T_COL : T_RES;
+        /* a table entry stands for P0 + i (P1 + j) as a whole: the term
+         * must not tell the two apart */
+        ts_lx *r = ts_lx_var(c->p, c->k->n_vars, 1), *z = ts_lx_int(c->p, 0);
+        if (kind[q] == T_ROW && at(c, (ts_lx *)term[q], v, z, NULL, r, NULL) != at(c, (ts_lx *)term[q], v, r, NULL, z, NULL))
+            return false;
+        if (kind[q] == T_COL && at(c, (ts_lx *)term[q], v, NULL, z, NULL, r) != at(c, (ts_lx *)term[q], v, NULL, r, NULL, z))
+            return false;
+        if (q && kind[q] >= kind[q - 1]) return false;   /* applied inner first: row, col, res */
+    }
+    /* the table lengths: the epilogue's rows and columns */
+    ts_lx *rows, *cols;
+    if (t->kind == TS_TMPL_GEMM) {
+        rows = ts_lx_is_int(t->arg[8], 0) ? t->arg[0] : ts_lx_mul(c->p, t->arg[0], t->arg[8]);
+        cols = t->arg[1];
+    } else {
+        rows = ts_lx_mul(c->p, t->arg[0], t->arg[4]);
+        cols = ts_lx_mul(c->p, t->arg[7], t->arg[8]);
+    }
+    ts_ls *fills = NULL, **tail = &fills;
+    t->te_rows = t->te_cols = NULL;
+    t->te_res = -1;
+    for (int q = n - 1; q >= 0; q--) {
+        if (kind[q] == T_RES) {
+            if (!residual(c, t, term[q], v)) return false;
+            continue;
+        }
+        const bool r = kind[q] == T_ROW;
+        ts_ls *f = fill(c, (ts_lx *)term[q], v, r, r ? rows : cols, r ? TS_LBUF_TEROW : TS_LBUF_TECOL);
+        if (!f) return false;
+        *tail = f, tail = &f->next;
+        if (r) t->te_rows = rows;
+        else t->te_cols = cols;
+    }
+    t->te_fill = fills;
+    return true;
+}
+
+/* Whether x is a sum of the block's element at idx and terms that do not
+ * read the block (one add at least). */
+static bool block_sum(const ts_lx *x, const ts_lx *idx)
+{
+    int n = 0;
+    for (; x->k == TS_LX_OP && x->op == TS_OP_ADD && x->dt == TS_DTYPE_F32; n++) {
+        int b0 = BUDGET, b1 = BUDGET;
+        const bool u0 = uses(x->a[0], -1, -1, &b0), u1 = uses(x->a[1], -1, -1, &b1);
+        if (u0 == u1 || b0 < 0 || b1 < 0) return false;
+        x = x->a[u0 ? 0 : 1];
+    }
+    return n > 0 && x->k == TS_LX_LOAD && x->var == TS_LBUF_BLOCK && x->a[0] == idx;
+}
+
+/* The one sum of the block's element and terms (block_sum) through which
+ * x reads the block, in *sum; false when x reads the block otherwise or
+ * through two different sums. Trees are hash-consed: SiLU's two reads of
+ * bias + block are one node. */
+static bool find_sum(const ts_lx *x, const ts_lx *idx, const ts_lx **sum, int *budget)
+{
+    if (!x || --*budget < 0) return false;
+    int b = BUDGET;
+    if (!uses(x, -1, -1, &b)) return b >= 0;
+    if (block_sum(x, idx)) {
+        if (*sum && *sum != x) return false;
+        *sum = x;
+        return true;
+    }
+    if (x->k == TS_LX_LOAD) return false;   /* the block itself, or a load indexed by it */
+    for (int i = 0; i < 3; i++)
+        if (x->a[i] && !find_sum(x->a[i], idx, sum, budget)) return false;
+    return true;
+}
+
+/* x with node `from` replaced by `to` (hash-consing constructors). */
+static ts_lx *replace(lctx *c, ts_lx *x, const ts_lx *from, ts_lx *to)
+{
+    subst s = {c->p, -1, -1, NULL, NULL, NULL, NULL, BUDGET, from, to};
+    return rebuild(&s, x);
+}
+
+/* Whether x depends on nothing of the block's coordinates but through
+ * `elem` (the block's element): no loop variable, no block parameter. */
+static bool of_element(const ts_lx *x, const ts_lx *elem, int *budget)
+{
+    if (!x || --*budget < 0) return false;
+    if (x == elem) return true;
+    if (x->k == TS_LX_VAR || x->k == TS_LX_PARAM || x->k == TS_LX_ACC) return false;
+    if (x->k == TS_LX_LOAD && x->var == TS_LBUF_BLOCK) return false;
+    for (int i = 0; i < 3; i++)
+        if (x->a[i] && !of_element(x->a[i], elem, budget)) return false;
+    return true;
+}
+
+/* The epilogue split (D138): its terms as the descriptor, when every read
+ * of the block goes through one sum of them with the block, and what
+ * follows (a SiLU, a GELU) is a function of that sum alone, which
+ * te_rest computes from the block after the runtime has added them. */
+static bool te_split(lctx *c, ts_ltmpl *t, const ts_ls *li, const ts_ls *lj, const ts_ls *st, const int v[2])
+{
+    const ts_lx *sum = NULL;
+    int budget = BUDGET;
+    if (!find_sum(st->value, st->index, &sum, &budget) || !sum || sum == st->value) return false;
+    ts_lx *elem = ts_lx_load(c->p, TS_DTYPE_F32, TS_LBUF_BLOCK, st->index);
+    ts_lx *rest = elem ? replace(c, st->value, sum, elem) : NULL;
+    budget = BUDGET;
+    if (!rest || !of_element(rest, elem, &budget)) return false;
+    if (!te_terms(c, t, sum, st->index, v)) return false;
+    ts_ls *fi = ts_ls_new(c->p, TS_LS_FOR), *fj = ts_ls_new(c->p, TS_LS_FOR), *s = ts_ls_new(c->p, TS_LS_STORE);
+    if (!fi || !fj || !s) return false;
+    *fi = *li, *fj = *lj, *s = *st;
+    fi->body = fj, fj->body = s, s->value = rest;
+    fi->next = fj->next = s->next = NULL;
+    t->te_rest = fi;
+    t->te_clamp = 0;
+    return true;
+}
+
 void ts_lw_tile_epilogue(lctx *c)
 {
     ts_ltmpl *t = c->k->tmpl;
     t->te = false;
     t->te_res = -1;
+    t->te_rest = NULL;
     const ts_ls *li = t->epi, *lj = li ? li->body : NULL, *st = lj ? lj->body : NULL;
     if (!st || li->k != TS_LS_FOR || li->next || lj->k != TS_LS_FOR || lj->next || st->k != TS_LS_STORE || st->next ||
         st->buf != TS_LBUF_BLOCK || st->value->dt != TS_DTYPE_F32)
@@ -175,60 +317,23 @@ void ts_lw_tile_epilogue(lctx *c)
     if ((in = clamp_of(x, TS_OP_MAX, &cv))) {
         clamp |= 1 | (cv == 0 && !signbit(cv) ? 4 : 0), lo = (float)cv, x = in;
     }
-    /* the adds, outermost first; the block at the bottom */
-    const ts_lx *term[3];
-    int kind[3], n = 0;
-    while (!(x->k == TS_LX_LOAD && x->var == TS_LBUF_BLOCK)) {
-        if (x->k != TS_LX_OP || x->op != TS_OP_ADD || x->dt != TS_DTYPE_F32 || n == 3) return;
-        int budget = BUDGET;
-        const int carrier = uses(x->a[0], -1, -1, &budget) ? 0 : 1;
-        budget = BUDGET;
-        if (uses(x->a[1 - carrier], -1, -1, &budget) || budget < 0) return;   /* the block on both sides */
-        term[n++] = x->a[1 - carrier];
-        x = x->a[carrier];
+    if (te_terms(c, t, x, st->index, v)) {
+        t->te_clamp = clamp;
+        t->te_lo = lo;
+        t->te_hi = hi;
+        t->te = true;
+        return;
     }
-    if (x->a[0] != st->index) return;   /* the block's own element */
-    for (int q = 0; q < n; q++) {
-        int b1 = BUDGET, b2 = BUDGET, b3 = BUDGET;
-        if (uses_other_params(term[q], &b3)) return;
-        const bool col_dep = uses(term[q], v[1], 1, &b1), row_dep = uses(term[q], v[0], 0, &b2);
-        if (b1 < 0 || b2 < 0) return;
-        kind[q] = !col_dep ? T_ROW : !row_dep ? T_COL : T_RES;
-        /* a table entry stands for P0 + i (P1 + j) as a whole: the term
-         * must not tell the two apart */
-        ts_lx *r = ts_lx_var(c->p, c->k->n_vars, 1), *z = ts_lx_int(c->p, 0);
-        if (kind[q] == T_ROW && at(c, (ts_lx *)term[q], v, z, NULL, r, NULL) != at(c, (ts_lx *)term[q], v, r, NULL, z, NULL))
-            return;
-        if (kind[q] == T_COL && at(c, (ts_lx *)term[q], v, NULL, z, NULL, r) != at(c, (ts_lx *)term[q], v, NULL, r, NULL, z))
-            return;
-        if (q && kind[q] >= kind[q - 1]) return;   /* applied inner first: row, col, res */
-    }
-    /* the table lengths: the epilogue's rows and columns */
-    ts_lx *rows, *cols;
-    if (t->kind == TS_TMPL_GEMM) {
-        rows = ts_lx_is_int(t->arg[8], 0) ? t->arg[0] : ts_lx_mul(c->p, t->arg[0], t->arg[8]);
-        cols = t->arg[1];
-    } else {
-        rows = ts_lx_mul(c->p, t->arg[0], t->arg[4]);
-        cols = ts_lx_mul(c->p, t->arg[7], t->arg[8]);
-    }
-    ts_ls *fills = NULL, **tail = &fills;
+    t->te_res = -1;
+    t->te_fill = NULL;
     t->te_rows = t->te_cols = NULL;
-    for (int q = n - 1; q >= 0; q--) {
-        if (kind[q] == T_RES) {
-            if (!residual(c, t, term[q], v)) return;
-            continue;
-        }
-        const bool r = kind[q] == T_ROW;
-        ts_ls *f = fill(c, (ts_lx *)term[q], v, r, r ? rows : cols, r ? TS_LBUF_TEROW : TS_LBUF_TECOL);
-        if (!f) return;
-        *tail = f, tail = &f->next;
-        if (r) t->te_rows = rows;
-        else t->te_cols = cols;
+    if (te_split(c, t, li, lj, st, v)) {
+        t->te_lo = t->te_hi = 0;
+        t->te = true;
+        return;
     }
-    t->te_fill = fills;
-    t->te_clamp = clamp;
-    t->te_lo = lo;
-    t->te_hi = hi;
-    t->te = true;
+    t->te_res = -1;
+    t->te_fill = NULL;
+    t->te_rows = t->te_cols = NULL;
+    t->te_rest = NULL;
 }

@@ -571,17 +571,42 @@ def test_scan_strided():
         close("scan strided: tanh scan cpu vs interpreter", got[1], ref[1], rtol=1e-5, atol=1e-5)
 
 
+def test_epilogue_split():
+    """An epilogue that begins with a bias and goes on (a SiLU, a max of
+    x and tanh x) is split (D138): the bias is the runtime's tile
+    epilogue, what follows a callback of the element alone, which runs on
+    a dense block as one row (a 3x3 map's rows of 9 kept the SiLU
+    scalar). A depthwise conv on 3x3 maps and a GEMM with a column bias.
+    Golden loop listing; against the interpreter."""
+    model = os.path.join(MODELS, "epilogue_split.ir")
+    ok, so, se = listing_matches("epilogue_split", "loops")
+    check("epilogue split: golden loops", ok and so.count("then on each block, dense as one row") == 2, so + se)
+    g = np.random.default_rng(43)
+    arrays = {"x": 3 * g.standard_normal((2, 24, 3, 3)).astype(np.float32),
+              "w": g.standard_normal((24, 1, 5, 5)).astype(np.float32),
+              "b": g.standard_normal(24).astype(np.float32),
+              "a": g.standard_normal((5, 7)).astype(np.float32),
+              "m": g.standard_normal((7, 20)).astype(np.float32),
+              "c": g.standard_normal(20).astype(np.float32)}
+    arrays["x"][1, 3, 1, 1] = np.float32(-200.0)   # exp(200) is inf: the SiLU is -0
+    got, ref = cpu_and_interp(model, arrays, "epilogue_split")
+    if got and ref and check("epilogue split: two outputs", len(got) == len(ref) == 2):
+        close("epilogue split: conv SiLU cpu vs interpreter", got[0], ref[0], rtol=1e-5, atol=1e-5)
+        close("epilogue split: GEMM cpu vs interpreter", got[1], ref[1], rtol=1e-5, atol=1e-5)
+
+
 def test_tail_lanes():
     """A vector loop of one store with a remainder computes its last 16
     values first, then the loop without the remainder, then stores them
     (D128): a SiLU epilogue over a 6x6 map's rows (36 = 2 x 16 + 4), a
     tanh over rows of 37, and a max pool's two passes over rows of 37 and
     18 (the exact max: NaN and -0 in the last lanes). All four loops take
-    it (`--emit c`), and the outputs are the interpreter's (the pool's bit
+    it (`--emit c`; the SiLU twice: the whole epilogue, and its part after
+    the bias, D138), and the outputs are the interpreter's (the pool's bit
     for bit)."""
     model = os.path.join(MODELS, "tail_lanes.ir")
     rc, so, se = tessera("ir", model, "--emit", "c")
-    check("tail lanes: four loops", rc == 0 and so.count("float tl") == 4, so[-2000:] + se)
+    check("tail lanes: five loops", rc == 0 and so.count("float tl") == 5 and "_rest(" in so, so[-2000:] + se)
     g = np.random.default_rng(29)
     q = g.standard_normal((2, 3, 5, 37)).astype(np.float32)
     q[0, 0, 1, 35] = np.nan   # in the remainder lanes

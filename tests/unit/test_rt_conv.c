@@ -283,6 +283,17 @@ static void test_dw_small_maps(void)
         {1, 16, 4, 5, 16, 5, 5, 16, 1, 1, 4, 4, 4, 4, 2, 2, 1, 1, 0, 1, 0},
         {2, 10, 5, 4, 10, 5, 3, 10, 1, 2, 3, 0, 1, 2, 1, 1, 1, 1, 0, 1, 0},
         {1, 8, 7, 6, 8, 5, 5, 8, 1, 1, -1, 2, 3, -1, 1, 1, 1, 1, 1, 0, 0},
+        /* D137's whole-plane loads: 8 lanes of 3x3 planes (9 positions,
+         * the last 8 overlapping), a channel multiplier, input rows and
+         * columns no output reads (6x6 at stride 2 without padding: row
+         * and column 5 lie outside the tile), a 2x2 map (4 positions:
+         * the row path), a partial block after whole ones */
+        {2, 16, 3, 3, 16, 5, 5, 16, 1, 1, 2, 2, 2, 2, 1, 1, 1, 1, 0, 1, 0},
+        {2, 16, 3, 3, 32, 5, 5, 16, 1, 1, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 0},
+        {2, 8, 6, 6, 8, 3, 3, 8, 2, 2, 0, 0, 0, 0, 1, 1, 1, 1, 0, 1, 1},
+        {3, 24, 6, 6, 24, 5, 5, 24, 2, 2, 2, 1, 1, 2, 1, 1, 1, 1, 0, 1, 0},
+        {2, 8, 2, 2, 8, 5, 5, 8, 1, 1, 2, 2, 2, 2, 1, 1, 1, 1, 0, 1, 0},
+        {2, 12, 4, 4, 12, 3, 3, 12, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_conv(&cases[i]);
 }
@@ -453,7 +464,7 @@ static void test_choose(void)
  * channel, a dense residual and ReLU6, through te and through the callback
  * alone: bit for bit equal, and the callback silent beside te. */
 static int te_conv(int64_t n, int64_t c, int64_t h, int64_t o, int64_t k, int64_t st, int64_t p, int64_t g, int algo,
-                   int nth, int beta)
+                   int nth, int beta, int split)
 {
     const int64_t oh = (h + 2 * p - k) / st + 1, plane = oh * oh, ny = n * o * plane;
     float *x = malloc(sizeof(float) * (size_t)(n * c * h * h)), *w = malloc(sizeof(float) * (size_t)(o * c / g * k * k));
@@ -466,17 +477,21 @@ static int te_conv(int64_t n, int64_t c, int64_t h, int64_t o, int64_t k, int64_
     /* clamped by -0 on 3 threads: the +0 of MAX_PZ then changes bits */
     tsrt_tepi te = {.row = row, .res = res, .res_rs = plane, .lo = nth == 3 ? -0.0f : 0.0f, .hi = 0.75f,
                     .clamp = TSRT_TE_MAX | TSRT_TE_MAX_PZ | TSRT_TE_MIN};
-    te_ctx e1 = {&te, 0}, e2 = {&te, 0};
+    /* split: the terms, then te.rest (D138), against the whole callback */
+    te_ctx e1 = {&te, 0, split}, e2 = e1;
     tsrt_conv_args cv = {.n = n, .c = c, .h = h, .w = h, .o = o, .kh = k, .kw = k, .oh = oh, .ow = oh, .groups = g,
                          .stride_h = st, .stride_w = st, .pad_h = p, .pad_w = p, .x = x, .wt = w, .y = y1,
                          .beta = beta, .epi = epi_te, .epi_ctx = &e1};
     unsigned char *ws = malloc(tsrt_conv_workspace(&cv) + 3);
     int ok = 1;
     for (int ith = 0; ith < nth; ith++) ok &= tsrt_conv(&cv, algo, ith, nth, ws + 3) == 0;
+    te_ctx er = {&te, 0, 0};
+    if (split) te.rest = epi_rest, te.rest_ctx = &er;
     cv.y = y2, cv.epi_ctx = &e2, cv.te = &te;
     for (int ith = 0; ith < nth; ith++) ok &= tsrt_conv(&cv, algo, ith, nth, ws + 3) == 0;
     ok &= memcmp(y1, y2, sizeof(float) * (size_t)ny) == 0;
     if (e2.calls) ok = 0, fprintf(stderr, "  the callback ran %d times beside te\n", e2.calls);
+    if (split && !er.calls) ok = 0, fprintf(stderr, "  te.rest never ran\n");
     free(x), free(w), free(y1), free(y2), free(row), free(res), free(ws);
     return ok;
 }
@@ -493,8 +508,10 @@ static void test_tile_epilogue(void)
         {1, 40, 10, 45, 1, 1, 0, 1, TSRT_CONV_GEMM_1X1},   /* a 3-row tile, a 4-column panel */
         {2, 8, 11, 12, 3, 2, 1, 2, TSRT_CONV_PHASED},      /* groups */
         {1, 5, 9, 7, 3, 1, 1, 1, TSRT_CONV_IM2COL},
-        {1, 8, 12, 8, 3, 1, 1, 8, TSRT_CONV_DEPTHWISE},    /* channel vectors; AVX-512: positions in lanes */
-        {2, 5, 7, 5, 3, 1, 1, 5, TSRT_CONV_DEPTHWISE},     /* 7x7: lanes across rows */
+        {1, 8, 12, 8, 3, 1, 1, 8, TSRT_CONV_DEPTHWISE},    /* channel vectors: whole planes (D137) */
+        {1, 8, 13, 8, 3, 1, 1, 8, TSRT_CONV_DEPTHWISE},    /* AVX-512: positions in lanes */
+        {2, 5, 15, 5, 3, 1, 1, 5, TSRT_CONV_DEPTHWISE},    /* AVX-512: lanes across rows */
+        {2, 5, 7, 5, 3, 1, 1, 5, TSRT_CONV_DEPTHWISE},     /* 7x7: whole planes, a partial block */
         {1, 3, 37, 3, 3, 2, 1, 3, TSRT_CONV_DEPTHWISE},    /* stride 2, 19 outputs a row: 16 + 3 */
         {1, 4, 20, 4, 3, 2, 1, 4, TSRT_CONV_DEPTHWISE},    /* stride 2, even side */
         {2, 6, 12, 12, 3, 2, 1, 6, TSRT_CONV_DEPTHWISE},   /* multiplier 2: the per-channel path */
@@ -503,9 +520,10 @@ static void test_tile_epilogue(void)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         for (int nth = 1; nth <= 3; nth++)
-            CHECK_MSG(te_conv(cases[i].n, cases[i].c, cases[i].h, cases[i].o, cases[i].k, cases[i].s, cases[i].p,
-                              cases[i].g, cases[i].algo, nth, nth == 2),
-                      "te conv case %zu (%s) nth %d", i, tsrt_conv_algo_name(cases[i].algo), nth);
+            for (int split = 0; split < 2; split++)
+                CHECK_MSG(te_conv(cases[i].n, cases[i].c, cases[i].h, cases[i].o, cases[i].k, cases[i].s, cases[i].p,
+                                  cases[i].g, cases[i].algo, nth, nth == 2, split),
+                          "te conv case %zu (%s) nth %d split %d", i, tsrt_conv_algo_name(cases[i].algo), nth, split);
 }
 
 /* ---- Winograd weights transformed once (D38) --------------------------------- */
@@ -634,7 +652,7 @@ static int pt_case(int64_t n, int64_t c, int64_t h, int64_t wd, int64_t o, int64
     for (int64_t i = 0; i < P; i++) col[i] = frand();
     tsrt_tepi te = {.row = row, .col = col, .res = res, .res_rs = P, .lo = 0.0f, .hi = 0.75f,
                     .clamp = TSRT_TE_MAX | TSRT_TE_MAX_PZ | TSRT_TE_MIN};
-    te_ctx e = {&te, 0};
+    te_ctx e = {&te, 0, 0};
     tsrt_conv_args cv = {.n = n, .c = c, .h = h, .w = wd, .o = o, .kh = k, .kw = k, .oh = oh, .ow = ow,
                          .stride_h = st, .stride_w = st, .pad_h = p, .pad_w = p, .x = x, .wt = w, .y = y,
                          .beta = beta};
@@ -668,7 +686,7 @@ static int pt_case(int64_t n, int64_t c, int64_t h, int64_t wd, int64_t o, int64
                 const int64_t yi = (img * o + oc) * P + q;
                 if (beta) d += y0[yi], mag += fabs(y0[yi]);
                 float v = (float)d;
-                te_ctx e2 = {&te, 0};
+                te_ctx e2 = {&te, 0, 0};
                 epi_te(&e2, &v, 0, 1, img * o + oc, q, 1, 1);
                 const double tol = (double)(K + 3) * FLT_EPSILON * mag + 1e-6;
                 if (isnan(v) ? !isnan(y[yi]) : !(fabs((double)y[yi] - v) <= tol)) {

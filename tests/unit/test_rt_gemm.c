@@ -535,7 +535,9 @@ static int te_case(int64_t M, int64_t N, int64_t K, int64_t B, int lb_kind, int 
     tsrt_tepi te = {.row = terms & 1 ? row : NULL, .col = terms & 2 ? col : NULL, .res = terms & 4 ? res : NULL,
                     .res_rs = Q, .lo = terms & 32 ? -1.5f : terms & 1 ? 0.0f : -0.0f, .hi = 1.0f};
     te.clamp = (terms & 8 ? TSRT_TE_MAX | (terms & 32 ? 0 : TSRT_TE_MAX_PZ) : 0) | (terms & 16 ? TSRT_TE_MIN : 0);
-    te_ctx e1 = {&te, 0}, e2 = {&te, 0};
+    /* terms & 64: split, the terms then te.rest (D138) */
+    te_ctx e1 = {&te, 0, terms & 64 ? 1 : 0}, e2 = e1, er = {&te, 0, 0};
+    if (terms & 64) te.rest = epi_rest, te.rest_ctx = &er;
     tsrt_sgemm_args g = {.m = M, .n = N, .k = K, .a = a, .a_rs = la.rs, .a_cs = la.cs, .b = b, .b_rs = lb.rs,
                          .b_cs = lb.cs, .c = c1, .c_rs = lc.rs, .c_cs = lc.cs, .beta = beta, .epi = epi_te,
                          .epi_ctx = &e1, .batch = B, .a_bs = la.bs, .b_bs = lb.bs, .c_bs = lc.bs};
@@ -552,6 +554,7 @@ static int te_case(int64_t M, int64_t N, int64_t K, int64_t B, int lb_kind, int 
     int ok = memcmp(c1, c2, sizeof(float) * (size_t)lc.size) == 0;
     const int swapped = lc.cs != 1 && lc.rs == 1;
     if (!swapped && M * N > 0 && e2.calls) ok = 0, fprintf(stderr, "  the callback ran %d times beside te\n", e2.calls);
+    if (!swapped && M * N > 0 && (terms & 64) && !er.calls) ok = 0, fprintf(stderr, "  te.rest never ran\n");
     for (ptrdiff_t i = 0; !ok && i < lc.size; i++)
         if (memcmp(&c1[i], &c2[i], sizeof(float))) {
             fprintf(stderr, "  element %lld: callback %a, te %a\n", (long long)i, c1[i], c2[i]);
@@ -578,11 +581,12 @@ static void test_tile_epilogue(void)
             const int lc = v % 5 == 4 ? COL : v % 5 == 3 ? PADDED : ROW, beta = v % 2, nth = 1 + v % 3;
             const int packed = v % 4 == 1 && shapes[s][3] == 1;
             const int lb = !packed && v % 3 == 2 ? COL : ROW;   /* COL: a row times columns (m = 1) */
-            CHECK_MSG(te_case(shapes[s][0], shapes[s][1], shapes[s][2], shapes[s][3], lb, lc, beta, terms, nth,
+            const int tt = terms | (v % 4 == 2 ? 64 : 0);       /* a quarter split (D138) */
+            CHECK_MSG(te_case(shapes[s][0], shapes[s][1], shapes[s][2], shapes[s][3], lb, lc, beta, tt, nth,
                               packed),
                       "te %lldx%lldx%lld batch %lld B layout %d C layout %d beta %d terms %d nth %d packed %d",
                       (long long)shapes[s][0], (long long)shapes[s][1], (long long)shapes[s][2],
-                      (long long)shapes[s][3], lb, lc, beta, terms, nth, packed);
+                      (long long)shapes[s][3], lb, lc, beta, tt, nth, packed);
         }
 }
 

@@ -727,6 +727,7 @@ ts_status ts_emit_c_kernel(ts_buf *out, const ts_lkernel *k, ts_err *err)
     if (k->tmpl) {
         max_id_ls(k->tmpl->epi, &nids);
         max_id_ls(k->tmpl->te_fill, &nids);
+        max_id_ls(k->tmpl->te_rest, &nids);
         for (int i = 0; i < k->tmpl->n_args; i++) max_id_lx(k->tmpl->arg[i], &nids);
         ts_lx *te_x[4] = {k->tmpl->te_rows, k->tmpl->te_cols, k->tmpl->te_res_off, k->tmpl->te_res_rs};
         for (int i = 0; i < 4; i++) max_id_lx(te_x[i], &nids);

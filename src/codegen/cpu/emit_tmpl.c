@@ -118,9 +118,11 @@ static void conv_pack_fns(em *e, const ts_lkernel *k)
         conv_args(out, t, names);
         /* the form is timed with the epilogue the kernel calls per block
          * (D126): a costly one (SiLU) favours the algorithms whose blocks
-         * are rows of positions */
-        if (t->epi && !t->te && t->prepack_pre)
-            ts_buf_printf(out, "    %s_ctx ctx = {bufs, D};\n    a.epi = %s_epi; a.epi_ctx = &ctx;\n", k->name, k->name);
+         * are rows of positions; after a tile epilogue's terms, what
+         * follows them (D138) */
+        if (t->epi && (!t->te || t->te_rest) && t->prepack_pre)
+            ts_buf_printf(out, "    %s_ctx ctx = {bufs, D};\n    a.epi = %s_%s; a.epi_ctx = &ctx;\n", k->name, k->name,
+                          t->te_rest ? "rest" : "epi");
         /* timed as the kernel will split it (D130): the runtime packs on
          * the pool the kernel runs on */
         ts_buf_printf(out, "    a.wt = b%d;\n    a.threads = nth;\n    const int m = %s;\n", t->b,
@@ -170,7 +172,7 @@ static void te_tables(em *e, const ts_ltmpl *t, const char *tail)
 /* The tile epilogue (D32) of the template call `var` (g or a): the tables
  * filled in this thread's workspace after the template's part (te_row
  * declared there by the caller), then the descriptor. */
-static void te_setup(em *e, const ts_ltmpl *t, const char *var)
+static void te_setup(em *e, const ts_lkernel *k, const ts_ltmpl *t, const char *var)
 {
     ts_buf *out = e->out;
     te_tables(e, t, "");
@@ -187,6 +189,7 @@ static void te_setup(em *e, const ts_ltmpl *t, const char *var)
         ts_buf_free(&o);
         ts_buf_free(&r);
     }
+    if (t->te_rest) ts_buf_printf(out, "    te.rest = %s_rest; te.rest_ctx = &ctx;\n", k->name);
     ts_buf_printf(out, "    te.lo = %a; te.hi = %a; te.clamp = %d;\n    %s.te = &te;\n", (double)t->te_lo,
                   (double)t->te_hi, t->te_clamp, var);
 }
@@ -244,6 +247,21 @@ void ts_em_template_kernel(em *e, const ts_lkernel *k)
         ts_em_stmts(e, t->epi);
         ts_buf_puts(out, "}\n");
     }
+    if (t->te_rest) {
+        /* what follows the tile epilogue's terms (D138): element by
+         * element, so a dense block is one row (a 3x3 map's rows of 9
+         * left its SiLU mostly scalar) */
+        ts_buf_printf(out, "static void %s_rest(void *vctx, float *restrict block, ptrdiff_t rs, ptrdiff_t cs, int64_t m0,\n"
+                           "    int64_t n0, int64_t mb, int64_t nb)\n{\n", k->name);
+        ts_buf_printf(out, "    const %s_ctx *ctx = vctx;\n    void *const *bufs = ctx->bufs;\n    const int64_t *D = ctx->D;\n"
+                           "    (void)bufs; (void)D; (void)cs;\n", k->name);
+        ts_em_prologue(e, k);
+        ts_buf_puts(out, "    const int dense = rs == nb;\n"
+                         "    const int64_t P0 = m0, P1 = n0, P2 = dense ? 1 : mb, P3 = dense ? mb * nb : nb, P4 = rs;\n");
+        ts_em_reset(e);
+        ts_em_stmts(e, t->te_rest);
+        ts_buf_puts(out, "}\n");
+    }
     /* workspace bytes per thread */
     ts_buf_printf(out, "\nsize_t %s_ws(const int64_t *D)\n{\n    (void)D;\n", k->name);
     for (int i = 0; i < k->n_dims; i++) ts_buf_printf(out, "    const int64_t D%d = D[%d];\n", i, i);
@@ -280,7 +298,7 @@ void ts_em_template_kernel(em *e, const ts_lkernel *k)
         if (t->te) {
             ts_buf_printf(out, "    float *te_row = tsrt__align((char *)ws + tsrt_sgemm_workspace(%s, %s, %s));\n",
                           names[0].data, names[1].data, names[2].data);
-            te_setup(e, t, "g");
+            te_setup(e, k, t, "g");
         }
         ts_buf_puts(out, "    tsrt_sgemm(&g, ith, nth, ws);\n}\n");
     } else {
@@ -299,7 +317,7 @@ void ts_em_template_kernel(em *e, const ts_lkernel *k)
         if (epi) ts_buf_printf(out, "    a.epi = %s_epi; a.epi_ctx = &ctx;\n", k->name);
         if (t->te) {
             ts_buf_puts(out, "    float *te_row = tsrt__align((char *)ws + tsrt_conv_workspace(&a));\n");
-            te_setup(e, t, "a");
+            te_setup(e, k, t, "a");
         }
         ts_buf_puts(out, "    tsrt_conv(&a, TSRT_CONV_AUTO, ith, nth, ws);\n}\n");
     }

@@ -78,7 +78,13 @@ typedef void (*tsrt_epilogue_fn)(void *ctx, float *c, ptrdiff_t rs, ptrdiff_t cs
  * is kept; max(-0, +0) = +0 through the + 0.0 (the primitives' rule;
  * min(x, -0) is not expressible and never flagged). A template given one
  * uses it wherever it computes a tile with unit column stride and calls
- * the callback, which must mean the same, everywhere else. */
+ * the callback, which must mean the same, everywhere else.
+ *
+ * An epilogue that only begins with such terms (a bias, then SiLU) is
+ * split (D138): the descriptor holds the terms, and `rest` the callback
+ * of what follows, which the template calls on each finished block after
+ * the terms, where it would have called the callback; the full callback
+ * still runs where the descriptor cannot. */
 enum { TSRT_TE_MAX = 1, TSRT_TE_MIN = 2, TSRT_TE_MAX_PZ = 4 };
 
 typedef struct tsrt_tepi {
@@ -86,6 +92,8 @@ typedef struct tsrt_tepi {
     ptrdiff_t res_rs;
     float lo, hi;
     int clamp; /* TSRT_TE_* */
+    tsrt_epilogue_fn rest; /* NULL: nothing after the terms */
+    void *rest_ctx;
 } tsrt_tepi;
 
 /* The descriptor of the tile whose element (0, 0) is (r, q). */

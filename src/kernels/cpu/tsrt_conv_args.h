@@ -89,8 +89,8 @@ static inline void tsrt__conv_epi(const tsrt_conv_args *v, float *y, ptrdiff_t r
     if (v->te) {
         const tsrt_tepi t = tsrt__te_at(v->te, m0, n0);
         tsrt__te_tile(&t, y, rs, mb, nb);
-    } else if (v->epi)
-        v->epi(v->epi_ctx, y, rs, 1, m0, n0, mb, nb);
+    }
+    if (v->epi) v->epi(v->epi_ctx, y, rs, 1, m0, n0, mb, nb);
 }
 
 /* The arguments with defaults applied (0 -> 1, 0 -> dense strides). */
@@ -108,6 +108,8 @@ static inline tsrt_conv_args tsrt__conv_norm(const tsrt_conv_args *a)
 #undef TSRT__ONE
     if (!v.x_bs) v.x_bs = v.c * v.h * v.w;
     if (!v.y_bs) v.y_bs = v.o * v.oh * v.ow;
+    /* every algorithm honours te: the callback is then what follows it */
+    if (v.te) v.epi = v.te->rest, v.epi_ctx = v.te->rest_ctx;
     return v;
 }
 

@@ -558,7 +558,7 @@ TSRT__OUTLINE void tsrt__pw_range(const tsrt__gop *op, int64_t i0, int64_t i1, i
                 else
                     tsrt__pw_edge_rows(K, pa, pb + jr * K, c + jr, rs, op->beta, mr, nr, te);
             }
-            if (op->epi && !op->te) tsrt__epi(op, ir, jc, mr, nc);
+            if (op->epi) tsrt__epi(op, ir, jc, mr, nc);
         }
     }
 }

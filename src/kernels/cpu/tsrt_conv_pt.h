@@ -361,7 +361,7 @@ static void tsrt__conv_pt(const tsrt_conv_args *v, int ith, int nth, void *ws)
                 else if (mr == 12) tsrt__pt_tile12(K, g.xq + base, off, pos, b, y, P, mr, nr, v->beta, tp, pn, pns);
                 else if (c && mr == 14) tsrt__pt_tile_c14(K, g.xq + base, off, b, y, P, mr, nr, v->beta, tp, pn, pns);
                 else tsrt__pt_tile14(K, g.xq + base, off, pos, b, y, P, mr, nr, v->beta, tp, pn, pns);
-                if (!v->te && v->epi) v->epi(v->epi_ctx, y, P, 1, img * O + o0, p0, nr, mr);
+                if (v->epi) v->epi(v->epi_ctx, y, P, 1, img * O + o0, p0, nr, mr);
             }
     }
 }

@@ -195,8 +195,8 @@ static void tsrt__gemm_k0(const tsrt__gop *op, int64_t i0, int64_t i1, int64_t j
             if (op->te) {
                 const tsrt_tepi te = tsrt__te_at(op->te, op->epi_m0 + ic, op->epi_n0 + jc);
                 tsrt__te_tile(&te, op->c + ic * op->c_rs + jc, op->c_rs, mb, nb);
-            } else if (op->epi)
-                tsrt__epi(op, ic, jc, mb, nb);
+            }
+            if (op->epi) tsrt__epi(op, ic, jc, mb, nb);
         }
 }
 
@@ -405,8 +405,8 @@ static void tsrt__rows_cols(const tsrt__gop *op, int64_t i0, int64_t i1, int64_t
         if (op->te) {
             const tsrt_tepi te = tsrt__te_at(op->te, op->epi_m0 + i0, op->epi_n0 + jc);
             tsrt__te_tile(&te, op->c + i0 * op->c_rs + jc, op->c_rs, i1 - i0, nb);
-        } else if (op->epi)
-            tsrt__epi(op, i0, jc, i1 - i0, nb);
+        }
+        if (op->epi) tsrt__epi(op, i0, jc, i1 - i0, nb);
     }
 }
 
@@ -555,7 +555,7 @@ TSRT__OUTLINE void tsrt__gemm_range(const tsrt__gop *op, int64_t i0, int64_t i1,
                         tsrt__ukr(kc, pa + ir * kc, bj, cj + ir * op->c_rs, op->c_rs, op->c_cs, beta, mr,
                                   nr, te);
                     }
-                    if (last && op->epi && !op->te && (jr + nr == nc || jr + nr - je >= TSRT_EPI_COLS)) {
+                    if (last && op->epi && (jr + nr == nc || jr + nr - je >= TSRT_EPI_COLS)) {
                         tsrt__epi(op, ic, jc + je, mc, jr + nr - je);
                         je = jr + nr;
                     }
@@ -801,9 +801,10 @@ TSRT_FN void tsrt_sgemm(const tsrt_sgemm_args *g0, int ith, int nth, void *ws)
     op.k = g->k;
     op.beta = g->beta;
     op.swapped = swap;
-    op.epi = g->epi;
-    op.epi_ctx = g->epi_ctx;
     op.te = swap ? NULL : g->te;
+    /* the callback: what follows the tile epilogue, or all of it */
+    op.epi = op.te ? op.te->rest : g->epi;
+    op.epi_ctx = op.te ? op.te->rest_ctx : g->epi_ctx;
     if (!swap) {
         op.m = g->m, op.n = g->n;
         op.a_rs = g->a_rs, op.a_cs = g->a_cs, op.b_rs = g->b_rs, op.b_cs = g->b_cs;

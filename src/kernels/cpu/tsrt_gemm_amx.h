@@ -356,6 +356,7 @@ static void tsrt__amx_epi(const tsrt_sgemm_args *g, float *c, int64_t m0, int64_
     if (g->te) {
         const tsrt_tepi te = tsrt__te_at(g->te, m0 + i, j);
         tsrt__te_tile(&te, c, g->c_rs, mb, nb);
+        if (g->te->rest) g->te->rest(g->te->rest_ctx, c, g->c_rs, 1, m0 + i, j, mb, nb);
     } else if (g->epi)
         g->epi(g->epi_ctx, c, g->c_rs, 1, m0 + i, j, mb, nb);
 }
