@@ -595,6 +595,36 @@ def test_epilogue_split():
         close("epilogue split: GEMM cpu vs interpreter", got[1], ref[1], rtol=1e-5, atol=1e-5)
 
 
+def test_sections():
+    """Two chains of small kernels that share nothing run side by side,
+    one thread each (D139): six steps of tanh(x W), five of tanh(-(y V)),
+    then the kernel where they meet. The trace puts the chains' kernels
+    on threads 0 and 1 and the last on 0; the outputs are the
+    interpreter's (without the memory plan's section lifetimes the
+    chains overwrite each other's values: 0.64 off)."""
+    model = os.path.join(MODELS, "sections.ir")
+    g = np.random.default_rng(47)
+    arrays = {"x": g.standard_normal((8, 64)).astype(np.float32), "y": g.standard_normal((8, 64)).astype(np.float32),
+              "w": (0.1 * g.standard_normal((64, 64))).astype(np.float32),
+              "v": (0.1 * g.standard_normal((64, 64))).astype(np.float32)}
+    inputs = ["%s=%s" % (k, save("sections_%s.npy" % k, v)) for k, v in arrays.items()]
+    trace = tmp("sections_trace.json")
+    with env(TESSERA_CACHE_DIR=tmp("jit_cache_sections")):
+        got = run_model(model, inputs, "sections_cpu", ["--threads", "2", "--profile", trace])
+    ref = run_interp(model, inputs, "sections_interp")
+    if got and ref:
+        close("sections: cpu on 2 threads vs interpreter", got[0], ref[0], rtol=1e-5, atol=1e-5)
+    tids = {}
+    if os.path.exists(trace):
+        with open(trace) as f:
+            for e in json.load(f)["traceEvents"]:
+                if e.get("ph") == "X":
+                    tids.setdefault(e["name"], set()).add(e.get("tid"))
+    chains = set().union(*(tids.get("ts_k%d" % i, set()) for i in range(11))) if tids else set()
+    check("sections: the chains on threads 0 and 1, the meeting on 0",
+          chains == {0, 1} and tids.get("ts_k1") == {1} and tids.get("ts_k11") == {0}, str(tids))
+
+
 def test_tail_lanes():
     """A vector loop of one store with a remainder computes its last 16
     values first, then the loop without the remainder, then stores them

@@ -32,6 +32,7 @@ void ts_cpu_program_free(ts_cpu_program *p)
         ts_mem_free(pk);
     }
     ts_jit_free(p->mod);
+    ts_cpu_sections_free(p);
     ts_plan_free(p->plan);
     ts_mem_free(p->steps);
     ts_mem_free(p->last_use);
@@ -359,9 +360,13 @@ ts_status ts_cpu_compile(const ts_graph *g, const ts_cpu_opts *o, ts_cpu_program
     if (!(p->last_use = ts_mem_zalloc(sizeof *p->last_use * nv))) s = ts_err_set(err, TS_ERR_OOM, "out of memory");
     if (s == TS_OK) {
         for (size_t i = 0; i < nv; i++) p->last_use[i] = -1;
-        note_uses(p);
         s = run_bindings(p, err);
     }
+    if (s == TS_OK) {
+        ts_cpu_hoist_steps(p);
+        note_uses(p);
+    }
+    if (s == TS_OK) s = ts_cpu_find_sections(p, err);
 
     if (s == TS_OK && p->n_kernels) {
         ts_buf units[MAX_TU], shared = {0};

@@ -46,6 +46,16 @@ typedef struct ts_cpu_step {
     ts_graph *region_graphs;
 } ts_cpu_step;
 
+/* A run of small kernel steps [first, last] whose dependences make
+ * n_chains independent chains (sections.c, D139): chain_of[step - first],
+ * chain_work[chain] the chain's estimated work. */
+typedef struct ts_cpu_section {
+    int first, last;
+    int n_chains;
+    int *chain_of;
+    double *chain_work;
+} ts_cpu_section;
+
 struct ts_cpu_program {
     const ts_graph *g;
     ts_plan *plan;          /* fusion and kernels (lower/plan.h); steps[i] is plan->steps[i] with its code */
@@ -53,6 +63,9 @@ struct ts_cpu_program {
     int n_steps;
     ts_cpu_step *steps;
     int *last_use;          /* by value id: the last step reading it; n_steps for graph results; -1 unused */
+    int n_sections;
+    ts_cpu_section *sections;
+    int *section_of;        /* by step: its section, or -1 */
     int n_consts;           /* the stored constants no step computes, bound by every run as they are */
     const ts_value **consts;
     bool collectives;       /* the body holds a collective (binds `world`) */
@@ -61,5 +74,11 @@ struct ts_cpu_program {
     bool cache_hit;
     double compile_ms;
 };
+
+/* The program's sections (sections.c): steps reordered first, then the
+ * last-use table made, then the sections found. */
+void ts_cpu_hoist_steps(ts_cpu_program *p);
+ts_status ts_cpu_find_sections(ts_cpu_program *p, ts_err *err);
+void ts_cpu_sections_free(ts_cpu_program *p);
 
 #endif

@@ -77,15 +77,20 @@ static int first_part_step(const ts_cpu_program *p, const ts_value *c)
 
 /* A buffer for v in the plan, live from step `first` to its last use:
  * unless its size is not known yet, it is a graph result (its own
- * tensor) or a part of a concat written in place (D114). */
+ * tensor) or a part of a concat written in place (D114). A step inside a
+ * section (D139) stands for the whole section: its chains run side by
+ * side, so what one writes or reads is live while any of them runs. */
 static void plan_value(const run *r, const ts_value *v, int first, ts_plan_buf *bufs, const ts_value **who, int *n)
 {
     const ts_cpu_program *p = r->p;
     int64_t shape[TS_MAX_RANK], numel;
     if (p->fusion->into[v->id] || is_result(p->g, v) || !shape_of(r, v, shape) || first >= p->n_steps) return;
     if (ts_shape_numel(v->type.rank, shape, &numel, NULL) != TS_OK) return;
-    bufs[*n] = (ts_plan_buf){.size = numel * (int64_t)ts_dtype_size(v->type.dtype), .first = first,
-                             .last = p->last_use[v->id] < first ? first : p->last_use[v->id], .reuse = -1};
+    int last = p->last_use[v->id] < first ? first : p->last_use[v->id];
+    if (p->section_of[first] >= 0) first = p->sections[p->section_of[first]].first;
+    if (last < p->n_steps && p->section_of[last] >= 0) last = p->sections[p->section_of[last]].last;
+    bufs[*n] = (ts_plan_buf){.size = numel * (int64_t)ts_dtype_size(v->type.dtype), .first = first, .last = last,
+                             .reuse = -1};
     who[(*n)++] = v;
 }
 
@@ -276,11 +281,13 @@ static ts_status packed_b(run *r, const ts_cpu_step *st, void *const *bufs, cons
     return s;
 }
 
-static ts_status kernel_step(run *r, const ts_cpu_step *st, ts_pool *pool)
+/* Everything a launch of step st needs but its workspace: its buffers
+ * (bufs: n_bufs + 1 entries, one for a packed constant B), its dims (D:
+ * n_dims), its outputs allocated, its index operands checked; *work, its
+ * largest output's size. */
+static ts_status prepare(run *r, const ts_cpu_step *st, ts_pool *pool, void **bufs, int64_t *D, int64_t *work_out)
 {
     const ts_lkernel *k = st->kernel;
-    void *bufs[257];   /* one more: a packed constant B */
-    int64_t D[64];
     if (k->n_bufs > 256 || k->n_dims > 64)
         return ts_err_set(r->err, TS_ERR_UNSUPPORTED, "kernel %s: over 256 buffers or 64 dims", k->name);
     const ts_symbind *b = ts_interp_run_binds(r->ir);
@@ -314,6 +321,16 @@ static ts_status kernel_step(run *r, const ts_cpu_step *st, ts_pool *pool)
         TS_TRY(packed_b(r, st, bufs, D, pool, &pb));
         bufs[k->n_bufs] = pb;
     }
+    *work_out = work;
+    return TS_OK;
+}
+
+static ts_status kernel_step(run *r, const ts_cpu_step *st, ts_pool *pool)
+{
+    const ts_lkernel *k = st->kernel;
+    void *bufs[257];   /* one more: a packed constant B */
+    int64_t D[64], work = 1;
+    TS_TRY(prepare(r, st, pool, bufs, D, &work));
     int nth = pool ? ts_pool_size(pool) : 1;
     if (!k->tmpl && work / GRAIN + 1 < nth) nth = (int)(work / GRAIN + 1);   /* templates split work themselves */
     launch l = {st->fn, bufs, D, NULL, 0};
@@ -427,11 +444,111 @@ static void release_after(run *r, int i)
     }
 }
 
+/* A section (D139) on nl threads: each thread its lane's launches in
+ * step order, one thread each, timed for the trace. */
+typedef struct section_run {
+    const launch *l;
+    const int *lane;   /* by step of the section */
+    int n;
+    double *t0, *dur;  /* NULL: not traced */
+} section_run;
+
+static void section_tramp(void *ctx, int ith, int nth)
+{
+    const section_run *sr = ctx;
+    (void)nth;
+    for (int j = 0; j < sr->n; j++) {
+        if (sr->lane[j] != ith) continue;
+        const double t0 = sr->t0 ? now_us() : 0;
+        tramp((void *)&sr->l[j], 0, 1);
+        if (sr->t0) sr->t0[j] = t0, sr->dur[j] = now_us() - t0;
+    }
+}
+
+/* Steps [sec->first, sec->last]: all prepared here in order, then the
+ * chains dealt to the threads (largest first, each to the least loaded
+ * thread) and run side by side, each launch on one thread. */
+static ts_status section_steps(run *r, const ts_cpu_section *sec, ts_pool *pool, ts_trace *trace)
+{
+    const ts_cpu_program *p = r->p;
+    const int n = sec->last - sec->first + 1, nl = ts_pool_size(pool) < sec->n_chains ? ts_pool_size(pool)
+                                                                                       : sec->n_chains;
+    int nb = 0, nd = 0;
+    for (int j = 0; j < n; j++) {
+        const ts_lkernel *k = p->steps[sec->first + j].kernel;
+        nb += k->n_bufs + 1;
+        nd += k->n_dims;
+    }
+    launch *l = ts_mem_zalloc(sizeof *l * (size_t)n);
+    void **bufs = ts_mem_alloc(sizeof *bufs * (size_t)nb);
+    int64_t *D = ts_mem_alloc(sizeof *D * (size_t)(nd ? nd : 1));
+    int *lane = ts_mem_alloc(sizeof *lane * (size_t)n), *chain_lane = ts_mem_alloc(sizeof *chain_lane * (size_t)sec->n_chains);
+    double *load = ts_mem_zalloc(sizeof *load * (size_t)nl), *t = ts_mem_zalloc(sizeof *t * 2 * (size_t)n);
+    size_t *ws_off = ts_mem_alloc(sizeof *ws_off * (size_t)n);
+    ts_status s = l && bufs && D && lane && chain_lane && load && t && ws_off ? TS_OK
+                                                                                : ts_err_set(r->err, TS_ERR_OOM, "out of memory");
+    /* chains to lanes: largest first (ties to the earlier chain) */
+    for (int done = 0; s == TS_OK && done < sec->n_chains; done++) {
+        int best = -1;
+        for (int c = 0; c < sec->n_chains; c++) {
+            bool taken = false;
+            for (int q = 0; q < done && !taken; q++) taken = chain_lane[q] == c;
+            if (!taken && (best < 0 || sec->chain_work[c] > sec->chain_work[best])) best = c;
+        }
+        int to = 0;
+        for (int q = 1; q < nl; q++)
+            if (load[q] < load[to]) to = q;
+        load[to] += sec->chain_work[best];
+        chain_lane[done] = best;   /* the chains dealt so far */
+        for (int j = 0; j < n; j++)
+            if (sec->chain_of[j] == best) lane[j] = to;
+    }
+    size_t ws_total = 0;
+    for (int j = 0, ob = 0, od = 0; s == TS_OK && j < n; j++) {
+        const ts_cpu_step *st = &p->steps[sec->first + j];
+        int64_t work = 1;
+        s = prepare(r, st, pool, bufs + ob, D + od, &work);
+        l[j] = (launch){st->fn, bufs + ob, D + od, NULL, 0};
+        ws_off[j] = ws_total;
+        if (s == TS_OK && st->ws_fn) ws_total += l[j].ws_each = (st->ws_fn(D + od) + 63) & ~(size_t)63;
+        ob += st->kernel->n_bufs + 1;
+        od += st->kernel->n_dims;
+    }
+    uint8_t *ws = NULL;
+    if (s == TS_OK && ws_total) s = workspace(r, ws_total, 1, &ws);
+    for (int j = 0; s == TS_OK && j < n; j++)
+        if (l[j].ws_each) l[j].ws = ws + ws_off[j];
+    if (s == TS_OK) {
+        section_run sr = {l, lane, n, trace ? t : NULL, trace ? t + n : NULL};
+        ts_pool_run(pool, section_tramp, &sr, nl);
+        for (int j = 0; trace && j < n; j++) {
+            const ts_lkernel *k = p->steps[sec->first + j].kernel;
+            ts_trace_add(trace, k->name, k->what, t[j], t[n + j], lane[j]);
+        }
+        for (int j = 0; j < n; j++) release_after(r, sec->first + j);
+    }
+    ts_mem_free(l);
+    ts_mem_free(bufs);
+    ts_mem_free(D);
+    ts_mem_free(lane);
+    ts_mem_free(chain_lane);
+    ts_mem_free(load);
+    ts_mem_free(t);
+    ts_mem_free(ws_off);
+    return s;
+}
+
 static ts_status steps(run *r, ts_pool *pool, ts_trace *trace)
 {
     const ts_cpu_program *p = r->p;
     for (int i = 0; i < p->n_steps; i++) {
         const ts_cpu_step *st = &p->steps[i];
+        if (p->section_of[i] >= 0 && pool && ts_pool_size(pool) > 1) {
+            const ts_cpu_section *sec = &p->sections[p->section_of[i]];
+            TS_TRY(section_steps(r, sec, pool, trace));
+            i = sec->last;
+            continue;
+        }
         double t0 = trace ? now_us() : 0;
         TS_TRY(st->kernel ? kernel_step(r, st, pool) : fallback_step(r, st, pool, trace));
         if (trace) {
