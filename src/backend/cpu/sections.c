@@ -14,11 +14,9 @@
 #include "backend/cpu/program.h"
 
 #include <string.h>
-#include <stdio.h>
-#include <stdlib.h>
 
-/* A small kernel's static work: a product's multiply-adds, a loop
- * kernel's largest output. Above these the kernel is worth splitting
+/* A small kernel's static work: a product's or a conv's multiply-adds,
+ * a loop kernel's largest output. Above these the kernel is worth splitting
  * over the threads itself: about 10 µs on one core. */
 enum { SMALL_MACS = 1 << 20, SMALL_ELEMS = 1 << 16 };
 
@@ -37,7 +35,10 @@ static int64_t numel_of(const ts_value *v)
 static int64_t small_work(const ts_cpu_program *p, const ts_cpu_step *st)
 {
     const ts_lkernel *k = st->kernel;
-    if (!k || k->serial) return -1;
+    /* the executor prepares a section's launches before any runs: no
+     * index operand to check (it may come from the section), no run-time
+     * dims */
+    if (!k || k->serial || k->n_checks || k->n_dims) return -1;
     /* parts of two concats written in place: the dependences keep one
      * chain of part writers per step (sections' window) */
     const ts_value *part = NULL;
@@ -47,15 +48,19 @@ static int64_t small_work(const ts_cpu_program *p, const ts_cpu_step *st)
         if (c) part = c;
     }
     if (k->tmpl) {
+        /* a product: m n k and the batch; a conv: n c . . o kh kw oh ow groups */
         const ts_ltmpl *t = k->tmpl;
-        if (t->kind != TS_TMPL_GEMM) return -1;
-        int64_t macs = 1;
-        for (int i = 0; i < 3; i++) {
-            if (t->arg[i]->k != TS_LX_CONST) return -1;
-            macs *= t->arg[i]->ci;
+        static const int gemm[] = {0, 1, 2, 8}, conv[] = {0, 1, 4, 5, 6, 7, 8, 9};
+        const int *a = t->kind == TS_TMPL_GEMM ? gemm : t->kind == TS_TMPL_CONV ? conv : NULL;
+        const int na = t->kind == TS_TMPL_GEMM ? 4 : 8;
+        if (!a) return -1;
+        int64_t v[8];
+        for (int i = 0; i < na; i++) {
+            if (t->arg[a[i]]->k != TS_LX_CONST) return -1;
+            v[i] = t->arg[a[i]]->ci > 1 ? t->arg[a[i]]->ci : 1;   /* a batch of 0: one product */
         }
-        if (t->arg[8]->k != TS_LX_CONST) return -1;
-        if (t->arg[8]->ci > 1) macs *= t->arg[8]->ci;
+        const int64_t macs = t->kind == TS_TMPL_GEMM ? v[0] * v[1] * v[2] * v[3]
+                                                     : v[0] * v[2] * v[5] * v[6] * (v[1] / v[7]) * v[3] * v[4];
         return macs <= SMALL_MACS ? (macs > 0 ? macs : 1) : -1;
     }
     int64_t most = 1;
