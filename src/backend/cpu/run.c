@@ -299,8 +299,13 @@ static ts_status prepare(run *r, const ts_cpu_step *st, ts_pool *pool, void **bu
         if (!r->vals[v->id]) return ts_err_set(r->err, TS_ERR_INTERNAL, "kernel %s: an operand was not computed", k->name);
         bufs[i] = r->vals[v->id]->data;
         /* the largest output measures the work (a row kernel also writes
-         * per-row statistics: those are not its size) */
-        if (k->bufs[i].written && r->vals[v->id]->numel > work) work = r->vals[v->id]->numel;
+         * per-row statistics: those are not its size); a reduction's, the
+         * largest operand too (a global pool's output is a value per
+         * plane: it ran on one thread, D140). Not every kernel's: a loop
+         * kernel may read a slice of a large value (an LSTM step's of the
+         * input projection). */
+        if ((k->bufs[i].written || st->group->kind == TS_G_REDUCE) && r->vals[v->id]->numel > work)
+            work = r->vals[v->id]->numel;
     }
     /* the index buffers it reads through, before any thread starts (D113) */
     for (int i = 0; i < k->n_checks; i++) {
