@@ -488,26 +488,23 @@ static ts_status section_steps(run *r, const ts_cpu_section *sec, ts_pool *pool,
     void **bufs = ts_mem_alloc(sizeof *bufs * (size_t)nb);
     int64_t *D = ts_mem_alloc(sizeof *D * (size_t)(nd ? nd : 1));
     int *lane = ts_mem_alloc(sizeof *lane * (size_t)n), *chain_lane = ts_mem_alloc(sizeof *chain_lane * (size_t)sec->n_chains);
+    for (int c = 0; chain_lane && c < sec->n_chains; c++) chain_lane[c] = -1;
     double *load = ts_mem_zalloc(sizeof *load * (size_t)nl), *t = ts_mem_zalloc(sizeof *t * 2 * (size_t)n);
     size_t *ws_off = ts_mem_alloc(sizeof *ws_off * (size_t)n);
     ts_status s = l && bufs && D && lane && chain_lane && load && t && ws_off ? TS_OK
                                                                                 : ts_err_set(r->err, TS_ERR_OOM, "out of memory");
-    /* chains to lanes: largest first (ties to the earlier chain) */
+    /* chains to lanes: largest first (ties to the earlier chain), each
+     * to the least loaded lane */
     for (int done = 0; s == TS_OK && done < sec->n_chains; done++) {
-        int best = -1;
-        for (int c = 0; c < sec->n_chains; c++) {
-            bool taken = false;
-            for (int q = 0; q < done && !taken; q++) taken = chain_lane[q] == c;
-            if (!taken && (best < 0 || sec->chain_work[c] > sec->chain_work[best])) best = c;
-        }
-        int to = 0;
+        int best = -1, to = 0;
+        for (int c = 0; c < sec->n_chains; c++)
+            if (chain_lane[c] < 0 && (best < 0 || sec->chain_work[c] > sec->chain_work[best])) best = c;
         for (int q = 1; q < nl; q++)
             if (load[q] < load[to]) to = q;
         load[to] += sec->chain_work[best];
-        chain_lane[done] = best;   /* the chains dealt so far */
-        for (int j = 0; j < n; j++)
-            if (sec->chain_of[j] == best) lane[j] = to;
+        chain_lane[best] = to;
     }
+    for (int j = 0; s == TS_OK && j < n; j++) lane[j] = chain_lane[sec->chain_of[j]];
     size_t ws_total = 0;
     for (int j = 0, ob = 0, od = 0; s == TS_OK && j < n; j++) {
         const ts_cpu_step *st = &p->steps[sec->first + j];

@@ -100,20 +100,13 @@ typedef struct window {
     int n_touched;
 } window;
 
-/* The section [w->start, end) when its dependences make two chains or
- * more and the largest holds at most 3/4 of the work. */
+/* The section [w->start, end) with the chains of the window (a trial
+ * that found it worth one). */
 static ts_status close_section(ts_cpu_program *p, const window *w, int end, const int64_t *work, ts_err *err)
 {
     const int a = w->start, n = end - a;
     int n_chains = 0;
-    int64_t total = 0, most = 0;
-    for (int i = 0; i < n; i++) {
-        total += work[a + i];
-        if (find(w->up, i) != i) continue;
-        n_chains++;
-        if (w->sum[i] > most) most = w->sum[i];
-    }
-    if (n < 2 || n_chains < 2 || 4 * most > 3 * total) return TS_OK;
+    for (int i = 0; i < n; i++) n_chains += find(w->up, i) == i;
     ts_cpu_section *sec = &p->sections[p->n_sections];
     sec->first = a, sec->last = end - 1, sec->n_chains = 0;
     sec->chain_of = ts_mem_alloc(sizeof *sec->chain_of * (size_t)n);
