@@ -634,7 +634,7 @@ def test_tail_lanes():
     """A vector loop of one store with a remainder computes its last 16
     values first, then the loop without the remainder, then stores them
     (D128): a SiLU epilogue over a 6x6 map's rows (36 = 2 x 16 + 4), a
-    tanh over rows of 37, and a max pool's two passes over rows of 37 and
+    tanh over rows of 37 (a row term keeps them rows, D142), and a max pool's two passes over rows of 37 and
     18 (the exact max: NaN and -0 in the last lanes). All four loops take
     it (`--emit c`; the SiLU twice: the whole epilogue, and its part after
     the bias, D138), and the outputs are the interpreter's (the pool's bit
@@ -715,6 +715,25 @@ def test_loops_merged():
     if got and ref and check("loops merged: four outputs", len(got) == len(ref) == 4):
         for k in range(4):
             close("loops merged: output %d cpu vs interpreter" % k, got[k], ref[k], rtol=1e-6, atol=1e-7)
+
+
+def test_loops_tail():
+    """A loop kernel's trailing axes run as one loop when every value it
+    reads sees them unchanged (D142): a BatchNorm + ReLU over 5x5 maps is
+    one vector loop of 25 per channel, an elementwise sum one loop of 200;
+    a bias along the last axis alone, or a transpose, keeps the rows.
+    Golden loops; against the interpreter."""
+    model = os.path.join(MODELS, "loops_tail.ir")
+    ok, so, se = listing_matches("loops_tail", "loops")
+    check("loops tail: golden loops", ok and "for i2 in [0, 25) vector" in so
+          and "for i0 in [0, 200) parallel vector" in so, so + se)
+    g = np.random.default_rng(41)
+    shapes = {"x": (2, 4, 5, 5), "m": (4,), "s": (4,), "bw": (5,), "y": (2, 4, 5, 5), "t": (2, 5, 4, 5)}
+    arrays = {k: g.standard_normal(v).astype(np.float32) for k, v in shapes.items()}
+    got, ref = cpu_and_interp(model, arrays, "loops_tail")
+    if got and ref and check("loops tail: four outputs", len(got) == len(ref) == 4):
+        for k in range(4):
+            close("loops tail: output %d cpu vs interpreter" % k, got[k], ref[k], rtol=1e-5, atol=1e-6)
 
 
 def test_shared_packing():

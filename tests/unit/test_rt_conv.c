@@ -849,6 +849,25 @@ static void test_checker_fails(void)
     CHECK(run_conv(&t, TSRT_CONV_IM2COL, 1, 1) == 0);
 }
 
+/* Winograd tiles numbered over the batch (D141): a panel runs on from
+ * one image into the next, so the images it spans are copied into a ring
+ * of slots. F(4x4) on a 6x6 map (4 tiles: a panel spans 8 images), F(2x2)
+ * on 10x10 (25 tiles: a panel spans two, a thread's share starts inside
+ * an image), F(4x4) on 13x13 (16 tiles, partial tiles at the edges),
+ * several blocks of output channels (V of a chunk re-read per block),
+ * groups, beta, the epilogue and images a gap apart. */
+static void test_wg_batch(void)
+{
+    const ccase cases[] = {
+        /* n  c   h   w   o   kh kw g  sh sw ph pw phh pwh dh dw lh lw beta epi bs */
+        {9, 16, 6, 6, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0},
+        {5, 16, 10, 10, 18, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+        {3, 32, 13, 13, 20, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1},
+        {4, 64, 6, 6, 70, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_conv(&cases[i]);
+}
+
 int main(void)
 {
     printf("tsrt ISA %d (0 generic, 1 AVX2, 2 AVX-512)\n", TSRT_ISA);
@@ -863,5 +882,6 @@ int main(void)
     test_positions_as_rows();
     test_tuned_form();
     test_dw_small_maps();
+    test_wg_batch();
     return check_report();
 }

@@ -272,9 +272,19 @@ static int tsrt__tune_n;
 static atomic_flag tsrt__tune_lock = ATOMIC_FLAG_INIT;
 
 /* The threads a form is timed on, and the images: one per thread, as
- * many as the batch has (a batch of 8 on 2 threads times like 2). */
+ * many as the batch has (a batch of 8 on 2 threads times like 2); for
+ * Winograd, whose panels of tiles run across images (D141), enough
+ * images for 128 tiles, as many as the batch has (one 12x12 image is 9
+ * F(4x4) tiles, a quarter of a panel: timed alone F(4x4) lost to forms
+ * it beats on the batch). Forms are compared per image. */
 static inline int tsrt__tune_nth(const tsrt_conv_args *v) { return v->threads > 1 ? v->threads : 1; }
 static inline int64_t tsrt__tune_images(const tsrt_conv_args *v) { return tsrt__min(v->n, tsrt__tune_nth(v)); }
+static inline int64_t tsrt__tune_images_of(const tsrt_conv_args *v, int m)
+{
+    if (m != 2 && m != 4) return tsrt__tune_images(v);
+    const int64_t t = tsrt__cdiv(v->oh, m) * tsrt__cdiv(v->ow, m);
+    return tsrt__min(v->n, tsrt__max(tsrt__tune_nth(v), tsrt__cdiv(128, t)));
+}
 
 static void tsrt__tune_key(const tsrt_conv_args *v, int64_t *k)
 {
@@ -390,13 +400,13 @@ static int tsrt__conv_tuned(const tsrt_conv_args *v, int rules)
     if (!found && tsrt__tune_n < TSRT__TUNE_CAP) {
         /* timed under the lock: a second thread asking for the same shape
          * waits for the answer instead of timing it as well */
-        tsrt_conv_args one = *v;
-        one.n = tsrt__tune_images(v);
-        const double base = tsrt__tune_time(&one, rules);
-        double best = base;
-        for (int i = 1; i < nc; i++) {
-            const double t = tsrt__tune_time(&one, cand[i]);
-            if (t < best && t < 0.95 * base) best = t, form = cand[i];
+        double base = 0, best = 0;
+        for (int i = 0; i < nc; i++) {
+            tsrt_conv_args one = *v;
+            one.n = tsrt__tune_images_of(v, cand[i]);
+            const double t = tsrt__tune_time(&one, cand[i]) / (double)one.n;
+            if (!i) base = best = t;
+            else if (t < best && t < 0.95 * base) best = t, form = cand[i];
         }
         memcpy(tsrt__tune_tab[tsrt__tune_n].key, key, sizeof key);
         tsrt__tune_tab[tsrt__tune_n++].form = form;

@@ -32,11 +32,14 @@
  *   U   transformed weights of a block of output channels: U[xi][o][c],
  *       rows read in place by tsrt__ukr_full_ua;
  *   M   the a^2 products of one panel: M[xi][o][NR].
- * Loop: output-channel blocks (U of one block within a budget, in L2) >
- * panels > xi > channel blocks (KC) > MR-row micro-tiles; then the output
- * transform of the panel and the epilogue on its runs of output positions.
- * V is computed per panel when there is one channel block, else once for
- * all the thread's panels and re-read per block. */
+ * Tiles are numbered over the batch (image, tile row, tile column); the
+ * padded copies of the images a panel reads sit in a ring of slots.
+ * Loop: chunks of about one image's panels > output-channel blocks (U of
+ * one block within a budget, in L2) > panels > xi > channel blocks (KC) >
+ * MR-row micro-tiles; then the output transform of the panel and the
+ * epilogue on its runs of output positions. V is computed per panel when
+ * there is one channel block, else once per chunk and re-read per
+ * block. */
 /* Output positions from which F(2x2) with weights transformed once beats
  * PHASED (tsrt_conv_wg_pre). */
 #ifndef TSRT__WG_PRE_MIN
@@ -49,10 +52,19 @@
 typedef struct tsrt__wg {
     const tsrt_conv_args *v;
     int m, a, xi;                  /* tile m x m, patch a x a, xi = a*a */
-    int64_t CG, OG, TH, TW, T, NP; /* tiles: TH x TW = T, NP panels of NR */
+    int64_t CG, OG, TH, TW, T;     /* tiles of one image: TH x TW = T */
+    int64_t NT, NP;                /* tiles of the batch, n*T; NP panels of NR */
     int64_t obcap;                 /* output channels per block, at most */
-    tsrt__phx xp;                  /* the padded copy, m column phases */
+    tsrt__phx xp;                  /* the padded copy of one image, m column phases */
+    int64_t slots, slot;           /* images copied at once (a ring), floats apart */
 } tsrt__wg;
+
+/* Image copies a panel of nr tiles may read at once: the images its tiles
+ * span (tiles run on from one image into the next, D141). */
+static inline int64_t tsrt__wg_slots(const tsrt__wg *g, int64_t nr)
+{
+    return tsrt__min(g->v->n, tsrt__cdiv(nr - 1, g->T) + 1);
+}
 
 static void tsrt__wg_geom(const tsrt_conv_args *v, int m, tsrt__wg *g)
 {
@@ -60,7 +72,7 @@ static void tsrt__wg_geom(const tsrt_conv_args *v, int m, tsrt__wg *g)
     g->m = m, g->a = m + 2, g->xi = (m + 2) * (m + 2);
     g->CG = v->c / v->groups, g->OG = v->o / v->groups;
     g->TH = tsrt__cdiv(v->oh, m), g->TW = tsrt__cdiv(v->ow, m), g->T = g->TH * g->TW;
-    g->NP = tsrt__cdiv(g->T, TSRT_NR);
+    g->NT = v->n * g->T, g->NP = tsrt__cdiv(g->NT, TSRT_NR);
     g->obcap = tsrt__max(TSRT_MR, TSRT__WG_U_FLOATS / (g->xi * tsrt__max(g->CG, 1)));
     tsrt__phx *x = &g->xp;
     x->v = v, x->sh = 1, x->sw = m, x->PH = 1, x->PW = m, x->copy = 1;
@@ -70,6 +82,8 @@ static void tsrt__wg_geom(const tsrt_conv_args *v, int m, tsrt__wg *g)
     int64_t pl = tsrt__rup(x->Hq * x->Wq + 64, 16);
     if (pl / 16 % 2 == 0) pl += 16;
     x->plane = pl;
+    g->slots = tsrt__max(1, tsrt__wg_slots(g, TSRT_NR));
+    g->slot = g->CG * m * pl + 64;
 }
 
 /* Workspace floats of each part, bounded over the instruction sets (MR
@@ -79,23 +93,24 @@ static void tsrt__wg_ws(const tsrt__wg *g, int64_t *xp, int64_t *u, int64_t *vv,
     const int64_t b = TSRT__WG_U_FLOATS / (g->xi * tsrt__max(g->CG, 1));
     const int64_t ob = tsrt__min(g->OG, tsrt__max(TSRT_WS_MR, b)) + TSRT_WS_MR;
     const int vall = g->OG > tsrt__max(TSRT_AVX2_MR, b);
-    *xp = g->CG * g->m * g->xp.plane + 64;
+    *xp = tsrt__max(1, tsrt__wg_slots(g, TSRT_WS_NR)) * g->slot;
     *u = g->xi * ob * g->CG;
     *vv = g->xi * (g->CG * (vall ? g->T + TSRT_WS_NR : TSRT_WS_NR) + 16);
     *m = g->xi * ob * TSRT_WS_NR;
 }
 
 /* A run of the 8 lanes of a lane group within one tile row: lanes
- * [l0, l1) are tiles (ty, tx0 + l); tx0 may be outside [0, TW). */
-typedef struct { int64_t ty, tx0; int l0, l1; } tsrt__wg_seg;
+ * [l0, l1) are tiles (ty, tx0 + l) of image img; tx0 may be outside
+ * [0, TW). Tiles are numbered over the batch, img*T + ty*TW + tx. */
+typedef struct { int64_t img, ty, tx0; int l0, l1; } tsrt__wg_seg;
 
 static int tsrt__wg_segs(const tsrt__wg *g, int64_t t0, tsrt__wg_seg *sg)
 {
     int n = 0;
-    for (int l = 0; l < 8 && t0 + l < g->T; n++) {
-        const int64_t t = t0 + l, ty = t / g->TW, tx = t % g->TW;
+    for (int l = 0; l < 8 && t0 + l < g->NT; n++) {
+        const int64_t t = t0 + l, img = t / g->T, ty = t % g->T / g->TW, tx = t % g->TW;
         const int len = (int)tsrt__min(8 - l, g->TW - tx);
-        sg[n] = (tsrt__wg_seg){ty, tx - l, l, l + len};
+        sg[n] = (tsrt__wg_seg){img, ty, tx - l, l, l + len};
         l += len;
     }
     return n;
@@ -135,7 +150,7 @@ static inline void tsrt__wg_load(const tsrt__wg *g, int64_t c, const tsrt__wg_se
     const int m = g->m, a = g->a;
     const int64_t Wq = g->xp.Wq, pl = g->xp.plane;
     for (int q = 0; q < ns; q++) {
-        const float *r = g->xp.buf + c * m * pl + m * sg[q].ty * Wq + sg[q].tx0;
+        const float *r = g->xp.buf + sg[q].img % g->slots * g->slot + c * m * pl + m * sg[q].ty * Wq + sg[q].tx0;
         const int whole = ns == 1 && sg[0].l0 == 0 && sg[0].l1 == 8;
         for (int k = 0; k < a; k++, r += Wq)
             for (int j = 0; j < a; j++) {
@@ -315,11 +330,11 @@ static void tsrt__wg_weights(const tsrt__wg *g, const float *wt, int64_t o0, int
     } while (0)
 
 /* The output transform of panel p for output channels [o0, o0+on) of the
- * product whose output plane 0 is y (channel stride OH*OW), then the
- * epilogue on the runs of positions it finished. F(2x2)'s A^T =
- * [1 1 1 0; 0 1 -1 -1]. */
+ * group whose output plane 0 of image 0 is y (channel stride OH*OW, image
+ * stride y_bs) and whose first channel is ch0, then the epilogue on the
+ * runs of positions it finished. F(2x2)'s A^T = [1 1 1 0; 0 1 -1 -1]. */
 static void tsrt__wg_output(const tsrt__wg *g, int64_t p, const float *m, int64_t obp, int64_t o0, int64_t on,
-                            float *y, int64_t epi_m0)
+                            float *y, int64_t ch0)
 {
     const tsrt_conv_args *v = g->v;
     const int64_t OH = v->oh, OW = v->ow, HW = OH * OW;
@@ -381,7 +396,7 @@ static void tsrt__wg_output(const tsrt__wg *g, int64_t p, const float *m, int64_
                     const int64_t oy = tm * sg[k].ty + a;
                     if (oy >= OH) break;
                     const int64_t x0 = tm * (sg[k].tx0 + sg[k].l0), x1 = tsrt__min(OW, tm * (sg[k].tx0 + sg[k].l1));
-                    float *yr = yo + oy * OW + x0;
+                    float *yr = yo + sg[k].img * v->y_bs + oy * OW + x0;
                     if (x1 - x0 == 8 * tm) { /* 8 whole tiles inside the row */
                         for (int q = 0; q < tm; q++) {
                             if (v->beta) {
@@ -406,24 +421,28 @@ static void tsrt__wg_output(const tsrt__wg *g, int64_t p, const float *m, int64_
     }
     if (!v->epi && !v->te) return;
     /* The panel's tiles cover, per tile row, output rows m*ty .. m*ty+m-1
-     * and columns [m*tx0, m*tx1): runs of positions, merged when
-     * contiguous. */
-    const int64_t t0 = p * TSRT_NR, t1 = tsrt__min(g->T, t0 + TSRT_NR);
-    int64_t r0 = -1, r1 = -1; /* the pending run */
+     * and columns [m*tx0, m*tx1): runs of positions of one image, merged
+     * when contiguous. */
+    const int64_t t0 = p * TSRT_NR, t1 = tsrt__min(g->NT, t0 + TSRT_NR);
+    int64_t ri = -1, r0 = -1, r1 = -1; /* the pending run, in image ri */
+#define TSRT__WG_RUN()                                                                                           \
+    tsrt__conv_epi(v, y + ri * v->y_bs + o0 * HW + r0, HW, ri * v->o + ch0 + o0, r0, on, r1 - r0)
     for (int64_t t = t0; t < t1;) {
-        const int64_t ty = t / g->TW, tx = t % g->TW, tx1 = tsrt__min(g->TW, tx + (t1 - t));
+        const int64_t img = t / g->T, ty = t % g->T / g->TW, tx = t % g->TW;
+        const int64_t tx1 = tsrt__min(g->TW, tx + (t1 - t));
         for (int64_t oy = tm * ty; oy < tsrt__min(OH, tm * ty + tm); oy++) {
             const int64_t a = oy * OW + tm * tx, b = oy * OW + tsrt__min(OW, tm * tx1);
-            if (a == r1)
+            if (a == r1 && img == ri)
                 r1 = b;
             else {
-                if (r0 >= 0) tsrt__conv_epi(v, y + o0 * HW + r0, HW, epi_m0 + o0, r0, on, r1 - r0);
-                r0 = a, r1 = b;
+                if (r0 >= 0) TSRT__WG_RUN();
+                ri = img, r0 = a, r1 = b;
             }
         }
         t += tx1 - tx;
     }
-    if (r0 >= 0) tsrt__conv_epi(v, y + o0 * HW + r0, HW, epi_m0 + o0, r0, on, r1 - r0);
+    if (r0 >= 0) TSRT__WG_RUN();
+#undef TSRT__WG_RUN
 }
 
 static size_t tsrt__wg_ws_bytes(const tsrt_conv_args *v, int m)
@@ -506,6 +525,28 @@ TSRT_FN void tsrt_conv_wg_scale(const tsrt_conv_args *args, int m, int64_t o, fl
         for (int64_t c = 0; c < g.CG; c++) r[c] *= s;
 }
 
+/* Copies image img's phase rows that the tiles [tA, tB] read into its
+ * slot of the ring, unless it is there already (*have: the last image
+ * copied; images come in order). */
+static void tsrt__wg_copy(tsrt__wg *g, const float *x, int64_t img, int64_t tA, int64_t tB, int64_t *have)
+{
+    if (img <= *have) return;
+    const int64_t lo = tsrt__max(tA, img * g->T) - img * g->T, hi = tsrt__min(tB, img * g->T + g->T - 1) - img * g->T;
+    float *buf = g->xp.buf;
+    g->xp.buf += img % g->slots * g->slot;
+    tsrt__phx_copy(&g->xp, x + img * g->v->x_bs, g->m * (lo / g->TW),
+                   tsrt__min(g->xp.Hq, g->m * (hi / g->TW) + g->m + 2));
+    g->xp.buf = buf;
+    *have = img;
+}
+
+/* The copies of every image panel p's tiles span. */
+static void tsrt__wg_copy_panel(tsrt__wg *g, const float *x, int64_t p, int64_t tA, int64_t tB, int64_t *have)
+{
+    const int64_t t1 = tsrt__min(g->NT, (p + 1) * TSRT_NR) - 1;
+    for (int64_t im = p * TSRT_NR / g->T; im <= t1 / g->T; im++) tsrt__wg_copy(g, x, im, tA, tB, have);
+}
+
 static void tsrt__conv_wg(const tsrt_conv_args *v, int m, int ith, int nth, void *ws)
 {
     tsrt__wg g;
@@ -515,73 +556,90 @@ static void tsrt__conv_wg(const tsrt_conv_args *v, int m, int ith, int nth, void
     float *xpb = tsrt__align(ws), *ub = tsrt__align(xpb + nxp), *vb = tsrt__align(ub + nu), *mb = tsrt__align(vb + nv);
     g.xp.buf = xpb + 32;
     /* Threads split output channels (MR units) x panels, as a GEMM of
-     * OG x (NP*NR) x xi*CG whose A and B each cost a transform. */
-    const int64_t batch = v->n * v->groups, CG = g.CG, XI = g.xi;
+     * OG x (NP*NR) x xi*CG whose A and B each cost a transform. The tiles
+     * of the batch are one sequence, a panel running on from one image's
+     * last tiles into the next image's first: a 24x24 map has 36 F(4x4)
+     * tiles, per image a panel of 32 and one of 4, which cost as much as
+     * 16 in the kernel for 16 columns, and a 12x12 map 9 tiles in a panel
+     * of 32 (D141). */
+    const int64_t CG = g.CG, XI = g.xi;
     const int pre = v->wu && v->wu_m == m;
     const int64_t OGp = tsrt__wg_ogp(&g);
-    const tsrt__share s = tsrt__split(batch, g.OG, g.T, XI * CG, pre ? 1 : 8, 8, ith, nth);
+    const tsrt__share s = tsrt__split(v->groups, g.OG, g.NT, XI * CG, pre ? 1 : 8, 8, ith, nth);
     const int64_t Uu = tsrt__cdiv(g.OG, TSRT_MR), p0 = s.c0, p1 = tsrt__min(s.c1, g.NP);
     if (p0 >= p1) return;
     const int64_t KB = tsrt__min(TSRT_KC, tsrt__rup(tsrt__cdiv(CG, tsrt__cdiv(CG, TSRT_KC)), 8));
     float bt[2 * TSRT_KC] __attribute__((aligned(TSRT_ALIGN)));
-    const int64_t tA = p0 * TSRT_NR, tB = tsrt__min(g.T, p1 * TSRT_NR) - 1;
-    for (int64_t bi = s.r0 / Uu; bi < batch && bi * Uu < s.r1; bi++) {
-        const int64_t img = bi / v->groups, gr = bi % v->groups;
-        const int64_t o_lo = (tsrt__max(s.r0, bi * Uu) - bi * Uu) * TSRT_MR;
-        const int64_t o_hi = tsrt__min(g.OG, (tsrt__min(s.r1, (bi + 1) * Uu) - bi * Uu) * TSRT_MR);
-        const float *x = v->x + img * v->x_bs + gr * CG * v->h * v->w, *wt = v->wt + gr * g.OG * CG * 9;
-        float *y = v->y + img * v->y_bs + gr * g.OG * v->oh * v->ow;
-        const int64_t epi_m0 = img * v->o + gr * g.OG;
-        tsrt__phx_copy(&g.xp, x, m * (tA / g.TW), tsrt__min(g.xp.Hq, m * (tB / g.TW) + m + 2));
+    const int64_t tA = p0 * TSRT_NR, tB = tsrt__min(g.NT, p1 * TSRT_NR) - 1;
+    /* panels in chunks of about an image's tiles: where there are several
+     * blocks of output channels, V of a chunk is made once and re-read per
+     * block, as V of an image was */
+    const int64_t CP = tsrt__cdiv(g.T, TSRT_NR);
+    for (int64_t gr = s.r0 / Uu; gr < v->groups && gr * Uu < s.r1; gr++) {
+        const int64_t o_lo = (tsrt__max(s.r0, gr * Uu) - gr * Uu) * TSRT_MR;
+        const int64_t o_hi = tsrt__min(g.OG, (tsrt__min(s.r1, (gr + 1) * Uu) - gr * Uu) * TSRT_MR);
+        const float *x = v->x + gr * CG * v->h * v->w, *wt = v->wt + gr * g.OG * CG * 9;
+        float *y = v->y + gr * g.OG * v->oh * v->ow;
         const int64_t ogt = o_hi - o_lo, nob = tsrt__cdiv(ogt, g.obcap);
         const int64_t ob = tsrt__rup(tsrt__cdiv(ogt, nob), TSRT_MR);
         const int vall = nob > 1;
-        /* One cache line between the xi planes of V: a power-of-two
-         * distance would put the stores of one channel in one L1 set. */
-        const ptrdiff_t xs = (vall ? p1 - p0 : 1) * CG * TSRT_NR + 16;
-        if (vall)
-            for (int64_t p = p0; p < p1; p++) tsrt__wg_input(&g, p, vb + (p - p0) * CG * TSRT_NR, xs);
-        for (int64_t o0 = o_lo; o0 < o_hi; o0 += ob) {
-            const int64_t on = tsrt__min(ob, o_hi - o0), obp = tsrt__rup(on, TSRT_MR);
-            const float *uk = ub;
-            ptrdiff_t ups = obp * CG; /* floats from one xi plane of U to the next */
-            if (pre)
-                uk = v->wu + (gr * XI * OGp + o0) * CG, ups = OGp * CG;
-            else
-                tsrt__wg_weights(&g, wt, o0, on, obp, ups, ub);
-            for (int64_t p = p0; p < p1; p++) {
-                const float *vp = vb + (vall ? (p - p0) * CG * TSRT_NR : 0);
-                if (!vall) tsrt__wg_input(&g, p, vb, xs);
-                /* Tiles in this panel: a short last panel takes the 6x8
-                 * kernel, the 16-column one or dot products (tsrt__ukr_ua's
-                 * tails). */
-                const int64_t nt = tsrt__min(TSRT_NR, g.T - p * TSRT_NR);
-                for (int xi = 0; xi < XI; xi++)
-                    for (int64_t c0 = 0; c0 < CG; c0 += KB) {
-                        const int64_t kc = tsrt__min(KB, CG - c0);
-                        const float *vx = vp + xi * xs + c0 * TSRT_NR;
-                        const int64_t bc0 = tsrt__ua_col0(nt);
-                        if (bc0 >= 0) tsrt__b_cols(kc, vx + bc0, nt - bc0, bt);
-                        for (int64_t ir = 0; ir < obp; ir += TSRT_MR) {
-                            const float *ua = uk + xi * ups + ir * CG + c0;
-                            /* The next call's 14 rows of U, into L2 (D62): short
-                             * runs 1 KiB apart (CG = 256) that the hardware
-                             * prefetcher barely starts on, from L3 or memory
-                             * for the first panel (the prepared weights are
-                             * cold) and evicted to L2 for the next. */
-                            const float *un = ir + TSRT_MR < obp ? ua + TSRT_MR * CG
-                                              : xi + 1 < XI ? uk + (xi + 1) * ups + c0 : NULL;
-                            if (un)
-                                for (int64_t i = 0; i < TSRT_MR; i++)
-                                    for (int64_t q = 0; q < kc; q += 16) __builtin_prefetch(un + i * CG + q, 0, 2);
-                            float *mo = mb + (xi * obp + ir) * TSRT_NR;
-                            if (nt == TSRT_NR)
-                                tsrt__ukr_full_ua(kc, ua, CG, vx, mo, TSRT_NR, c0 > 0, NULL);
-                            else
-                                tsrt__ukr_ua(kc, ua, CG, vx, mo, TSRT_NR, 1, c0 > 0, nt, bt, NULL);
-                        }
+        int64_t have = -1; /* the last image copied */
+        for (int64_t pc = p0; pc < p1; pc += CP) {
+            const int64_t pe = tsrt__min(p1, pc + CP);
+            /* One cache line between the xi planes of V: a power-of-two
+             * distance would put the stores of one channel in one L1 set. */
+            const ptrdiff_t xs = (vall ? pe - pc : 1) * CG * TSRT_NR + 16;
+            if (vall)
+                for (int64_t p = pc; p < pe; p++) {
+                    tsrt__wg_copy_panel(&g, x, p, tA, tB, &have);
+                    tsrt__wg_input(&g, p, vb + (p - pc) * CG * TSRT_NR, xs);
+                }
+            for (int64_t o0 = o_lo; o0 < o_hi; o0 += ob) {
+                const int64_t on = tsrt__min(ob, o_hi - o0), obp = tsrt__rup(on, TSRT_MR);
+                const float *uk = ub;
+                ptrdiff_t ups = obp * CG; /* floats from one xi plane of U to the next */
+                if (pre)
+                    uk = v->wu + (gr * XI * OGp + o0) * CG, ups = OGp * CG;
+                else
+                    tsrt__wg_weights(&g, wt, o0, on, obp, ups, ub);
+                for (int64_t p = pc; p < pe; p++) {
+                    const float *vp = vb + (vall ? (p - pc) * CG * TSRT_NR : 0);
+                    const int64_t nt = tsrt__min(TSRT_NR, g.NT - p * TSRT_NR);
+                    if (!vall) {
+                        tsrt__wg_copy_panel(&g, x, p, tA, tB, &have);
+                        tsrt__wg_input(&g, p, vb, xs);
                     }
-                tsrt__wg_output(&g, p, mb, obp, o0, on, y, epi_m0);
+                    /* Tiles in this panel: a short last panel takes the
+                     * 6x8 kernel, the 16-column one or dot products
+                     * (tsrt__ukr_ua's tails). */
+                    for (int xi = 0; xi < XI; xi++)
+                        for (int64_t c0 = 0; c0 < CG; c0 += KB) {
+                            const int64_t kc = tsrt__min(KB, CG - c0);
+                            const float *vx = vp + xi * xs + c0 * TSRT_NR;
+                            const int64_t bc0 = tsrt__ua_col0(nt);
+                            if (bc0 >= 0) tsrt__b_cols(kc, vx + bc0, nt - bc0, bt);
+                            for (int64_t ir = 0; ir < obp; ir += TSRT_MR) {
+                                const float *ua = uk + xi * ups + ir * CG + c0;
+                                /* The next call's 14 rows of U, into L2 (D62):
+                                 * short runs 1 KiB apart (CG = 256) that the
+                                 * hardware prefetcher barely starts on, from L3
+                                 * or memory for the first panel (the prepared
+                                 * weights are cold) and evicted to L2 for the
+                                 * next. */
+                                const float *un = ir + TSRT_MR < obp ? ua + TSRT_MR * CG
+                                                  : xi + 1 < XI ? uk + (xi + 1) * ups + c0 : NULL;
+                                if (un)
+                                    for (int64_t i = 0; i < TSRT_MR; i++)
+                                        for (int64_t q = 0; q < kc; q += 16) __builtin_prefetch(un + i * CG + q, 0, 2);
+                                float *mo = mb + (xi * obp + ir) * TSRT_NR;
+                                if (nt == TSRT_NR)
+                                    tsrt__ukr_full_ua(kc, ua, CG, vx, mo, TSRT_NR, c0 > 0, NULL);
+                                else
+                                    tsrt__ukr_ua(kc, ua, CG, vx, mo, TSRT_NR, 1, c0 > 0, nt, bt, NULL);
+                            }
+                        }
+                    tsrt__wg_output(&g, p, mb, obp, o0, on, y, gr * g.OG);
+                }
             }
         }
     }
