@@ -37,6 +37,7 @@ void ts_lprog_free(ts_lprog *p)
 }
 
 ts_arena *ts_lprog_arena(ts_lprog *p) { return p->arena; }
+uint32_t ts_lprog_n_exprs(const ts_lprog *p) { return p->next_id; }
 
 void ts_lprog_fail(ts_lprog *p, ts_status s, const char *fmt, ...)
 {

@@ -205,6 +205,8 @@ typedef struct ts_lprog ts_lprog;
 ts_status ts_lprog_new(ts_lprog **out, ts_err *err);
 void ts_lprog_free(ts_lprog *p);
 ts_arena *ts_lprog_arena(ts_lprog *p);
+/* How many expressions the program has made: every node's id is below. */
+uint32_t ts_lprog_n_exprs(const ts_lprog *p);
 
 /* ---- expressions (NULL in, NULL out: failures surface at ts_lprog_status) */
 ts_lx *ts_lx_const(ts_lprog *p, ts_dtype dt, double v);

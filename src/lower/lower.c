@@ -854,6 +854,7 @@ ts_status ts_lower_group(ts_lprog *p, const ts_fusion *f, const ts_group *g, con
     default: return ts_err_set(err, TS_ERR_INTERNAL, "lower: group kind %d has no loops", (int)g->kind);
     }
     TS_TRY(ts_lprog_status(p, err));
+    if (g->kind == TS_G_LOOP) ts_split_divisors(p, c.k);
     ts_schedule(c.k);
     if (g->kind == TS_G_LOOP) {
         ts_roll_nests(p, c.k);

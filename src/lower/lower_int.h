@@ -68,6 +68,9 @@ void ts_lw_delinear_rec(lctx *c, int n, const ts_dim *dims, ts_lx *lin, ts_lx **
 /* Runs of alike top-level nests of k as one loop over tables (roll.c,
  * D132); after scheduling. */
 void ts_roll_nests(ts_lprog *p, ts_lkernel *k);
+/* Vector loops whose variable is divided by a constant k: over the
+ * quotient, the body once per remainder (split.c, D143). */
+void ts_split_divisors(ts_lprog *p, ts_lkernel *k);
 /* The index of element coords of v in v's own buffer (a concat's part
  * keeps the concat's strides, D125). */
 ts_lx *ts_lw_out_linear(lctx *c, const ts_value *v, ts_lx **coords);

@@ -736,6 +736,28 @@ def test_loops_tail():
             close("loops tail: output %d cpu vs interpreter" % k, got[k], ref[k], rtol=1e-5, atol=1e-6)
 
 
+def test_split_div():
+    """A vector loop whose variable the indexing divides by a constant k
+    runs over the quotient with its body once per remainder (D143): a
+    pixel shuffle (i / 2, i % 2 along a row of 16) is a loop of 8 with
+    two stores reading planes 24 floats apart; an interleave of two
+    tensors along the last axis (a concat of 1-wide slices reshaped) two
+    stores, each from one input, the part choice folded away. Golden
+    loops; against the interpreter."""
+    model = os.path.join(MODELS, "split_div.ir")
+    ok, so, se = listing_matches("split_div", "loops")
+    check("split div: golden loops", ok and "for i3 in [0, 8) vector" in so and " / " not in so.split("ts_k1")[1]
+          and "for i4 in [0, 9) vector" in so, so + se)
+    g = np.random.default_rng(43)
+    arrays = {"x": g.standard_normal((2, 4, 3, 8)).astype(np.float32),
+              "p": g.standard_normal((2, 3, 5, 9)).astype(np.float32),
+              "q": g.standard_normal((2, 3, 5, 9)).astype(np.float32)}
+    got, ref = cpu_and_interp(model, arrays, "split_div")
+    if got and ref and check("split div: two outputs", len(got) == len(ref) == 2):
+        for k in range(2):
+            close("split div: output %d cpu vs interpreter" % k, got[k], ref[k], rtol=1e-5, atol=1e-6)
+
+
 def test_shared_packing():
     """GEMMs that multiply by the same constant share one packed copy of
     it (D118): eight steps of x <- tanh(x @ w), w 512x512 (1 MiB), as an
