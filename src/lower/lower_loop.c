@@ -110,11 +110,9 @@ static int merged_tail(lctx *c, const ts_value *v, const ts_node *cat)
 static void open_nest(lctx *c, nest *ns, const ts_value *v, const ts_dim *d, int m, ts_lx **coords)
 {
     const int r = v->type.rank;
+    if (m < 2) m = 0;
     for (int i = 0; i < r - m; i++) coords[i] = ts_lw_open_loop(c, ns, ts_lw_dim(c, d[i]));
-    if (m < 2) {
-        if (m == 1) coords[r - 1] = ts_lw_open_loop(c, ns, ts_lw_dim(c, d[r - 1]));
-        return;
-    }
+    if (!m) return;
     ts_lx *ext = ts_lw_dim(c, d[r - m]);
     for (int i = r - m + 1; i < r; i++) ext = ts_lx_mul(c->p, ext, ts_lw_dim(c, d[i]));
     ts_lw_delinear_rec(c, m, v->type.dims + r - m, ts_lw_open_loop(c, ns, ext), coords + r - m);
