@@ -183,8 +183,9 @@ typedef struct ts_ltmpl {
      * registers. The row and column terms are tabulated at each launch by
      * te_fill (stores into TS_LBUF_TEROW / TS_LBUF_TECOL, te_rows and
      * te_cols elements); the residual is buffer te_res read at
-     * te_res_off + r * te_res_rs + q. epi stays: the runtime's other
-     * paths call it. */
+     * te_res_off + r * te_res_rs + q. epi stays in the IR (--loops prints
+     * it) but is not emitted: every runtime path applies te, then
+     * te->rest. */
     bool te;
     ts_ls *te_fill;
     ts_lx *te_rows, *te_cols;       /* NULL: no such table */
