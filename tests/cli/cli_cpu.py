@@ -760,6 +760,49 @@ def test_split_div():
             close("split div: output %d cpu vs interpreter" % k, got[k], ref[k], rtol=1e-5, atol=1e-6)
 
 
+def test_light_compile():
+    """A program whose kernels are all tiny (no buffer over 1024
+    elements) compiles at -O1 (D145): the pixel shuffle of split_div.ir
+    does, the rows of 600 of softmax_rows.ir keep -O3, and a user's
+    TESSERA_CFLAGS is passed as given. The compiler is a script that logs
+    its command lines; the light program still gives the interpreter's
+    outputs."""
+    log, wrapper = tmp("light_cc.log"), tmp("light_cc.sh")
+    with open(wrapper, "w") as f:
+        f.write('#!/bin/sh\necho "$@" >> "%s"\nexec cc "$@"\n' % log)
+    os.chmod(wrapper, 0o755)
+    g = np.random.default_rng(47)
+    split = {"x": g.standard_normal((2, 4, 3, 8)).astype(np.float32),
+             "p": g.standard_normal((2, 3, 5, 9)).astype(np.float32),
+             "q": g.standard_normal((2, 3, 5, 9)).astype(np.float32)}
+    rows = {"x": g.standard_normal((5, 600)).astype(np.float32)}
+
+    def last_opt(model, arrays, tag, **more):
+        """The last -O of the command that compiled the program's unit."""
+        if os.path.exists(log):
+            os.remove(log)
+        inputs = ["%s=%s" % (k, save("%s_%s.npy" % (tag, k), v)) for k, v in arrays.items()]
+        with env(TESSERA_CC=wrapper, TESSERA_CACHE_DIR=tmp("jit_cache_" + tag), **more):
+            got = run_model(os.path.join(MODELS, model), inputs, tag + "_cpu", ["--target", "cpu"])
+        lines = open(log).read().splitlines() if os.path.exists(log) else []
+        unit = [ln for ln in lines if ".0.c" in ln]
+        opts = [a for a in unit[-1].split() if a.startswith("-O")] if unit else []
+        return got, opts[-1] if opts else None
+
+    got, opt = last_opt("split_div.ir", split, "light_tiny")
+    check("light compile: tiny kernels at -O1", opt == "-O1", str(opt))
+    ref = run_interp(os.path.join(MODELS, "split_div.ir"),
+                     ["%s=%s" % (k, tmp("light_tiny_%s.npy" % k)) for k in split], "light_tiny_interp")
+    if got and ref and check("light compile: two outputs", len(got) == len(ref) == 2):
+        for k in range(2):
+            close("light compile: output %d cpu vs interpreter" % k, got[k], ref[k], rtol=1e-5, atol=1e-6)
+    _, opt = last_opt("softmax_rows.ir", rows, "light_rows")
+    check("light compile: rows of 600 at -O3", opt == "-O3", str(opt))
+    _, opt = last_opt("split_div.ir", split, "light_user",
+                      TESSERA_CFLAGS="-O2 -march=native -std=c11 -fno-math-errno -fno-trapping-math")
+    check("light compile: a user's flags as given", opt == "-O2", str(opt))
+
+
 def test_shared_packing():
     """GEMMs that multiply by the same constant share one packed copy of
     it (D118): eight steps of x <- tanh(x @ w), w 512x512 (1 MiB), as an

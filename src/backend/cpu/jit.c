@@ -45,7 +45,8 @@ struct ts_jit_module {
 /* ---- options ------------------------------------------------------------- */
 
 typedef struct cfg {
-    const char *cc, *flags;
+    const char *cc, *flags;   /* the units' flags */
+    const char *shared_flags; /* the shared unit's: never light, one object per machine */
     char dir[PATH_MAX];
     int jobs;
 } cfg;
@@ -81,7 +82,9 @@ ts_status ts_jit_cache_dir(const ts_jit_opts *o, char *buf, size_t cap, ts_err *
 static ts_status resolve(const ts_jit_opts *o, cfg *c, ts_err *err)
 {
     c->cc = env_or(o ? o->cc : NULL, "TESSERA_CC", "cc");
-    c->flags = env_or(o ? o->flags : NULL, "TESSERA_CFLAGS", TS_JIT_DEFAULT_FLAGS);
+    c->shared_flags = c->flags = env_or(o ? o->flags : NULL, "TESSERA_CFLAGS", TS_JIT_DEFAULT_FLAGS);
+    /* a user's own flags are kept as given */
+    if (o && o->light && strcmp(c->flags, TS_JIT_DEFAULT_FLAGS) == 0) c->flags = TS_JIT_LIGHT_FLAGS;
     c->jobs = o && o->jobs > 0 ? o->jobs : (int)sysconf(_SC_NPROCESSORS_ONLN);
     if (c->jobs < 1) c->jobs = 1;
     if (!*c->cc) return ts_err_set(err, TS_ERR_TOOLCHAIN, "C compiler '' not found (set TESSERA_CC, or run with --target interp)");
@@ -570,7 +573,7 @@ static char *path_of(const char *dir, const char *key, int i)
 static void compile_job(job *j, const cfg *c, const char *src, const char *obj, bool sections)
 {
     arg(&j->argv, c->cc);
-    arg_flags(&j->argv, c->flags);
+    arg_flags(&j->argv, sections ? c->shared_flags : c->flags);
     /* its own section per function, so each module's link keeps only the
      * shared templates it calls */
     if (sections) arg(&j->argv, "-ffunction-sections");
@@ -727,7 +730,7 @@ ts_status ts_jit_compile_shared(const ts_jit_opts *o, const char *shared, int n,
     TS_TRY(resolve(o, &c, err));
     TS_TRY(make_dir(c.dir, err));
     TS_TRY(identify(c.cc, c.dir, cc_path, id, sizeof id, err));
-    if (shared) make_key(id, c.flags, 1, &shared, NULL, sh.key);
+    if (shared) make_key(id, c.shared_flags, 1, &shared, NULL, sh.key);
     make_key(id, c.flags, n, sources, shared ? sh.key : NULL, key);
     if (snprintf(so, sizeof so, "%s/%s.so", c.dir, key) >= (int)sizeof so)
         return ts_err_set(err, TS_ERR_IO, "JIT cache: directory path too long");

@@ -47,6 +47,8 @@ typedef struct ts_jit_opts {
     const char *cache_dir;  /* NULL: $TESSERA_CACHE_DIR, else $XDG_CACHE_HOME/tessera,
                              * else $HOME/.cache/tessera */
     int jobs;               /* parallel compiler processes; <= 0: number of online cores */
+    bool light;             /* the units' kernels are all tiny (D145): with the default flags,
+                             * they compile at -O1 (TS_JIT_LIGHT_FLAGS); the shared unit not */
 } ts_jit_opts;
 
 /* -mprefer-vector-width=512: gcc's tuning for Intel's AVX-512 cores keeps
@@ -54,6 +56,10 @@ typedef struct ts_jit_opts {
  * kernels then ran at half the width the hand-written contractions use
  * (D58). It changes nothing where the machine lacks AVX-512. */
 #define TS_JIT_DEFAULT_FLAGS "-O3 -march=native -mprefer-vector-width=512 -std=c11 -fno-math-errno -fno-trapping-math"
+/* A program of tiny kernels (the ONNX node tests, a model's shape
+ * arithmetic): -O3's vectorizer costs more compile time than such
+ * kernels ever run (D145). gcc and clang take the last -O. */
+#define TS_JIT_LIGHT_FLAGS TS_JIT_DEFAULT_FLAGS " -O1"
 #define TS_JIT_KEY_HEX 32
 
 /* Compile (or load from the cache) n >= 1 translation units into one

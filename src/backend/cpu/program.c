@@ -351,6 +351,33 @@ static ts_status compile_regions(const ts_graph *g, const ts_cpu_opts *o, ts_cpu
     return TS_OK;
 }
 
+/* Whether every kernel of the program is tiny (D145): sizes known when
+ * compiling, and no buffer it reads or writes over TINY_ELEMS elements
+ * (a reduction's input counts, and a constant operand, weights
+ * included). Such a program is compiled at -O1: the ONNX node tests'
+ * units took ~110 ms each at -O3, most of it the vectorizer's, to run
+ * kernels of a few microseconds. */
+enum { TINY_ELEMS = 1024 };
+
+static bool tiny_program(const ts_cpu_program *p)
+{
+    for (int i = 0; i < p->n_steps; i++) {
+        const ts_lkernel *k = p->steps[i].kernel;
+        if (!k) continue;
+        if (k->n_dims) return false;
+        for (int b = 0; b < k->n_bufs; b++) {
+            const ts_value *v = k->bufs[b].v;
+            int64_t n = 1;
+            for (int d = 0; v && d < v->type.rank && n <= TINY_ELEMS; d++) {
+                if (!ts_dim_is_const(v->type.dims[d])) return false;
+                n *= v->type.dims[d].c;
+            }
+            if (n > TINY_ELEMS) return false;
+        }
+    }
+    return true;
+}
+
 ts_status ts_cpu_compile(const ts_graph *g, const ts_cpu_opts *o, ts_cpu_program **out, ts_err *err)
 {
     ts_cpu_program *p = NULL;
@@ -375,7 +402,8 @@ ts_status ts_cpu_compile(const ts_graph *g, const ts_cpu_opts *o, ts_cpu_program
         s = sources(p, o && o->exact, &n, units, &shared, err);
         const char *texts[MAX_TU];
         for (int u = 0; u < n; u++) texts[u] = units[u].data ? units[u].data : "";
-        ts_jit_opts jo = {.cc = o ? o->cc : NULL, .flags = o ? o->cflags : NULL, .cache_dir = o ? o->cache_dir : NULL};
+        ts_jit_opts jo = {.cc = o ? o->cc : NULL, .flags = o ? o->cflags : NULL, .cache_dir = o ? o->cache_dir : NULL,
+                          .light = tiny_program(p)};
         if (s == TS_OK)
             s = ts_jit_compile_shared(&jo, shared.data, n, texts, &p->mod, &p->cache_hit, &p->compile_ms, err);
         for (int u = 0; u < n; u++) ts_buf_free(&units[u]);
