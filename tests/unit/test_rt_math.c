@@ -12,7 +12,11 @@
  * (TSRT_FMAF is a * b + c), test_rt_math_native (-march=native) the FMA
  * path that generated code gets. `test_rt_math --all [threads]` runs the
  * exhaustive check (all 2^32 inputs) and prints each function's maximum
- * error and where it occurs; `--bench` times the functions against libm. */
+ * error and where it occurs; `--bench` times the functions against libm.
+ * tsrt_maxf and tsrt_minf are checked bit for bit against the primitive
+ * rule (NaN if either is NaN, b's first; +0 beats -0 in max, -0 in min)
+ * on every pair of special values and on random bit patterns, in a
+ * vectorized loop and in scalar calls (D146). */
 #define _POSIX_C_SOURCE 200809L
 #include "check.h"
 #include "kernels/cpu/scalar.h"
@@ -258,6 +262,71 @@ static void specials(void)
     }
 }
 
+/* The rule, spelled out: b if b is NaN, else a if a is NaN, else the AND
+ * (max) or OR (min) of the bits where equal (±0), else the larger or
+ * smaller. */
+static uint32_t ref_maxmin(uint32_t ua, uint32_t ub, int is_max)
+{
+    const float a = bits2f(ua), b = bits2f(ub);
+    if (b != b) return ub;
+    if (a != a) return ua;
+    if (a == b) return is_max ? (ua & ub) : (ua | ub);
+    return (is_max ? a < b : b < a) ? ub : ua;
+}
+
+static void loop_maxmin(const float *restrict a, const float *restrict b, float *restrict mx, float *restrict mn,
+                        int n)
+{
+    for (int i = 0; i < n; i++) {
+        mx[i] = tsrt_maxf(a[i], b[i]);
+        mn[i] = tsrt_minf(a[i], b[i]);
+    }
+}
+
+static void maxmin_exact(void)
+{
+    static const uint32_t sp[] = {0u,          0x80000000u, 0x7f800000u, 0xff800000u, 0x7fc00000u, 0xffc00000u,
+                                  0x7fc00001u, 0x7f800001u, 0xff812345u, 1u,          0x80000001u, 0x3f800000u,
+                                  0xbf800000u, 0x00800000u, 0x7f7fffffu, 0xff7fffffu, 0x3f800001u, 0x7fffffffu};
+    enum { NS = sizeof sp / sizeof sp[0], NR = 1 << 16, N = NS * NS + NR };
+    float *a = malloc(sizeof(float) * 4 * N), *b = a + N, *mx = b + N, *mn = mx + N;
+    if (!a) {
+        CHECK_MSG(0, "out of memory");
+        return;
+    }
+    int n = 0;
+    for (int i = 0; i < NS; i++)
+        for (int j = 0; j < NS; j++, n++) a[n] = bits2f(sp[i]), b[n] = bits2f(sp[j]);
+    uint64_t s = 88172645463325252u;
+    for (; n < N; n++) {
+        uint32_t r[2];
+        for (int k = 0; k < 2; k++) {
+            s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+            /* half of them equal in magnitude to the other or a special value */
+            r[k] = (uint32_t)(s >> 16);
+            if (k && (s & 7) == 0) r[1] = r[0] ^ 0x80000000u;
+            if (k && (s & 7) == 1) r[1] = sp[(s >> 8) % NS];
+        }
+        a[n] = bits2f(r[0]), b[n] = bits2f(r[1]);
+    }
+    loop_maxmin(a, b, mx, mn, N);
+    long bad = 0;
+    for (int i = 0; i < N; i++) {
+        const uint32_t ua = f2bits(a[i]), ub = f2bits(b[i]);
+        const uint32_t wx = ref_maxmin(ua, ub, 1), wn = ref_maxmin(ua, ub, 0);
+        const int ok = f2bits(mx[i]) == wx && f2bits(mn[i]) == wn && f2bits(tsrt_maxf(a[i], b[i])) == wx &&
+                       f2bits(tsrt_minf(a[i], b[i])) == wn;
+        if (!ok && bad++ < 5)
+            CHECK_MSG(0, "max/min(%08x, %08x): vector %08x %08x, scalar %08x %08x, want %08x %08x", (unsigned)ua,
+                      (unsigned)ub, (unsigned)f2bits(mx[i]), (unsigned)f2bits(mn[i]),
+                      (unsigned)f2bits(tsrt_maxf(a[i], b[i])), (unsigned)f2bits(tsrt_minf(a[i], b[i])),
+                      (unsigned)wx, (unsigned)wn);
+    }
+    printf("max/min: %d pairs, %ld differ from the rule\n", N, bad);
+    CHECK(bad == 0);
+    free(a);
+}
+
 static double now(void)
 {
     struct timespec t;
@@ -336,6 +405,7 @@ int main(int argc, char **argv)
     int nth = all ? (argc > 2 ? atoi(argv[2]) : 2) : 1;
     if (nth < 1 || nth > 16) nth = 1;
     specials();
+    maxmin_exact();
     printf("TSRT_FMAF: %s\n",
 #if defined(__FMA__) || defined(__ARM_FEATURE_FMA) || defined(FP_FAST_FMAF)
            "fmaf"

@@ -222,26 +222,34 @@ static inline float tsrt_self_(int c, float a, float b)
     return tsrt_bits2f_((tsrt_f2bits_(a) & m) | (tsrt_f2bits_(b) & ~m));
 }
 
-/* tsrt_max's meaning in float, in operations a vector unit has: the
- * compare-and-select `a < b ? b : a` (one vmaxps; a when unordered), then
- * b where b is NaN, and where a == b the AND of the two (±0: +0 unless
- * both are -0; equal numbers: either). The one-expression form compiled
- * to about nine vector operations and, in scalar code (a loop's
- * remainder), to unpredictable branches: ResNet's 3x3 max pool spent
- * half its time in the 7 scalar columns of each 55. Bit for bit the same
- * as tsrt_max on every pair (checked on 10^8 random pairs and the
- * special values). */
+/* tsrt_max's meaning in float, in operations a vector unit has: the two
+ * compare-and-selects `b > a ? b : a` and `a > b ? a : b` (one vmaxps
+ * each: the larger where they differ, a resp. b where equal or
+ * unordered), ANDed bit by bit (±0: +0 unless both are -0; equal
+ * numbers, or a number and the other's max: itself), then a where a is
+ * NaN, then b where b is NaN. gcc makes it six vector operations (two
+ * max, two compares, a masked AND and a masked move); the earlier form,
+ * `a < b ? b : a` then an AND only where a == b through bit selects,
+ * took eleven, and a 3x3/2 max pool over rows of 47 ran 22% slower
+ * (D146). Plain ?: is safe here: the flags the JIT passes include
+ * -fno-trapping-math, under which gcc speculates both arms; the form
+ * through bit selects is kept for tsrt_self_'s other users. Bit for bit
+ * the same as tsrt_max on every pair (test_rt_math: the special values
+ * and random bit patterns, NaN payloads and signs included). */
 static inline float tsrt_maxf(float a, float b)
 {
-    const float r = tsrt_self_(b != b, b, a < b ? b : a);
-    return tsrt_self_(a == b, tsrt_bits2f_(tsrt_f2bits_(a) & tsrt_f2bits_(b)), r);
+    const float m = b > a ? b : a, m2 = a > b ? a : b;
+    const float r = tsrt_bits2f_(tsrt_f2bits_(m) & tsrt_f2bits_(m2));
+    const float s = a != a ? a : r;
+    return b != b ? b : s;
 }
-/* The mirror image: `a > b ? b : a`, b if NaN, the OR where equal (-0
- * unless both are +0). */
+/* The mirror image: the two minima ORed (-0 unless both are +0). */
 static inline float tsrt_minf(float a, float b)
 {
-    const float r = tsrt_self_(b != b, b, a > b ? b : a);
-    return tsrt_self_(a == b, tsrt_bits2f_(tsrt_f2bits_(a) | tsrt_f2bits_(b)), r);
+    const float m = b < a ? b : a, m2 = a < b ? a : b;
+    const float r = tsrt_bits2f_(tsrt_f2bits_(m) | tsrt_f2bits_(m2));
+    const float s = a != a ? a : r;
+    return b != b ? b : s;
 }
 
 /* e^(rh + rl) - 1 for |rh + rl| <= ln2/2 (+ a little), rl the small
