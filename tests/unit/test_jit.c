@@ -305,6 +305,13 @@ static void test_key(void)
     CHECK(ts_jit_key(&o1, 1, ab2, k3, NULL) == TS_OK && strcmp(k1, k3) == 0);
     /* the flags text is hashed as given: spacing changes the key (harmless) */
     CHECK(ts_jit_key(&o3, 1, a, k3, NULL) == TS_OK && strcmp(k1, k3) != 0);
+    /* light (D145): the default flags then -O1, keyed as such; flags given
+     * by the options (or $TESSERA_CFLAGS) are used as given */
+    ts_jit_opts dflt = {.light = false}, light = {.light = true}, given = {.flags = "-O1", .light = true};
+    const char *env_flags = getenv("TESSERA_CFLAGS");
+    CHECK(ts_jit_key(&dflt, 1, a, k2, NULL) == TS_OK && ts_jit_key(&light, 1, a, k3, NULL) == TS_OK);
+    CHECK((strcmp(k2, k3) != 0) == !(env_flags && *env_flags));
+    CHECK(ts_jit_key(&given, 1, a, k3, NULL) == TS_OK && strcmp(k1, k3) == 0);
     char dir[512];
     CHECK(ts_jit_cache_dir(NULL, dir, sizeof dir, NULL) == TS_OK);
     CHECK_STR(dir, root);
