@@ -369,8 +369,8 @@ static bool tiny_program(const ts_cpu_program *p)
             const ts_value *v = k->bufs[b].v;
             int64_t n = 1;
             for (int d = 0; v && d < v->type.rank && n <= TINY_ELEMS; d++) {
-                if (!ts_dim_is_const(v->type.dims[d])) return false;
-                n *= v->type.dims[d].c;
+                if (!ts_dim_is_const(v->type.dims[d]) || v->type.dims[d].c > TINY_ELEMS) return false;
+                n *= v->type.dims[d].c;   /* both factors <= TINY_ELEMS: no overflow */
             }
             if (n > TINY_ELEMS) return false;
         }
