@@ -287,10 +287,34 @@ static inline void tsrt__pf_rows(const float *p, ptrdiff_t rs, int64_t rows)
  * (MobileNetV2's classifier, 1 x 1280 x 1000, took 1.6x ORT's time that
  * way). Four partial sums (k mod 4) keep four FMA chains per vector in
  * flight; they are added at the end (another summation order than the
- * MR-row kernel's, within the same error bound). */
+ * MR-row kernel's, within the same error bound). With AVX-512 the sums
+ * are zmm registers and every step one fused multiply-add (the vector
+ * extensions' `s += x * q` is a multiply and an add under -std=c11,
+ * which turns contraction off): a hot 1 x 1024 x 256 product 10.1 -> 9.3
+ * us (D148); the partial sums and their order are the same. */
 static void tsrt__ukr_row(int64_t k, const float *restrict a, ptrdiff_t a_cs, const float *restrict b,
                           float *restrict c, int beta, int64_t nr, const tsrt_tepi *te)
 {
+#if TSRT_ISA == TSRT_ISA_AVX512
+    _Static_assert(TSRT_NR == 32, "two zmm per micro-panel row");
+    __m512 s[4][2];
+    for (int u = 0; u < 4; u++) s[u][0] = s[u][1] = _mm512_setzero_ps();
+    int64_t p = 0;
+    for (; p + 4 <= k; p += 4)
+        for (int u = 0; u < 4; u++) {
+            const __m512 x = _mm512_set1_ps(a[(p + u) * a_cs]);
+            s[u][0] = _mm512_fmadd_ps(x, _mm512_loadu_ps(b + (p + u) * TSRT_NR), s[u][0]);
+            s[u][1] = _mm512_fmadd_ps(x, _mm512_loadu_ps(b + (p + u) * TSRT_NR + 16), s[u][1]);
+        }
+    for (; p < k; p++) {
+        const __m512 x = _mm512_set1_ps(a[p * a_cs]);
+        s[0][0] = _mm512_fmadd_ps(x, _mm512_loadu_ps(b + p * TSRT_NR), s[0][0]);
+        s[0][1] = _mm512_fmadd_ps(x, _mm512_loadu_ps(b + p * TSRT_NR + 16), s[0][1]);
+    }
+    float t[TSRT_NR] __attribute__((aligned(TSRT_ALIGN)));
+    for (int v = 0; v < 2; v++)
+        _mm512_store_ps(t + 16 * v, _mm512_add_ps(_mm512_add_ps(s[0][v], s[1][v]), _mm512_add_ps(s[2][v], s[3][v])));
+#else
     enum { V = TSRT_NR / 8 };
     tsrt__v8 s[4][V];
     for (int u = 0; u < 4; u++)
@@ -313,6 +337,7 @@ static void tsrt__ukr_row(int64_t k, const float *restrict a, ptrdiff_t a_cs, co
         }
     float t[TSRT_NR] __attribute__((aligned(TSRT_ALIGN)));
     for (int v = 0; v < V; v++) TSRT__V8_STORE(t + 8 * v, (s[0][v] + s[1][v]) + (s[2][v] + s[3][v]));
+#endif
     for (int64_t j = 0; j < nr; j++) c[j] = beta ? c[j] + t[j] : t[j];
     if (te) tsrt__te_tile(te, c, 0, 1, nr);
 }
