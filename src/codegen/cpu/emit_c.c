@@ -798,6 +798,7 @@ static ts_status paste_runtime(ts_buf *out, int needs, bool only_api, ts_err *er
         TS_TRY(paste(out, "tsrt_ukernel_avx512.h", err)); /* empty but for AVX-512 */
         TS_TRY(paste(out, "tsrt_ukernel.h", err));
         TS_TRY(paste(out, "tsrt_gemm_amx.h", err)); /* the AMX path (its kernels only where AMX is) */
+        TS_TRY(paste(out, "tsrt_gemm_pack.h", err));
         TS_TRY(paste(out, "tsrt_gemm.h", err));
     }
     if (needs & TS_NEEDS_SORT) {
