@@ -292,14 +292,13 @@ void ts_em_template_kernel(em *e, const ts_lkernel *k)
     ts_em_reset(e);
     memset(names, 0, sizeof names);
     template_args(e, t, names);
-    const bool epi = whole_epi;
     if (whole_epi || t->te_rest) ts_buf_printf(out, "    %s_ctx ctx = {bufs, D};\n", k->name);
     if (gemm) {
         gemm_args(out, t, names);
         /* an empty batch computes nothing; the template reads 0 as "not
          * batched" (one product), which would read empty operands */
         ts_buf_puts(out, "    if (g.batch <= 0) return;\n");
-        if (epi) ts_buf_printf(out, "    g.epi = %s_epi; g.epi_ctx = &ctx;\n", k->name);
+        if (whole_epi) ts_buf_printf(out, "    g.epi = %s_epi; g.epi_ctx = &ctx;\n", k->name);
         if (t->prepack_b) ts_buf_printf(out, "    g.bp = (const float *)bufs[%d];\n", k->n_bufs);
         if (t->te) {
             ts_buf_printf(out, "    float *te_row = tsrt__align((char *)ws + tsrt_sgemm_workspace(%s, %s, %s));\n",
@@ -320,7 +319,7 @@ void ts_em_template_kernel(em *e, const ts_lkernel *k)
                                "    a.wu_m = (int)h[0]; a.wu = h[0] ? pk + 16 : NULL;\n",
                           k->n_bufs, t->b);
         else ts_buf_printf(out, "    a.wt = b%d;\n", t->b);
-        if (epi) ts_buf_printf(out, "    a.epi = %s_epi; a.epi_ctx = &ctx;\n", k->name);
+        if (whole_epi) ts_buf_printf(out, "    a.epi = %s_epi; a.epi_ctx = &ctx;\n", k->name);
         if (t->te) {
             ts_buf_puts(out, "    float *te_row = tsrt__align((char *)ws + tsrt_conv_workspace(&a));\n");
             te_setup(e, k, t, "a");

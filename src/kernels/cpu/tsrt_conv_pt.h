@@ -267,10 +267,11 @@ static inline int64_t tsrt__pt_p0(int64_t P, int64_t nt, int64_t t)
  * 2-thread time against 1 thread: 3x3/2 32 -> 64 at 48x48 1.80 -> 2.06x,
  * 3x3 64 -> 32 at 12x12 1.66 -> 1.94x, 16 -> 64 at 23x23 1.80 -> 1.97x;
  * D147). Else threads split the panels, each reading its share of the
- * weights, except where the input (its phase copy, or the image a 1x1 conv reads in place)
- * is larger than the weights (or there are fewer panels than threads) and
- * there are enough tiles: then they split the tiles, each copying or
- * reading only the rows its tiles read and reading all the weights (every
+ * weights, except where the input (its phase copy, or the image a 1x1
+ * conv reads in place) is larger than the weights (or there are fewer
+ * panels than threads) and there are enough tiles: then they split the
+ * tiles, each copying or reading only the rows its tiles read and
+ * reading all the weights (every
  * thread copying the whole image took the gain of the 3x3 stride-2 conv
  * at 56x56 at 2 threads; splitting tiles where the weights are the larger
  * cost 7% on 1024 -> 2048 stride 2, D41; each thread reading all of a 1x1
