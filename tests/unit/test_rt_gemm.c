@@ -341,6 +341,31 @@ static void test_amx_per_call(void)
     }
 }
 
+/* Which pre-packed B gets an AMX copy (tsrt__amx_want, D149): a B over
+ * 1 MiB only with 48 rows or more, a smaller one from 16; both paths
+ * against the reference. */
+static void test_amx_big_b(void)
+{
+    const gcase cases[] = {
+        {36, 1536, 384, 1, ROW, ROW, ROW, 0, 1, 2, 0}, /* 2.25 MiB, 36 rows: the FMA kernels */
+        {48, 1100, 300, 1, ROW, ROW, ROW, 1, 1, 1, 0}, /* 1.26 MiB, 48 rows: AMX */
+        {32, 512, 512, 1, ROW, ROW, ROW, 0, 1, 2, 0},  /* 1 MiB, not over: AMX */
+    };
+    const int want[] = {0, 1, 1};
+    prepack = 1;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+#if TSRT_AMX
+        const tsrt_sgemm_args g = {.m = cases[i].m, .n = cases[i].n, .k = cases[i].k};
+        if (tsrt__amx_ready())
+            CHECK_MSG(tsrt__amx_want(&g) == want[i], "case %zu: AMX copy %d, want %d", i, tsrt__amx_want(&g), want[i]);
+#else
+        (void)want;
+#endif
+        check_case(&cases[i]);
+    }
+    prepack = 0;
+}
+
 /* A non-finite operand on the AMX path (tsrt_gemm_amx.h): its pieces
  * cannot carry inf (inf - inf), so an A with one goes through the FMA
  * kernels (K in one chunk: found by the split; in several: by the check
@@ -607,6 +632,7 @@ int main(void)
     test_row_times_cols();
     test_prepacked();
     test_amx_per_call();
+    test_amx_big_b();
     test_nonfinite();
     test_near_max();
     test_split();

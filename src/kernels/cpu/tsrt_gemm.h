@@ -629,13 +629,29 @@ enum { TSRT__BP_F32 = 1, TSRT__BP_AMX = 2 };
 #define TSRT__BP_HEAD 64
 
 #if TSRT_AMX
+/* Rows from which a B over TSRT_AMX_BIG_B bytes gets an AMX copy. */
+#ifndef TSRT_AMX_BIG_B_ROWS
+#define TSRT_AMX_BIG_B_ROWS 48
+#endif
+#define TSRT_AMX_BIG_B (1 << 20)
+
 /* Whether g's B gets an AMX copy when packed: products of at least 16
  * rows (M as packed: AMX computes 32-row blocks, so fewer rows waste most
  * of its work; a classifier's M = 1 stays on the FMA kernels), K of a
- * whole k block. A later run with fewer rows still reads the copy. */
+ * whole k block. A later run with fewer rows still reads the copy.
+ * A B over 1 MiB (more than half of L2: in a model whose layers have such
+ * weights, each is read from L3 or memory on every run) needs 48 rows: the
+ * copy is 1.5 times the fp32 one, and with few rows the product waits on
+ * the weights' stream, not on the multiply-adds. ConvNeXt-T's 36 x 1536 x
+ * 384 and 36 x 384 x 1536 (a 6x6 map, 2.4 MiB weights, 1 thread) 0.52-0.71
+ * -> 0.40-0.46 ms each; weights cycled through 12 copies, 768 x 3072: 24
+ * rows AMX 1.46-1.58 ms, fp32 1.33; 32 and 48 alike; 64 AMX 2.04-2.08, fp32
+ * 2.41-2.46 (D149). The transformers' weights of at most 1 MiB keep the
+ * copy from 16 rows: warm in cache, AMX at 32 rows 190 us against 250. */
 static int tsrt__amx_want(const tsrt_sgemm_args *g)
 {
-    return g->m >= 16 && g->n >= 16 && g->k >= 32 && tsrt__amx_ready();
+    const int big = g->n * g->k * (int64_t)sizeof(float) > TSRT_AMX_BIG_B;
+    return g->m >= (big ? TSRT_AMX_BIG_B_ROWS : 16) && g->n >= 16 && g->k >= 32 && tsrt__amx_ready();
 }
 
 /* Whether a product whose B is not packed ahead runs on AMX, B split on

@@ -217,11 +217,35 @@ TSRT__Z_KERNEL(tsrt__ukr4_s, TSRT__Z_ALL4)
 #define TSRT__ZA_ROWS10(H, u) TSRT__ZA_ROWS8(H, u) TSRT__ZA_RR(H, u, 8, 9)
 #define TSRT__ZA_ROWS12(H, u) TSRT__ZA_ROWS10(H, u) TSRT__ZA_RR(H, u, 10, 11)
 #define TSRT__ZA_ROWS14(H, u) TSRT__ZA_ROWS12(H, u) TSRT__ZA_RR(H, u, 12, 13)
+/* Bytes ahead of the B row in use that each k step prefetches into L1
+ * (its two lines); 0 turns it off (for A/B runs). With few rows a tile
+ * does few multiply-adds per weight (9 rows: 18 FMAs per 128-byte row),
+ * so a pre-packed B is read from memory about as fast as it is used, and
+ * the hardware prefetcher, which stops at every 4 KiB page, runs behind:
+ * 9 x 3072 x 768 (ConvNeXt-T's 3x3 map, weights cycled through 12
+ * copies) 1.36-1.38 -> 0.99-1.00 ms, 16 x 1536 x 384 330 -> 285 us; 2, 4
+ * and 8 KiB ahead, into L1 or L2, alike; a hot 196 x 512 x 512 unchanged
+ * (D149). Where B is already in L1 (the later row tiles of a panel) the
+ * prefetch hits and costs a load slot, of which the loop leaves some. */
+#ifndef TSRT_ZA_PFD
+#define TSRT_ZA_PFD 2048
+#endif
+#define TSRT__ZA_S2(x) #x
+#define TSRT__ZA_S(x) TSRT__ZA_S2(x)
+#if TSRT_ZA_PFD
+#define TSRT__ZA_PF(u)                                                        \
+    "prefetcht0 (" TSRT__ZA_S(TSRT_ZA_PFD) "+128*" #u ")(%%rcx)\n\t"           \
+    "prefetcht0 (" TSRT__ZA_S(TSRT_ZA_PFD) "+128*" #u "+64)(%%rcx)\n\t"
+#else
+#define TSRT__ZA_PF(u)
+#endif
 /* k step u of an unrolled pair: its B row (128 bytes; unaligned loads,
- * as the intrinsics': no caller promises a 64-byte B), then the rows */
+ * as the intrinsics': no caller promises a 64-byte B), the prefetch,
+ * then the rows */
 #define TSRT__ZA_STEP(H, u)                                                   \
     "vmovups (128*" #u ")(%%rcx), %%zmm28\n\t"                                \
     "vmovups (128*" #u "+64)(%%rcx), %%zmm29\n\t"                             \
+    TSRT__ZA_PF(u)                                                            \
     TSRT__ZA_ROWS##H(H, u)
 #define TSRT__ZA_ZERO(i)                                                      \
     "vpxord %[c" #i "0], %[c" #i "0], %[c" #i "0]\n\t"                        \
