@@ -775,6 +775,11 @@ static void test_positions_as_rows(void)
         {1, 3, 23, 23, 35, 7, 2, 3},  /* the stem's shape, smaller */
         {1, 24, 12, 12, 32, 1, 2, 0}, /* a strided 1x1: one subsampled phase */
         {1, 5, 9, 9, 17, 3, 1, 0},    /* no padding */
+        /* tiles across images (tsrt__pt_fold, D150) */
+        {8, 40, 3, 3, 70, 1, 1, 0},   /* 1x1 in place, 72 positions; 3 threads split the panels */
+        {4, 20, 3, 3, 33, 3, 1, 1},   /* 3x3 on a 3x3 map: four phase copies */
+        {5, 16, 6, 6, 40, 3, 2, 1},   /* stride 2 to 3x3, 5 images: 2 threads split the panels */
+        {10, 24, 2, 2, 32, 1, 1, 0},  /* 2x2 maps: runs of 8 + 2 images, or 5 per thread */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         for (int nth = 1; nth <= 3; nth++)

@@ -188,6 +188,10 @@ TSRT_FN size_t tsrt_conv_workspace(const tsrt_conv_args *args)
         const size_t dw = tsrt__dw_ws_bytes(&v);
         gw = gw > dw ? gw : dw;
     }
+    if (tsrt__pt_applies(&v)) {
+        const size_t fw = tsrt__pt_fold_ws(&v);
+        gw = gw > fw ? gw : fw;
+    }
     if (!tsrt__conv_wg_applies(&v)) return gw;
     const size_t w2 = tsrt__wg_ws_bytes(&v, 2), w4 = tsrt__wg_ws_bytes(&v, 4);
     const size_t ww = w2 > w4 ? w2 : w4;
@@ -281,6 +285,8 @@ static inline int tsrt__tune_nth(const tsrt_conv_args *v) { return v->threads > 
 static inline int64_t tsrt__tune_images(const tsrt_conv_args *v) { return tsrt__min(v->n, tsrt__tune_nth(v)); }
 static inline int64_t tsrt__tune_images_of(const tsrt_conv_args *v, int m)
 {
+    /* GEMM_T with its tiles across images (tsrt__pt_fold): each thread's run */
+    if (m == 1) return tsrt__min(v->n, tsrt__tune_nth(v) * tsrt__pt_fold(v));
     if (m != 2 && m != 4) return tsrt__tune_images(v);
     const int64_t t = tsrt__cdiv(v->oh, m) * tsrt__cdiv(v->ow, m);
     return tsrt__min(v->n, tsrt__max(tsrt__tune_nth(v), tsrt__cdiv(128, t)));

@@ -129,6 +129,70 @@ static void tsrt__pt_scale(const tsrt_conv_args *v, int64_t o, float s, float *u
     for (int64_t k = 0; k < K; k++) d[k * TSRT__PT_NR] *= s;
 }
 
+/* Tile t's first position out of nt tiles over P: equal tiles rather
+ * than full ones and a remainder (the 7x7 maps' 49 positions as 12 + 12 +
+ * 12 + 13 rows of FMAs, not 4 x 14 = 56, a seventh of them wasted: D70).
+ * Heights stay within one of each other, at most 14; a tile of fewer
+ * than 12 rows (P not much above a multiple of 14, or P < 12) runs the
+ * 14-row kernel masked, as every last tile did before. */
+static inline int64_t tsrt__pt_p0(int64_t P, int64_t nt, int64_t t)
+{
+    return P * t / nt;
+}
+
+/* Rows of FMAs the tiles of P positions run (a tile under 12 rows runs
+ * the 14-row kernel). */
+static inline int64_t tsrt__pt_rows(int64_t P)
+{
+    const int64_t nt = tsrt__cdiv(P, TSRT__PT_MR);
+    int64_t rows = 0;
+    for (int64_t t = 0; t < nt; t++) {
+        const int64_t h = tsrt__pt_p0(P, nt, t + 1) - tsrt__pt_p0(P, nt, t);
+        rows += h >= 12 ? h : TSRT__PT_MR;
+    }
+    return rows;
+}
+
+/* Images whose positions one run of tiles spans (D150), 1 for none: on a
+ * small map the tiles of one image leave rows of the 14-row kernel empty
+ * (a 3x3 map's 9 positions: 9 of 14 rows, and each packed weight then
+ * serves 9 multiply-adds), while the batch's positions together fill
+ * them (8 images: 72 positions, 6 tiles of 12). Up to TSRT_PT_FOLD
+ * images, where that runs at least 10% fewer rows of FMAs. */
+#ifndef TSRT_PT_FOLD
+#define TSRT_PT_FOLD 8
+#endif
+/* Floats from one image's input to the next in a folded run: the phase
+ * copies one after another, or the images read in place. */
+static inline int64_t tsrt__pt_fold_stride(const tsrt_conv_args *v, const tsrt__phx *g)
+{
+    return g->copy ? tsrt__rup(tsrt__phx_floats(g), 16) : v->x_bs;
+}
+
+static inline int64_t tsrt__pt_fold(const tsrt_conv_args *v)
+{
+    const int64_t P = v->oh * v->ow, G = tsrt__min(v->n, TSRT_PT_FOLD);
+    if (G < 2 || P >= 4 * TSRT__PT_MR || 10 * tsrt__pt_rows(G * P) > 9 * G * tsrt__pt_rows(P)) return 1;
+    /* a row's offset into the run is an int (the tile kernels' pos) */
+    tsrt__phx g;
+    tsrt__phx_geom(v, &g);
+    if ((double)G * (double)tsrt__pt_fold_stride(v, &g) > (double)(1 << 30)) return 1;
+    return G;
+}
+
+/* Workspace of a folded run: off, then one phase copy per image. */
+static inline size_t tsrt__pt_fold_ws(const tsrt_conv_args *v)
+{
+    const int64_t G = tsrt__pt_fold(v);
+    if (G < 2) return 0;
+    tsrt__phx g;
+    tsrt__phx_geom(v, &g);
+    size_t off_bytes, phx_bytes;
+    tsrt__conv_gemm_ws(v, &off_bytes, &phx_bytes);
+    const size_t copies = g.copy ? (size_t)(G * tsrt__pt_fold_stride(v, &g)) * sizeof(float) : 0;
+    return off_bytes + copies + 2 * TSRT_ALIGN;
+}
+
 #if TSRT_HAVE_PT
 
 #define TSRT__PT_FMA(i)                                                       \
@@ -246,15 +310,81 @@ TSRT__PT_TILE_FNS(13)
 TSRT__PT_TILE_FNS(12)
 #undef TSRT__PT_TILE_FNS
 
-/* Tile t's first position out of nt tiles over P: equal tiles rather
- * than full ones and a remainder (the 7x7 maps' 49 positions as 12 + 12 +
- * 12 + 13 rows of FMAs, not 4 x 14 = 56, a seventh of them wasted: D70).
- * Heights stay within one of each other, at most 14; a tile of fewer
- * than 12 rows (P not much above a multiple of 14, or P < 12) runs the
- * 14-row kernel masked, as every last tile did before. */
-static inline int64_t tsrt__pt_p0(int64_t P, int64_t nt, int64_t t)
+/* Images [n0, n1), panels [q0, q1), with the tiles of each run of up to
+ * G images spanning their positions (tsrt__pt_fold): the images' phase
+ * copies (or the images in place) one after another, a tile's rows at
+ * any image's positions (pos), its 32 x mr block stored to a scratch
+ * tile and then copied, image by image, to Y, where the tile epilogue
+ * (tsrt__te_tile, the registers' bits) and the callback run on it. */
+static void tsrt__conv_pt_fold(const tsrt_conv_args *v, int64_t G, int64_t n0, int64_t n1, int64_t q0, int64_t q1,
+                               void *ws)
 {
-    return P * t / nt;
+    const int64_t K = tsrt__pt_k(v), O = v->o, OW = v->ow, P = v->oh * OW;
+    tsrt__phx g;
+    tsrt__phx_geom(v, &g);
+    size_t off_bytes, phx_bytes;
+    tsrt__conv_gemm_ws(v, &off_bytes, &phx_bytes);
+    ptrdiff_t *off = (ptrdiff_t *)(void *)tsrt__align(ws);
+    tsrt__phx_offsets(&g, off);
+    float *buf = tsrt__align((char *)ws + off_bytes);
+    const int64_t F = tsrt__pt_fold_stride(v, &g);
+    float tb[TSRT__PT_NR * 16] __attribute__((aligned(TSRT_ALIGN)));
+    for (int64_t i0 = n0; i0 < n1; i0 += G) {
+        const int64_t gn = tsrt__min(G, n1 - i0), PT = gn * P, nt = tsrt__cdiv(PT, TSRT__PT_MR);
+        const float *xq = v->x + i0 * v->x_bs;
+        if (g.copy) {
+            for (int64_t b = 0; b < gn; b++) {
+                g.buf = buf + b * F;
+                tsrt__phx_copy(&g, v->x + (i0 + b) * v->x_bs, 0, g.Hq);
+            }
+            xq = buf;
+        }
+        for (int64_t q = q0; q < q1; q++)
+            for (int64_t t = 0; t < nt; t++) {
+                const int64_t p0 = tsrt__pt_p0(PT, nt, t), o0 = q * TSRT__PT_NR;
+                const int mr = (int)(tsrt__pt_p0(PT, nt, t + 1) - p0), nr = (int)tsrt__min(TSRT__PT_NR, O - o0);
+                /* row i at image (p0 + i) / P, position (p0 + i) % P; rows
+                 * past mr repeat the last */
+                const int64_t base = p0 / P * F + p0 % P / OW * g.Wq + p0 % P % OW;
+                int pos[TSRT__PT_MR];
+                for (int i = 0; i < TSRT__PT_MR; i++) {
+                    const int64_t gi = p0 + (i < mr ? i : mr - 1), p = gi % P;
+                    pos[i] = (int)(gi / P * F + p / OW * g.Wq + p % OW - base);
+                }
+                const float *b = v->wu + q * K * TSRT__PT_NR;
+                /* the next panel into L2 over the last two tiles, as
+                 * tsrt__conv_pt */
+                const char *pn = NULL;
+                ptrdiff_t pns = 0;
+                const int64_t pft = tsrt__min(nt - 1, 2);
+                if (t >= nt - pft && q + 1 < q1 && K <= TSRT_PT_PFN_KMAX) {
+                    const int64_t bytes = K * TSRT__PT_NR * (int64_t)sizeof(float);
+                    pns = (ptrdiff_t)(TSRT__PT_NR * (int64_t)sizeof(float) / pft);
+                    pn = (const char *)(b + K * TSRT__PT_NR) + bytes * (t - (nt - pft)) / pft;
+                }
+                if (mr == 13) tsrt__pt_tile13(K, xq + base, off, pos, b, tb, 16, mr, nr, 0, NULL, pn, pns);
+                else if (mr == 12) tsrt__pt_tile12(K, xq + base, off, pos, b, tb, 16, mr, nr, 0, NULL, pn, pns);
+                else tsrt__pt_tile14(K, xq + base, off, pos, b, tb, 16, mr, nr, 0, NULL, pn, pns);
+                for (int64_t s = 0; s < mr;) {
+                    const int64_t gi = p0 + s, img = i0 + gi / P, p = gi % P, len = tsrt__min(mr - s, P - p);
+                    float *y = v->y + img * v->y_bs + o0 * P + p;
+                    for (int o = 0; o < nr; o++) {
+                        float *yo = y + o * P;
+                        const float *to = tb + o * 16 + s;
+                        if (v->beta)
+                            for (int64_t j = 0; j < len; j++) yo[j] = to[j] + yo[j];
+                        else
+                            memcpy(yo, to, sizeof(float) * (size_t)len);
+                    }
+                    if (v->te) {
+                        const tsrt_tepi te = tsrt__te_at(v->te, img * O + o0, p);
+                        tsrt__te_tile(&te, y, P, nr, len);
+                    }
+                    if (v->epi) v->epi(v->epi_ctx, y, P, 1, img * O + o0, p, nr, len);
+                    s += len;
+                }
+            }
+    }
 }
 
 /* The conv: per image, its phase copy (tsrt__phx: none for a 1x1
@@ -276,7 +406,9 @@ static inline int64_t tsrt__pt_p0(int64_t P, int64_t nt, int64_t t)
  * at 56x56 at 2 threads; splitting tiles where the weights are the larger
  * cost 7% on 1024 -> 2048 stride 2, D41; each thread reading all of a 1x1
  * conv's input held 512 -> 128 at 28x28 to 1.3x at 2 threads, D60); else
- * the images.
+ * the images. On small maps the tiles span images instead
+ * (tsrt__pt_fold, tsrt__conv_pt_fold), the batch split by images or
+ * else by panels.
  * v->wu: the packed W^T; ws: tsrt__conv_gemm_ws's offsets and copy. */
 static void tsrt__conv_pt(const tsrt_conv_args *v, int ith, int nth, void *ws)
 {
@@ -288,7 +420,15 @@ static void tsrt__conv_pt(const tsrt_conv_args *v, int ith, int nth, void *ws)
     int64_t n0 = 0, n1 = v->n, q0 = 0, q1 = np, t0 = 0, t1 = nt;
     /* more of X to copy, or to read in place, than of W to read */
     const int x_big = (g.copy ? tsrt__phx_floats(&g) : v->c * v->h * v->w) > K * O;
-    if (v->n >= nth && (v->n % nth == 0 || v->n >= 4 * nth))
+    const int by_images = v->n >= nth && (v->n % nth == 0 || v->n >= 4 * nth);
+    const int64_t G = tsrt__pt_fold(v);
+    if (G > 1 && (by_images || np >= nth)) {
+        if (by_images) n0 = v->n * ith / nth, n1 = v->n * (ith + 1) / nth;
+        else q0 = np * ith / nth, q1 = np * (ith + 1) / nth;
+        if (n0 < n1 && q0 < q1) tsrt__conv_pt_fold(v, G, n0, n1, q0, q1, ws);
+        return;
+    }
+    if (by_images)
         n0 = v->n * ith / nth, n1 = v->n * (ith + 1) / nth;
     else if ((x_big || np < nth) && nt >= nth)
         t0 = nt * ith / nth, t1 = nt * (ith + 1) / nth;
