@@ -319,8 +319,9 @@ TSRT__PT_TILE_FNS(12)
  * G images spanning their positions (tsrt__pt_fold): the images' phase
  * copies (or the images in place) one after another, a tile's rows at
  * any image's positions (pos), its 32 x mr block stored to a scratch
- * tile and then copied, image by image, to Y, where the tile epilogue
- * (tsrt__te_tile, the registers' bits) and the callback run on it. */
+ * tile and then copied, image by image, to Y through the tile epilogue
+ * (as the tile kernel applies it); the callback on each image's map
+ * after a panel's last tile. */
 static void tsrt__conv_pt_fold(const tsrt_conv_args *v, int64_t G, int64_t n0, int64_t n1, int64_t q0, int64_t q1,
                                void *ws)
 {
@@ -373,17 +374,25 @@ static void tsrt__conv_pt_fold(const tsrt_conv_args *v, int64_t G, int64_t n0, i
                 for (int64_t s = 0; s < mr;) {
                     const int64_t gi = p0 + s, img = i0 + gi / P, p = gi % P, len = tsrt__min(mr - s, P - p);
                     float *y = v->y + img * v->y_bs + o0 * P + p;
+                    /* each channel's len positions as one masked vector,
+                     * through the tile epilogue in the tile kernel's order
+                     * of operations (the same bits) */
+                    const __mmask16 mk = (__mmask16)((1u << len) - 1);
+                    const tsrt_tepi te = v->te ? tsrt__te_at(v->te, img * O + o0, p) : (tsrt_tepi){0};
+                    tsrt__zclamp zk;
+                    tsrt__zclamp_set(&zk, v->te ? &te : NULL);
+                    const __m512 col = te.col ? _mm512_maskz_loadu_ps(mk, te.col) : _mm512_set1_ps(-0.0f);
                     for (int o = 0; o < nr; o++) {
                         float *yo = y + o * P;
-                        const float *to = tb + o * 16 + s;
-                        if (v->beta)
-                            for (int64_t j = 0; j < len; j++) yo[j] = to[j] + yo[j];
-                        else
-                            memcpy(yo, to, sizeof(float) * (size_t)len);
-                    }
-                    if (v->te) {
-                        const tsrt_tepi te = tsrt__te_at(v->te, img * O + o0, p);
-                        tsrt__te_tile(&te, y, P, nr, len);
+                        __m512 q = _mm512_maskz_loadu_ps(mk, tb + o * 16 + s);
+                        if (v->beta) q = _mm512_add_ps(q, _mm512_maskz_loadu_ps(mk, yo));
+                        if (v->te) {
+                            q = _mm512_add_ps(q, _mm512_set1_ps(te.row ? te.row[o] : -0.0f));
+                            q = _mm512_add_ps(q, col);
+                            if (te.res) q = _mm512_add_ps(q, _mm512_maskz_loadu_ps(mk, te.res + o * te.res_rs));
+                            q = TSRT__ZCLAMP(&zk, q);
+                        }
+                        _mm512_mask_storeu_ps(yo, mk, q);
                     }
                     s += len;
                 }
