@@ -315,6 +315,26 @@ TSRT__PT_TILE_FNS(13)
 TSRT__PT_TILE_FNS(12)
 #undef TSRT__PT_TILE_FNS
 
+/* Where tile t of a panel's n tiles (panel b, K rows) prefetches the
+ * next panel, if one follows (more), and *pns its bytes per k step; NULL
+ * for none. The panel's last two tiles (one, if it has only two)
+ * prefetch the next panel into L2, each its share of it: the next
+ * panel's first tile then reads it from L2, not from memory, where the
+ * prefetch 16 rows ahead left a 7x7 map's 1x1 convs waiting on the
+ * weights (each weight serves 49 positions). Only the last two: spread
+ * over 13 tiles (14x14), each line was asked for ~6 times and the
+ * stride-2 3x3 convs at 2 threads lost 4-6% (D71). */
+static inline const char *tsrt__pt_next_panel(const float *b, int64_t K, int64_t t, int64_t n, int more,
+                                              ptrdiff_t *pns)
+{
+    const int64_t pft = tsrt__min(n - 1, 2);
+    *pns = 0;
+    if (t < n - pft || !more || K > TSRT_PT_PFN_KMAX) return NULL;
+    const int64_t bytes = K * TSRT__PT_NR * (int64_t)sizeof(float);
+    *pns = (ptrdiff_t)(TSRT__PT_NR * (int64_t)sizeof(float) / pft);
+    return (const char *)(b + K * TSRT__PT_NR) + bytes * (t - (n - pft)) / pft;
+}
+
 /* Images [n0, n1), panels [q0, q1), with the tiles of each run of up to
  * G images spanning their positions (tsrt__pt_fold): the images' phase
  * copies (or the images in place) one after another, a tile's rows at
@@ -358,16 +378,8 @@ static void tsrt__conv_pt_fold(const tsrt_conv_args *v, int64_t G, int64_t n0, i
                     pos[i] = (int)(gi / P * F + p / OW * g.Wq + p % OW - base);
                 }
                 const float *b = v->wu + q * K * TSRT__PT_NR;
-                /* the next panel into L2 over the last two tiles, as
-                 * tsrt__conv_pt */
-                const char *pn = NULL;
-                ptrdiff_t pns = 0;
-                const int64_t pft = tsrt__min(nt - 1, 2);
-                if (t >= nt - pft && q + 1 < q1 && K <= TSRT_PT_PFN_KMAX) {
-                    const int64_t bytes = K * TSRT__PT_NR * (int64_t)sizeof(float);
-                    pns = (ptrdiff_t)(TSRT__PT_NR * (int64_t)sizeof(float) / pft);
-                    pn = (const char *)(b + K * TSRT__PT_NR) + bytes * (t - (nt - pft)) / pft;
-                }
+                ptrdiff_t pns;
+                const char *pn = tsrt__pt_next_panel(b, K, t, nt, q + 1 < q1, &pns);
                 if (mr == 13) tsrt__pt_tile13(K, xq + base, off, pos, b, tb, 16, mr, nr, 0, NULL, pn, pns);
                 else if (mr == 12) tsrt__pt_tile12(K, xq + base, off, pos, b, tb, 16, mr, nr, 0, NULL, pn, pns);
                 else tsrt__pt_tile14(K, xq + base, off, pos, b, tb, 16, mr, nr, 0, NULL, pn, pns);
@@ -502,23 +514,8 @@ static void tsrt__conv_pt(const tsrt_conv_args *v, int ith, int nth, void *ws)
                 }
                 const float *b = v->wu + q * K * TSRT__PT_NR;
                 const tsrt_tepi *tp = v->te ? &te : NULL;
-                /* The panel's last two tiles (one, if it has only two)
-                 * prefetch the next panel into L2, each its share of it,
-                 * pns bytes per k step: the next panel's first tile then
-                 * reads it from L2, not from memory, where the prefetch
-                 * 16 rows ahead left a 7x7 map's 1x1 convs waiting on the
-                 * weights (each weight serves 49 positions). Only the last
-                 * two: spread over 13 tiles (14x14), each line was asked
-                 * for ~6 times and the stride-2 3x3 convs at 2 threads
-                 * lost 4-6% (D71). */
-                const char *pn = NULL;
-                ptrdiff_t pns = 0;
-                const int64_t pft = tsrt__min(t1 - t0 - 1, 2);
-                if (t >= t1 - pft && q + 1 < q1 && K <= TSRT_PT_PFN_KMAX) {
-                    const int64_t bytes = K * TSRT__PT_NR * (int64_t)sizeof(float);
-                    pns = (ptrdiff_t)(TSRT__PT_NR * (int64_t)sizeof(float) / pft);
-                    pn = (const char *)(b + K * TSRT__PT_NR) + bytes * (t - (t1 - pft)) / pft;
-                }
+                ptrdiff_t pns;
+                const char *pn = tsrt__pt_next_panel(b, K, t - t0, t1 - t0, q + 1 < q1, &pns);
                 /* pos rises by >= 1 per row: consecutive iff the last is
                  * mr - 1 (the 14-row kernel reads all 14 rows, so a masked
                  * tile of it takes the repeated rows of pos) */
