@@ -16,7 +16,7 @@
  *   rows) and zero outside. pad_h/pad_w are the low pads; the high pads
  *   follow from oh/ow, which the caller computes. A 1-D conv is h = kh = 1.
  *
- * Seven algorithms, all reporting to the epilogue in GEMM coordinates:
+ * Nine algorithms, all reporting to the epilogue in GEMM coordinates:
  * m0 = image * O + output channel, n0 = i * OW + j, rs = OH*OW, cs = 1.
  *   IM2COL     implicit GEMM per (image, group): C[o][i*OW+j] = W[o][(c,u,v)]
  *              · X'[(c,u,v)][i*OW+j]; the packed-B micro-panels of X' are
@@ -33,6 +33,10 @@
  *   GEMM_T     implicit GEMM with positions as the tile's rows, X' read in
  *              place or from PHASED's copy, W^T packed once per program
  *              (AVX-512, one group; tsrt_conv_pt.h).
+ *   WINOGRAD4_T, WINOGRAD_T  F(4x4) and F(2x2) whose GEMMs run GEMM_T's
+ *              tile kernel with the tiles as rows, U^T packed once per
+ *              program (AVX-512, one group; tsrt_conv_wgt.h; only where
+ *              tuning picks them).
  *   DEPTHWISE  one input channel per group: 8 channels at a time in the
  *              vector lanes, on a transposed, zero-padded tile of input
  *              rows (KH*KW vector multiply-adds per output position, any
@@ -58,8 +62,12 @@
 #ifndef TSRT_CONV_PT_H
 #include "tsrt_conv_pt.h"
 #endif
+#ifndef TSRT_CONV_WGT_H
+#include "tsrt_conv_wgt.h"
+#endif
 
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -108,6 +116,8 @@ TSRT_FN int tsrt_conv_choose(const tsrt_conv_args *args)
     /* prepared weights say which algorithm they were prepared for */
     if (v.wu && v.wu_m == TSRT_CONV_PRE_PLAIN) return tsrt__conv_plain(&v);
     if (v.wu && v.wu_m == 1 && tsrt__pt_applies(&v)) return TSRT_CONV_GEMM_T;
+    if (v.wu && (v.wu_m == TSRT_CONV_PRE_WGT4 || v.wu_m == TSRT_CONV_PRE_WGT2) && tsrt__wgt_applies(&v))
+        return v.wu_m == TSRT_CONV_PRE_WGT4 ? TSRT_CONV_WINOGRAD4_T : TSRT_CONV_WINOGRAD_T;
     if (v.wu && (v.wu_m == 2 || v.wu_m == 4) && tsrt__conv_wg_applies(&v))
         return v.wu_m == 2 ? TSRT_CONV_WINOGRAD : TSRT_CONV_WINOGRAD4;
     if (tsrt__conv_is_1x1(&v)) return TSRT_CONV_GEMM_1X1;
@@ -156,6 +166,7 @@ TSRT_FN size_t tsrt_conv_pre_size(const tsrt_conv_args *args, int m)
 {
     const tsrt_conv_args v = tsrt__conv_norm(args);
     if (m <= 0) return 0;
+    if (m == TSRT_CONV_PRE_WGT4 || m == TSRT_CONV_PRE_WGT2) return tsrt__wgt_size(&v, m);
     return m == 1 ? tsrt__pt_size(&v) : tsrt_conv_wg_size(&v, m);
 }
 
@@ -165,6 +176,7 @@ TSRT_FN void tsrt_conv_pre_pack(const tsrt_conv_args *args, int m, int64_t o0, i
 {
     const tsrt_conv_args v = tsrt__conv_norm(args);
     if (m == 1) tsrt__pt_pack(&v, o0, o1, dst);
+    else if (m == TSRT_CONV_PRE_WGT4 || m == TSRT_CONV_PRE_WGT2) tsrt__wgt_pack(&v, m, o0, o1, dst);
     else if (m > 1) tsrt_conv_wg_pack(&v, m, o0, o1, dst);
 }
 
@@ -173,6 +185,7 @@ TSRT_FN void tsrt_conv_pre_scale(const tsrt_conv_args *args, int m, int64_t o, f
 {
     const tsrt_conv_args v = tsrt__conv_norm(args);
     if (m == 1) tsrt__pt_scale(&v, o, s, u);
+    else if (m == TSRT_CONV_PRE_WGT4 || m == TSRT_CONV_PRE_WGT2) tsrt__wgt_scale(&v, m, o, s, u);
     else if (m > 1) tsrt_conv_wg_scale(&v, m, o, s, u);
 }
 
@@ -194,7 +207,10 @@ TSRT_FN size_t tsrt_conv_workspace(const tsrt_conv_args *args)
     }
     if (!tsrt__conv_wg_applies(&v)) return gw;
     const size_t w2 = tsrt__wg_ws_bytes(&v, 2), w4 = tsrt__wg_ws_bytes(&v, 4);
-    const size_t ww = w2 > w4 ? w2 : w4;
+    const size_t t2 = tsrt__wgt_ws_bytes(&v, 2), t4 = tsrt__wgt_ws_bytes(&v, 4);
+    size_t ww = w2 > w4 ? w2 : w4;
+    ww = ww > t2 ? ww : t2;
+    ww = ww > t4 ? ww : t4;
     return gw > ww ? gw : ww;
 }
 
@@ -229,6 +245,18 @@ TSRT_FN int tsrt_conv(const tsrt_conv_args *args, int algo, int ith, int nth, vo
         if (!tsrt__pt_applies(&v) || !v.wu || v.wu_m != 1) return -1;
         tsrt__conv_pt(&v, ith, nth, ws);
         return 0;
+#else
+        return -1;
+#endif
+    case TSRT_CONV_WINOGRAD4_T:
+    case TSRT_CONV_WINOGRAD_T:
+#if TSRT_HAVE_PT
+    {
+        const int f = algo == TSRT_CONV_WINOGRAD_T ? TSRT_CONV_PRE_WGT2 : TSRT_CONV_PRE_WGT4;
+        if (!tsrt__wgt_applies(&v) || !v.wu || v.wu_m != f) return -1;
+        tsrt__conv_wgt(&v, tsrt__wgt_m(f), ith, nth, ws);
+        return 0;
+    }
 #else
         return -1;
 #endif
@@ -287,8 +315,9 @@ static inline int64_t tsrt__tune_images_of(const tsrt_conv_args *v, int m)
 {
     /* GEMM_T with its tiles across images (tsrt__pt_fold): each thread's run */
     if (m == 1) return tsrt__min(v->n, tsrt__tune_nth(v) * tsrt__pt_fold(v));
-    if (m != 2 && m != 4) return tsrt__tune_images(v);
-    const int64_t t = tsrt__cdiv(v->oh, m) * tsrt__cdiv(v->ow, m);
+    const int64_t f = m == TSRT_CONV_PRE_WGT4 || m == TSRT_CONV_PRE_WGT2 ? tsrt__wgt_m(m) : m;
+    if (f != 2 && f != 4) return tsrt__tune_images(v);
+    const int64_t t = tsrt__cdiv(v->oh, f) * tsrt__cdiv(v->ow, f);
     return tsrt__min(v->n, tsrt__max(tsrt__tune_nth(v), tsrt__cdiv(128, t)));
 }
 
@@ -356,8 +385,8 @@ static double tsrt__tune_time(const tsrt_conv_args *v, int m)
 }
 
 /* TESSERA_CONV_TUNE: unset or "1", time the forms; "0", the rules;
- * "plain", "gemm_t", "wg2", "wg4", that form wherever it applies (the
- * rules' elsewhere): for tests and for comparing by hand. */
+ * "plain", "gemm_t", "wg2", "wg4", "wg4t", "wg2t", that form wherever it applies
+ * (the rules' elsewhere): for tests and for comparing by hand. */
 enum { TSRT__TUNE_TIME = 100, TSRT__TUNE_RULES = 101 };
 
 static int tsrt__tune_mode(void)
@@ -366,21 +395,49 @@ static int tsrt__tune_mode(void)
     int m = atomic_load(&mode);
     if (!m) {
         const char *e = getenv("TESSERA_CONV_TUNE");
-        static const char *const names[] = {"plain", "gemm_t", "wg2", "wg4"};
-        static const int forms[] = {TSRT_CONV_PRE_PLAIN, 1, 2, 4};
+        static const char *const names[] = {"plain", "gemm_t", "wg2", "wg4", "wg4t", "wg2t"};
+        static const int forms[] = {TSRT_CONV_PRE_PLAIN, 1, 2, 4, TSRT_CONV_PRE_WGT4, TSRT_CONV_PRE_WGT2};
         m = e && !strcmp(e, "0") ? TSRT__TUNE_RULES : TSRT__TUNE_TIME;
-        for (int i = 0; e && i < 4; i++)
+        for (int i = 0; e && i < 6; i++)
             if (!strcmp(e, names[i])) m = forms[i];
         atomic_store(&mode, m);
     }
     return m;
 }
 
+/* TESSERA_CONV_TUNE_LOG set: each timed shape's forms, their times per
+ * image and the pick, one line on stderr (the names TESSERA_CONV_TUNE
+ * takes). */
+static int tsrt__tune_log(void)
+{
+    static atomic_int on = -1;
+    int o = atomic_load(&on);
+    if (o < 0) {
+        const char *e = getenv("TESSERA_CONV_TUNE_LOG");
+        o = e && *e && strcmp(e, "0") != 0;
+        atomic_store(&on, o);
+    }
+    return o;
+}
+
+static const char *tsrt__form_name(int m)
+{
+    switch (m) {
+    case TSRT_CONV_PRE_PLAIN: return "plain";
+    case 1: return "gemm_t";
+    case 2: return "wg2";
+    case 4: return "wg4";
+    case TSRT_CONV_PRE_WGT4: return "wg4t";
+    case TSRT_CONV_PRE_WGT2: return "wg2t";
+    default: return "none";
+    }
+}
+
 static int tsrt__conv_tuned(const tsrt_conv_args *v, int rules)
 {
     /* the candidates: the rules' form, the plain GEMM path, GEMM_T and
      * both Winograds where they apply */
-    int cand[5], nc = 0;
+    int cand[7], nc = 0;
     cand[nc++] = rules;
     if (rules > 0) cand[nc++] = TSRT_CONV_PRE_PLAIN;
     if (rules != 1 && tsrt__pt_applies(v)) cand[nc++] = 1;
@@ -388,6 +445,12 @@ static int tsrt__conv_tuned(const tsrt_conv_args *v, int rules)
     const int wg = tsrt__conv_wg_applies(v) && v->c / v->groups >= 16 && v->o / v->groups >= 16;
     if (wg && rules != 2) cand[nc++] = 2;
     if (wg && rules != 4) cand[nc++] = 4;
+    /* tiles as rows: where the batch fills two row tiles (at batch 1 on a
+     * 12x12 map F(4x4)'s 9 tiles fill one row tile 9/14, and its U^T,
+     * 4x the weights, streams from L3 in a model: D153) */
+    for (int m = 2; m <= 4; m += 2)
+        if (wg && tsrt__wgt_applies(v) && v->n * tsrt__cdiv(v->oh, m) * tsrt__cdiv(v->ow, m) >= 24)
+            cand[nc++] = m == 2 ? TSRT_CONV_PRE_WGT2 : TSRT_CONV_PRE_WGT4;
 #endif
     const int mode = tsrt__tune_mode();
     if (nc == 1 || (v->c / v->groups == 1 && v->groups > 1) || mode == TSRT__TUNE_RULES) return rules;
@@ -406,13 +469,21 @@ static int tsrt__conv_tuned(const tsrt_conv_args *v, int rules)
     if (!found && tsrt__tune_n < TSRT__TUNE_CAP) {
         /* timed under the lock: a second thread asking for the same shape
          * waits for the answer instead of timing it as well */
-        double base = 0, best = 0;
+        double base = 0, best = 0, times[7];
         for (int i = 0; i < nc; i++) {
             tsrt_conv_args one = *v;
             one.n = tsrt__tune_images_of(v, cand[i]);
-            const double t = tsrt__tune_time(&one, cand[i]) / (double)one.n;
+            const double t = times[i] = tsrt__tune_time(&one, cand[i]) / (double)one.n;
             if (!i) base = best = t;
             else if (t < best && t < 0.95 * base) best = t, form = cand[i];
+        }
+        if (tsrt__tune_log()) {
+            fprintf(stderr, "tessera conv tune: n%lld c%lld %lldx%lld o%lld k%lldx%lld s%lld g%lld, %d thread(s):",
+                    (long long)v->n, (long long)v->c, (long long)v->h, (long long)v->w, (long long)v->o,
+                    (long long)v->kh, (long long)v->kw, (long long)v->stride_h, (long long)v->groups,
+                    tsrt__tune_nth(v));
+            for (int i = 0; i < nc; i++) fprintf(stderr, " %s %.1f us", tsrt__form_name(cand[i]), 1e6 * times[i]);
+            fprintf(stderr, " -> %s\n", tsrt__form_name(form));
         }
         memcpy(tsrt__tune_tab[tsrt__tune_n].key, key, sizeof key);
         tsrt__tune_tab[tsrt__tune_n++].form = form;

@@ -32,7 +32,9 @@ typedef struct tsrt_conv_args {
     /* The weights prepared once per program from constant weights
      * (tsrt_conv_pre_pack), or NULL: wu_m = 2 or 4, in Winograd
      * F(wu_m x wu_m) form (D38); wu_m = 1, W^T in panels for GEMM_T
-     * (tsrt_conv_pt.h, D41). */
+     * (tsrt_conv_pt.h, D41); TSRT_CONV_PRE_WGT4 / WGT2, F(4x4)'s /
+     * F(2x2)'s U^T in panels for WINOGRAD4_T / WINOGRAD_T
+     * (tsrt_conv_wgt.h, D153). */
     const float *wu;
     int wu_m;
     /* The threads the calls will run on (tsrt_conv's nth; 0 means 1):
@@ -48,15 +50,18 @@ enum {
     TSRT_CONV_PHASED = 4,
     TSRT_CONV_WINOGRAD = 5,
     TSRT_CONV_WINOGRAD4 = 6,
-    TSRT_CONV_GEMM_T = 7
+    TSRT_CONV_GEMM_T = 7,
+    TSRT_CONV_WINOGRAD4_T = 8,
+    TSRT_CONV_WINOGRAD_T = 9
 };
 
 /* The forms of prepared weights (tsrt_conv_pre): 4 and 2, Winograd
- * F(m x m)'s transform; 1, GEMM_T's W^T panels; 0, none (the algorithm
- * chosen from the shape); PLAIN, none, and the algorithm is the GEMM
- * path without Winograd (GEMM_1X1, PHASED or IM2COL): what tuning picked
+ * F(m x m)'s transform; 1, GEMM_T's W^T panels; WGT4 and WGT2, F(4x4)'s
+ * and F(2x2)'s transform as panels for WINOGRAD4_T and WINOGRAD_T; 0, none (the algorithm chosen
+ * from the shape); PLAIN, none, and the algorithm is the GEMM path
+ * without Winograd (GEMM_1X1, PHASED or IM2COL): what tuning picked
  * (D126). */
-enum { TSRT_CONV_PRE_PLAIN = -1 };
+enum { TSRT_CONV_PRE_PLAIN = -1, TSRT_CONV_PRE_WGT2 = 3, TSRT_CONV_PRE_WGT4 = 5 };
 
 /* The entry points (defined in tsrt_conv.h; declared here so that a unit
  * that only calls them pastes this header, docs/compiler.md). */
@@ -75,9 +80,9 @@ TSRT_FN void tsrt_conv_wg_scale(const tsrt_conv_args *args, int m, int64_t o, fl
 /* An algorithm id's name (inline: every unit may print one). */
 static inline const char *tsrt_conv_algo_name(int algo)
 {
-    static const char *const names[] = {"auto",   "im2col",   "gemm_1x1",  "depthwise",
-                                        "phased", "winograd", "winograd4", "gemm_t"};
-    return algo >= 0 && algo <= 7 ? names[algo] : "?";
+    static const char *const names[] = {"auto",     "im2col",    "gemm_1x1", "depthwise",   "phased",
+                                        "winograd", "winograd4", "gemm_t",   "winograd4_t", "winograd_t"};
+    return algo >= 0 && algo <= 9 ? names[algo] : "?";
 }
 
 /* The epilogue on the finished block y (mb x nb, row stride rs, unit

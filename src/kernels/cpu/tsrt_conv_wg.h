@@ -45,6 +45,9 @@
 #ifndef TSRT__WG_PRE_MIN
 #define TSRT__WG_PRE_MIN 49
 #endif
+/* Lane groups of 8 tiles the transforms take at once, at most: a panel
+ * of NR tiles, or a chunk of tsrt_conv_wgt.h's. */
+#define TSRT__WG_GROUPS 8
 #ifndef TSRT__WG_U_FLOATS
 #define TSRT__WG_U_FLOATS 65536 /* U block budget: 256 KiB */
 #endif
@@ -101,13 +104,14 @@ static void tsrt__wg_ws(const tsrt__wg *g, int64_t *xp, int64_t *u, int64_t *vv,
 
 /* A run of the 8 lanes of a lane group within one tile row: lanes
  * [l0, l1) are tiles (ty, tx0 + l) of image img; tx0 may be outside
- * [0, TW). Tiles are numbered over the batch, img*T + ty*TW + tx. */
+ * [0, TW). Tiles are numbered over the batch, img*T + ty*TW + tx. The
+ * group's tiles t0 .. t0 + 7, those before te. */
 typedef struct { int64_t img, ty, tx0; int l0, l1; } tsrt__wg_seg;
 
-static int tsrt__wg_segs(const tsrt__wg *g, int64_t t0, tsrt__wg_seg *sg)
+static int tsrt__wg_segs(const tsrt__wg *g, int64_t t0, int64_t te, tsrt__wg_seg *sg)
 {
     int n = 0;
-    for (int l = 0; l < 8 && t0 + l < g->NT; n++) {
+    for (int l = 0; l < 8 && t0 + l < te; n++) {
         const int64_t t = t0 + l, img = t / g->T, ty = t % g->T / g->TW, tx = t % g->TW;
         const int len = (int)tsrt__min(8 - l, g->TW - tx);
         sg[n] = (tsrt__wg_seg){img, ty, tx - l, l, l + len};
@@ -141,77 +145,83 @@ typedef int32_t tsrt__v8i __attribute__((vector_size(32)));
         o5 = 4.0f * (d1) - 5.0f * (d3) + (d5);                                              \
     } while (0)
 
-/* The a x a patches of channel c for 8 tiles (lane l: segment q's tile
- * (ty, tx0 + l) for l in [l0, l1)): d[k*a + j] = patch row k, column j,
+/* Row k of the a x a patches of channel c for 8 tiles (lane l: segment
+ * q's tile (ty, tx0 + l) for l in [l0, l1)): d[j] = patch column j,
  * column m*tx + j being phase j % m, index tx + j / m. A group of lanes
- * spanning several tile rows loads once per row and blends the loads. */
-static inline void tsrt__wg_load(const tsrt__wg *g, int64_t c, const tsrt__wg_seg *sg, int ns, tsrt__v8 *d)
+ * spanning several tile rows loads once per row and blends the loads.
+ * Inlined with m a constant (M). */
+static inline __attribute__((always_inline)) void tsrt__wg_load_row(const tsrt__wg *g, const int M, int64_t c, int k,
+                                                                    const tsrt__wg_seg *sg, int ns, tsrt__v8 *d)
 {
-    const int m = g->m, a = g->a;
     const int64_t Wq = g->xp.Wq, pl = g->xp.plane;
     for (int q = 0; q < ns; q++) {
-        const float *r = g->xp.buf + sg[q].img % g->slots * g->slot + c * m * pl + m * sg[q].ty * Wq + sg[q].tx0;
-        const int whole = ns == 1 && sg[0].l0 == 0 && sg[0].l1 == 8;
-        for (int k = 0; k < a; k++, r += Wq)
-            for (int j = 0; j < a; j++) {
-                tsrt__v8 t;
-                TSRT__V8_LOAD(t, r + j % m * pl + j / m);
-                if (whole || q == 0)
-                    d[k * a + j] = t;
-                else
-                    TSRT__BLEND(d[k * a + j], t, sg[q].l0, sg[q].l1);
-            }
-    }
-}
-
-/* The input transforms B^T d B on loaded patches (d as tsrt__wg_load), into
- * t[xi], xi = i*a + j. F(2x2)'s B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1]. */
-static inline void tsrt__wg2_bt(const tsrt__v8 *d, tsrt__v8 *t)
-{
-    tsrt__v8 w[4][4]; /* along the columns of each row */
-    for (int k = 0; k < 4; k++) {
-        const tsrt__v8 *r = d + 4 * k;
-        w[k][0] = r[0] - r[2], w[k][1] = r[1] + r[2], w[k][2] = r[2] - r[1], w[k][3] = r[1] - r[3];
-    }
-    for (int j = 0; j < 4; j++) {
-        t[j] = w[0][j] - w[2][j], t[4 + j] = w[1][j] + w[2][j];
-        t[8 + j] = w[2][j] - w[1][j], t[12 + j] = w[1][j] - w[3][j];
-    }
-}
-
-static inline void tsrt__wg4_bt(const tsrt__v8 *d, tsrt__v8 *t)
-{
-    tsrt__v8 w[6][6];
-    for (int k = 0; k < 6; k++) {
-        const tsrt__v8 *r = d + 6 * k;
-        TSRT__WG4_BT(r[0], r[1], r[2], r[3], r[4], r[5], w[k][0], w[k][1], w[k][2], w[k][3], w[k][4], w[k][5]);
-    }
-    for (int j = 0; j < 6; j++)
-        TSRT__WG4_BT(w[0][j], w[1][j], w[2][j], w[3][j], w[4][j], w[5][j], t[j], t[6 + j], t[12 + j], t[18 + j],
-                     t[24 + j], t[30 + j]);
-}
-
-/* V of panel p (all channels) into vp: V[xi][c][NR] at vp + xi*xs + c*NR.
- * Channels outermost: the patch rows of one channel serve every lane
- * group while they are in L1. */
-static void tsrt__wg_input(const tsrt__wg *g, int64_t p, float *vp, ptrdiff_t xs)
-{
-    tsrt__wg_seg sg[TSRT_NR / 8][9];
-    int ns[TSRT_NR / 8];
-    for (int h = 0; h < TSRT_NR / 8; h++) ns[h] = tsrt__wg_segs(g, p * TSRT_NR + 8 * h, sg[h]);
-    for (int64_t c = 0; c < g->CG; c++)
-        for (int h = 0; h < TSRT_NR / 8; h++) {
-            float *vc = vp + c * TSRT_NR + 8 * h;
-            tsrt__v8 d[36], t[36];
-            if (ns[h]) tsrt__wg_load(g, c, sg[h], ns[h], d);
+        const float *r = g->xp.buf + sg[q].img % g->slots * g->slot + c * M * pl + (M * sg[q].ty + k) * Wq + sg[q].tx0;
+        for (int j = 0; j < M + 2; j++) {
+            tsrt__v8 t;
+            TSRT__V8_LOAD(t, r + j % M * pl + j / M);
+            if (q == 0)
+                d[j] = t;
             else
-                for (int i = 0; i < g->xi; i++) d[i] = (tsrt__v8){0};
-            if (g->m == 2)
-                tsrt__wg2_bt(d, t);
-            else
-                tsrt__wg4_bt(d, t);
-            for (int i = 0; i < g->xi; i++) TSRT__V8_STORE(vc + i * xs, t[i]);
+                TSRT__BLEND(d[j], t, sg[q].l0, sg[q].l1);
         }
+    }
+}
+
+/* F(2x2)'s B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1] on a 4-vector. */
+#define TSRT__WG2_BT(d0, d1, d2, d3, o0, o1, o2, o3) \
+    do {                                            \
+        o0 = (d0) - (d2), o1 = (d1) + (d2);         \
+        o2 = (d2) - (d1), o3 = (d1) - (d3);         \
+    } while (0)
+
+/* V of the nt tiles from t0 (all channels; lanes past nt, to a multiple
+ * of 8, zero) into vp: V[xi][c][tile] at vp + xi*xs + c*cs + tile - t0,
+ * xi = i*a + j, the input transform B^T d B of each loaded patch: along
+ * each patch row as it is loaded, then down the columns into the stores.
+ * Channels outermost: the patch rows of one channel serve every lane
+ * group while they are in L1. Inlined with m a constant (M): with g->m
+ * the loads computed j % m by a division each and the patch, its
+ * transform and the stores went through the stack (perf: the input
+ * transform 26% of F(4x4) on 64 channels at 24x24, its hot spots the
+ * division and the spills). */
+static inline __attribute__((always_inline)) void tsrt__wg_input_m(const tsrt__wg *g, const int M, int64_t t0,
+                                                                   int64_t nt, float *vp, ptrdiff_t xs, ptrdiff_t cs)
+{
+    const int a = M + 2, nh = (int)tsrt__cdiv(nt, 8);
+    tsrt__wg_seg sg[TSRT__WG_GROUPS][9];
+    int ns[TSRT__WG_GROUPS];
+    for (int h = 0; h < nh; h++) ns[h] = tsrt__wg_segs(g, t0 + 8 * h, tsrt__min(g->NT, t0 + nt), sg[h]);
+    for (int64_t c = 0; c < g->CG; c++)
+        for (int h = 0; h < nh; h++) {
+            float *vc = vp + c * cs + 8 * h;
+            tsrt__v8 w[6][6]; /* B^T along each patch row */
+            for (int k = 0; k < a; k++) {
+                tsrt__v8 d[6] = {{0}};
+                tsrt__wg_load_row(g, M, c, k, sg[h], ns[h], d);
+                if (M == 2)
+                    TSRT__WG2_BT(d[0], d[1], d[2], d[3], w[k][0], w[k][1], w[k][2], w[k][3]);
+                else
+                    TSRT__WG4_BT(d[0], d[1], d[2], d[3], d[4], d[5], w[k][0], w[k][1], w[k][2], w[k][3], w[k][4],
+                                 w[k][5]);
+            }
+            for (int j = 0; j < a; j++) {
+                tsrt__v8 o[6];
+                if (M == 2)
+                    TSRT__WG2_BT(w[0][j], w[1][j], w[2][j], w[3][j], o[0], o[1], o[2], o[3]);
+                else
+                    TSRT__WG4_BT(w[0][j], w[1][j], w[2][j], w[3][j], w[4][j], w[5][j], o[0], o[1], o[2], o[3], o[4],
+                                 o[5]);
+                for (int i = 0; i < a; i++) TSRT__V8_STORE(vc + (i * a + j) * xs, o[i]);
+            }
+        }
+}
+
+static void tsrt__wg_input(const tsrt__wg *g, int64_t t0, int64_t nt, float *vp, ptrdiff_t xs, ptrdiff_t cs)
+{
+    if (g->m == 2)
+        tsrt__wg_input_m(g, 2, t0, nt, vp, xs, cs);
+    else
+        tsrt__wg_input_m(g, 4, t0, nt, vp, xs, cs);
 }
 
 /* o0..o7 = the transpose of the 8x8 matrix with rows r0..r7 (unpack,
@@ -329,22 +339,24 @@ static void tsrt__wg_weights(const tsrt__wg *g, const float *wt, int64_t o0, int
         y3 = d1_ + 8.0f * d2_ + (m5);                                                       \
     } while (0)
 
-/* The output transform of panel p for output channels [o0, o0+on) of the
- * group whose output plane 0 of image 0 is y (channel stride OH*OW, image
- * stride y_bs) and whose first channel is ch0, then the epilogue on the
- * runs of positions it finished. F(2x2)'s A^T = [1 1 1 0; 0 1 -1 -1]. */
-static void tsrt__wg_output(const tsrt__wg *g, int64_t p, const float *m, int64_t obp, int64_t o0, int64_t on,
-                            float *y, int64_t ch0)
+/* The output transform of the nt tiles from t0 for output channels
+ * [o0, o0+on) of the group whose output plane 0 of image 0 is y (channel
+ * stride OH*OW, image stride y_bs) and whose first channel is ch0, from
+ * the products M[xi][oo][tile] at m + xi*ms + oo*mo + tile - t0; then the
+ * epilogue on the runs of positions it finished. F(2x2)'s A^T =
+ * [1 1 1 0; 0 1 -1 -1]. */
+static void tsrt__wg_output(const tsrt__wg *g, int64_t t0, int64_t nt, const float *m, ptrdiff_t ms, ptrdiff_t mo,
+                            int64_t o0, int64_t on, float *y, int64_t ch0)
 {
     const tsrt_conv_args *v = g->v;
     const int64_t OH = v->oh, OW = v->ow, HW = OH * OW;
-    const int tm = g->m;
-    tsrt__wg_seg sgs[TSRT_NR / 8][9];
-    int nss[TSRT_NR / 8];
-    for (int hh = 0; hh < TSRT_NR / 8; hh++) nss[hh] = tsrt__wg_segs(g, p * TSRT_NR + 8 * hh, sgs[hh]);
+    const int tm = g->m, nh = (int)tsrt__cdiv(nt, 8);
+    tsrt__wg_seg sgs[TSRT__WG_GROUPS][9];
+    int nss[TSRT__WG_GROUPS];
+    for (int hh = 0; hh < nh; hh++) nss[hh] = tsrt__wg_segs(g, t0 + 8 * hh, tsrt__min(g->NT, t0 + nt), sgs[hh]);
     for (int64_t oo = 0; oo < on; oo++) {
         float *yo = y + (o0 + oo) * HW;
-        for (int64_t h = 0; h < TSRT_NR; h += 8) {
+        for (int64_t h = 0; h < 8 * nh; h += 8) {
             const tsrt__wg_seg *sg = sgs[h / 8];
             const int ns = nss[h / 8];
             if (!ns) break;
@@ -353,7 +365,7 @@ static void tsrt__wg_output(const tsrt__wg *g, int64_t p, const float *m, int64_
             tsrt__v8 z[4][4];
             if (tm == 2) {
                 tsrt__v8 q[16];
-                for (int i = 0; i < 16; i++) TSRT__V8_LOAD(q[i], m + (i * obp + oo) * TSRT_NR + h);
+                for (int i = 0; i < 16; i++) TSRT__V8_LOAD(q[i], m + i * ms + oo * mo + h);
                 tsrt__v8 s0[4], s1[4];
                 for (int j = 0; j < 4; j++)
                     s0[j] = q[j] + q[4 + j] + q[8 + j], s1[j] = q[4 + j] - q[8 + j] - q[12 + j];
@@ -367,8 +379,8 @@ static void tsrt__wg_output(const tsrt__wg *g, int64_t p, const float *m, int64_
                 tsrt__v8 s[4][6]; /* A^T along the rows of M, per column j */
                 for (int j = 0; j < 6; j++) {
                     tsrt__v8 q0, q1, q2, q3, q4, q5;
-                    const float *mj = m + (j * obp + oo) * TSRT_NR + h;
-                    const ptrdiff_t st = 6 * obp * TSRT_NR;
+                    const float *mj = m + j * ms + oo * mo + h;
+                    const ptrdiff_t st = 6 * ms;
                     TSRT__V8_LOAD(q0, mj), TSRT__V8_LOAD(q1, mj + st), TSRT__V8_LOAD(q2, mj + 2 * st);
                     TSRT__V8_LOAD(q3, mj + 3 * st), TSRT__V8_LOAD(q4, mj + 4 * st), TSRT__V8_LOAD(q5, mj + 5 * st);
                     TSRT__WG4_AT(q0, q1, q2, q3, q4, q5, s[0][j], s[1][j], s[2][j], s[3][j]);
@@ -423,7 +435,7 @@ static void tsrt__wg_output(const tsrt__wg *g, int64_t p, const float *m, int64_
     /* The panel's tiles cover, per tile row, output rows m*ty .. m*ty+m-1
      * and columns [m*tx0, m*tx1): runs of positions of one image, merged
      * when contiguous. */
-    const int64_t t0 = p * TSRT_NR, t1 = tsrt__min(g->NT, t0 + TSRT_NR);
+    const int64_t t1 = tsrt__min(g->NT, t0 + nt);
     int64_t ri = -1, r0 = -1, r1 = -1; /* the pending run, in image ri */
 #define TSRT__WG_RUN()                                                                                           \
     tsrt__conv_epi(v, y + ri * v->y_bs + o0 * HW + r0, HW, ri * v->o + ch0 + o0, r0, on, r1 - r0)
@@ -592,7 +604,7 @@ static void tsrt__conv_wg(const tsrt_conv_args *v, int m, int ith, int nth, void
             if (vall)
                 for (int64_t p = pc; p < pe; p++) {
                     tsrt__wg_copy_panel(&g, x, p, tA, tB, &have);
-                    tsrt__wg_input(&g, p, vb + (p - pc) * CG * TSRT_NR, xs);
+                    tsrt__wg_input(&g, p * TSRT_NR, TSRT_NR, vb + (p - pc) * CG * TSRT_NR, xs, TSRT_NR);
                 }
             for (int64_t o0 = o_lo; o0 < o_hi; o0 += ob) {
                 const int64_t on = tsrt__min(ob, o_hi - o0), obp = tsrt__rup(on, TSRT_MR);
@@ -607,7 +619,7 @@ static void tsrt__conv_wg(const tsrt_conv_args *v, int m, int ith, int nth, void
                     const int64_t nt = tsrt__min(TSRT_NR, g.NT - p * TSRT_NR);
                     if (!vall) {
                         tsrt__wg_copy_panel(&g, x, p, tA, tB, &have);
-                        tsrt__wg_input(&g, p, vb, xs);
+                        tsrt__wg_input(&g, p * TSRT_NR, TSRT_NR, vb, xs, TSRT_NR);
                     }
                     /* Tiles in this panel: a short last panel takes the
                      * 6x8 kernel, the 16-column one or dot products
@@ -638,7 +650,7 @@ static void tsrt__conv_wg(const tsrt_conv_args *v, int m, int ith, int nth, void
                                     tsrt__ukr_ua(kc, ua, CG, vx, mo, TSRT_NR, 1, c0 > 0, nt, bt, NULL);
                             }
                         }
-                    tsrt__wg_output(&g, p, mb, obp, o0, on, y, gr * g.OG);
+                    tsrt__wg_output(&g, p * TSRT_NR, TSRT_NR, mb, obp * TSRT_NR, TSRT_NR, o0, on, y, gr * g.OG);
                 }
             }
         }
