@@ -659,6 +659,14 @@ static int pre_rules(const tsrt_conv_args *a)
     return tsrt__conv_pre_rules(&v);
 }
 
+/* A prepared form tuning may pick (the tiles-as-rows ones only where
+ * GEMM_T's tile kernel exists). */
+static int valid_form(int m)
+{
+    return m == TSRT_CONV_PRE_PLAIN || m == 1 || m == 2 || m == 4 ||
+           (TSRT_HAVE_PT && (m == TSRT_CONV_PRE_WGT2 || m == TSRT_CONV_PRE_WGT4));
+}
+
 /* tsrt_conv_pre times the candidate forms once per shape (D126): its
  * answer is one of them, the same at every later call (the packer's
  * threads and the kernel ask again), and a conv run with weights prepared
@@ -668,7 +676,7 @@ static void test_tuned_form(void)
     tsrt_conv_args a = {.n = 2, .c = 32, .h = 12, .w = 12, .o = 32, .kh = 3, .kw = 3, .oh = 12, .ow = 12,
                         .pad_h = 1, .pad_w = 1};
     const int m = tsrt_conv_pre(&a);
-    CHECK_MSG(m == TSRT_CONV_PRE_PLAIN || m == 1 || m == 2 || m == 4, "form %d", m);
+    CHECK_MSG(valid_form(m), "form %d", m);
     for (int i = 0; i < 3; i++) CHECK(tsrt_conv_pre(&a) == m);
     a.n = 5; /* on one thread the batch is not part of the shape's key */
     CHECK(tsrt_conv_pre(&a) == m);
@@ -678,20 +686,21 @@ static void test_tuned_form(void)
         tsrt_conv_args t = a;
         t.n = n, t.threads = 2;
         const int mt = tsrt_conv_pre(&t);
-        CHECK_MSG(mt == TSRT_CONV_PRE_PLAIN || mt == 1 || mt == 2 || mt == 4, "form %d on 2 threads", mt);
+        CHECK_MSG(valid_form(mt), "form %d on 2 threads", mt);
         for (int i = 0; i < 2; i++) CHECK(tsrt_conv_pre(&t) == mt);
     }
     a.n = 2;
     /* every form's result against the plain path */
-    const int forms[] = {TSRT_CONV_PRE_PLAIN, 1, 2, 4};
+    const int forms[] = {TSRT_CONV_PRE_PLAIN, 1, 2, 4, TSRT_CONV_PRE_WGT2, TSRT_CONV_PRE_WGT4};
     const size_t nx = 2 * 32 * 144, nw = 32 * 32 * 9, ny = 2 * 32 * 144;
     float *x = malloc(sizeof(float) * nx), *w = malloc(sizeof(float) * nw);
     float *y0 = malloc(sizeof(float) * ny), *y1 = malloc(sizeof(float) * ny);
     for (size_t i = 0; i < nx; i++) x[i] = frand();
     for (size_t i = 0; i < nw; i++) w[i] = frand();
     a.x = x, a.wt = w;
-    for (int f = 0; f < 4; f++) {
-        if (forms[f] == 1 && !TSRT_HAVE_PT) continue;
+    for (int f = 0; f < 6; f++) {
+        if (!TSRT_HAVE_PT && (forms[f] == 1 || forms[f] == TSRT_CONV_PRE_WGT2 || forms[f] == TSRT_CONV_PRE_WGT4))
+            continue; /* GEMM_T's tile kernel */
         tsrt_conv_args b = a;
         const size_t pre = tsrt_conv_pre_size(&b, forms[f]);
         float *u = malloc(pre + 64);

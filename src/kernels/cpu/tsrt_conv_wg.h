@@ -421,6 +421,24 @@ static void tsrt__wg_output(const tsrt__wg *g, int64_t t0, int64_t nt, const flo
                         }
                         continue;
                     }
+#if TSRT_ISA == TSRT_ISA_AVX512
+                    /* columns [tm*l0, tm*l0 + x1 - x0) of the row, each
+                     * vector by a masked store (through a stack copy and
+                     * a memcpy, on rows of 6 tiles or fewer where no
+                     * segment is 8 whole tiles, the memcpy calls were a
+                     * tenth of a Winograd conv, D154) */
+                    const int64_t c0 = tm * sg[k].l0, c1 = c0 + x1 - x0;
+                    for (int q = 0; q < tm; q += 2) { /* 16 columns at a time */
+                        const int64_t lo = tsrt__max(c0 - 8 * q, 0), hi = tsrt__min(c1 - 8 * q, 16);
+                        if (lo >= hi) continue;
+                        const __mmask16 mk = (__mmask16)(((1u << hi) - 1u) & ~((1u << lo) - 1u));
+                        float *yq = yr + 8 * q - c0; /* lane l at column 8q + l of the row */
+                        __m512 zq = (__m512)__builtin_shufflevector(z[a][q], z[a][q + 1], 0, 1, 2, 3, 4, 5, 6, 7, 8,
+                                                                    9, 10, 11, 12, 13, 14, 15);
+                        if (v->beta) zq = _mm512_add_ps(zq, _mm512_maskz_loadu_ps(mk, yq));
+                        _mm512_mask_storeu_ps(yq, mk, zq);
+                    }
+#else
                     float zz[32];
                     for (int q = 0; q < tm; q++) TSRT__V8_STORE(zz + 8 * q, z[a][q]);
                     const float *zr = zz + tm * sg[k].l0;
@@ -428,6 +446,7 @@ static void tsrt__wg_output(const tsrt__wg *g, int64_t t0, int64_t nt, const flo
                         for (int64_t xx = 0; xx < x1 - x0; xx++) yr[xx] += zr[xx];
                     else
                         for (int64_t xx = 0; xx < x1 - x0; xx++) yr[xx] = zr[xx];
+#endif
                 }
         }
     }
