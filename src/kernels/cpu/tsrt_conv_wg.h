@@ -113,7 +113,9 @@ static int tsrt__wg_segs(const tsrt__wg *g, int64_t t0, int64_t te, tsrt__wg_seg
     int n = 0;
     for (int l = 0; l < 8 && t0 + l < te; n++) {
         const int64_t t = t0 + l, img = t / g->T, ty = t % g->T / g->TW, tx = t % g->TW;
-        const int len = (int)tsrt__min(8 - l, g->TW - tx);
+        /* within the group, the tile row and the run (a run of tiles
+         * that ends inside a group: the next lanes are another thread's) */
+        const int len = (int)tsrt__min(tsrt__min(8 - l, g->TW - tx), te - t);
         sg[n] = (tsrt__wg_seg){img, ty, tx - l, l, l + len};
         l += len;
     }
