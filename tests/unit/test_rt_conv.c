@@ -26,15 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
-
-static float frand(void)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (float)((double)(rng_state >> 40) / (double)(1ull << 24) * 2.0 - 1.0);
-}
+#include "frand.h"
 
 /* The epilogue: y = relu(y + bias[o] + residual[same index]), counting. */
 typedef struct {

@@ -24,15 +24,7 @@
 #if TSRT_HAVE_PT
 #include "wino_ref.h"
 
-static uint64_t rng_state = 0x2545F4914F6CDD1Dull;
-
-static float frand(void)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (float)((double)(rng_state >> 40) / (double)(1ull << 24) * 2.0 - 1.0);
-}
+#include "frand.h"
 
 /* The callback: y += bias[o] then relu, counting each element's calls. */
 typedef struct {
