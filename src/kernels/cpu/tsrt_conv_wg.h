@@ -177,7 +177,9 @@ static inline __attribute__((always_inline)) void tsrt__wg_load_row(const tsrt__
     } while (0)
 
 /* V of the nt tiles from t0 (all channels; lanes past nt, to a multiple
- * of 8, zero) into vp: V[xi][c][tile] at vp + xi*xs + c*cs + tile - t0,
+ * of 8, hold whatever their loads read, and groups past NT zero: the
+ * GEMMs' rows or columns there are not stored) into vp:
+ * V[xi][c][tile] at vp + xi*xs + c*cs + tile - t0,
  * xi = i*a + j, the input transform B^T d B of each loaded patch: along
  * each patch row as it is loaded, then down the columns into the stores.
  * Channels outermost: the patch rows of one channel serve every lane
