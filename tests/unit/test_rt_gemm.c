@@ -26,15 +26,8 @@
 
 /* ---- helpers ------------------------------------------------------------ */
 
-static uint64_t rng_state = 88172645463325252ull;
-
-static float frand(void)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (float)((double)(rng_state >> 40) / (double)(1ull << 24) * 2.0 - 1.0);
-}
+#define TS_FRAND_SEED 88172645463325252ull
+#include "frand.h"
 
 /* A matrix layout: element (i, j) of batch b at off + b*bs + i*rs + j*cs. */
 typedef struct { ptrdiff_t rs, cs, bs, size; } layout;

@@ -389,17 +389,30 @@ static double tsrt__tune_time(const tsrt_conv_args *v, int m)
  * (the rules' elsewhere): for tests and for comparing by hand. */
 enum { TSRT__TUNE_TIME = 100, TSRT__TUNE_RULES = 101 };
 
+/* A prepared form's name, as TESSERA_CONV_TUNE and the tune log spell it. */
+static const char *tsrt__form_name(int m)
+{
+    switch (m) {
+    case TSRT_CONV_PRE_PLAIN: return "plain";
+    case 1: return "gemm_t";
+    case 2: return "wg2";
+    case 4: return "wg4";
+    case TSRT_CONV_PRE_WGT4: return "wg4t";
+    case TSRT_CONV_PRE_WGT2: return "wg2t";
+    default: return "none";
+    }
+}
+
 static int tsrt__tune_mode(void)
 {
     static atomic_int mode = 0;   /* 0: not read yet */
     int m = atomic_load(&mode);
     if (!m) {
         const char *e = getenv("TESSERA_CONV_TUNE");
-        static const char *const names[] = {"plain", "gemm_t", "wg2", "wg4", "wg4t", "wg2t"};
         static const int forms[] = {TSRT_CONV_PRE_PLAIN, 1, 2, 4, TSRT_CONV_PRE_WGT4, TSRT_CONV_PRE_WGT2};
         m = e && !strcmp(e, "0") ? TSRT__TUNE_RULES : TSRT__TUNE_TIME;
         for (int i = 0; e && i < 6; i++)
-            if (!strcmp(e, names[i])) m = forms[i];
+            if (!strcmp(e, tsrt__form_name(forms[i]))) m = forms[i];
         atomic_store(&mode, m);
     }
     return m;
@@ -418,19 +431,6 @@ static int tsrt__tune_log(void)
         atomic_store(&on, o);
     }
     return o;
-}
-
-static const char *tsrt__form_name(int m)
-{
-    switch (m) {
-    case TSRT_CONV_PRE_PLAIN: return "plain";
-    case 1: return "gemm_t";
-    case 2: return "wg2";
-    case 4: return "wg4";
-    case TSRT_CONV_PRE_WGT4: return "wg4t";
-    case TSRT_CONV_PRE_WGT2: return "wg2t";
-    default: return "none";
-    }
 }
 
 static int tsrt__conv_tuned(const tsrt_conv_args *v, int rules)
