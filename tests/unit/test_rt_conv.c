@@ -288,7 +288,9 @@ static void test_shapes(void)
  *    into the next row, but not past the plane), 14 (an overlapping last
  *    vector of columns) and 115 columns, output chunks not a multiple of
  *    8 positions (the overlapping last transpose), 1x1 depthwise, dilation
- *    (the generic tap loop). */
+ *    (the generic tap loop); for AVX-512's 16 lanes: maps of fewer than 16
+ *    positions (masked loads and stores), 40 and 17 channels, rows of
+ *    8 + 8 + 5 positions, chunks of rows narrower than 16. */
 static void test_fast_paths(void)
 {
     const ccase cases[] = {
@@ -338,6 +340,10 @@ static void test_fast_paths(void)
         {1, 8, 9, 10, 8, 3, 3, 8, 1, 1, -1, 0, 0, 2, 1, 1, 1, 1, 0, 1, 0},    /* dw negative pads */
         {1, 4, 13, 17, 12, 3, 3, 4, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0},   /* dw multiplier 3 */
         {1, 12, 10, 11, 12, 1, 1, 12, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 0}, /* dw 1x1 */
+        {2, 40, 3, 3, 40, 3, 3, 40, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0},  /* dw 3x3 map: 9 positions, 16+16+8 lanes, beta */
+        {1, 24, 6, 6, 24, 3, 3, 24, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1},  /* dw 6x6/2 onto 3x3 */
+        {1, 17, 20, 21, 17, 7, 7, 17, 1, 1, 3, 3, 3, 3, 1, 1, 1, 1, 0, 1, 0}, /* dw 7x7, rows of 8 + 8 + 5 positions */
+        {1, 20, 300, 5, 20, 5, 5, 20, 1, 1, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 0}, /* dw chunks of rows narrower than a vector */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_conv(&cases[i]);
 }

@@ -3,16 +3,17 @@
  * tsrt_conv.h.
  *
  * Without input dilation (every depthwise layer of MobileNet-like
- * networks) 8 output channels run at a time with the channels in the
- * vector lanes, as NCHWc layouts do: a chunk of input rows of the 8
- * channels' input planes is transposed into a zero-padded tile
- * T[row][column][8], every output position is then KH*KW multiply-adds of
- * whole vectors (no border tests, no strided loads at stride 2, no lanes
- * wasted on 7x7 or 14x14 maps), and the [position][8] results are
- * transposed back into the 8 output planes, where the epilogue finds them
- * in L1. The transposes cost ~0.6 instructions per element against
- * KH*KW/8 * 2 for the arithmetic. Input dilation (the transposed-conv
- * form) runs a direct loop per output row and tap. Measurements: D28. */
+ * networks) L output channels run at a time with the channels in the
+ * vector lanes, as NCHWc layouts do (L = 16 on AVX-512, else 8): a chunk
+ * of input rows of the L channels' input planes is transposed into a
+ * zero-padded tile T[row][column][L], every output position is then
+ * KH*KW multiply-adds of whole vectors (no border tests, no strided loads
+ * at stride 2, no lanes wasted on 7x7 or 14x14 maps), and the
+ * [position][L] results are transposed back into the L output planes,
+ * where the epilogue finds them in L1. The transposes cost ~0.6
+ * instructions per element against KH*KW/8 * 2 for the arithmetic. Input
+ * dilation (the transposed-conv form) runs a direct loop per output row
+ * and tap. Measurements: D28, D155. */
 #ifndef TSRT_CONV_DW_H
 #define TSRT_CONV_DW_H
 
@@ -25,14 +26,16 @@
 /* Positions per call of the epilogue callback (16 KiB: it finds them in L1). */
 #define TSRT__DW_EPI_FLOATS 4096
 
-/* Output positions per chunk (8 KiB of results: they and the output
+/* Output positions per chunk (8-16 KiB of results: they and the output
  * planes they are transposed into stay in L1), and the tile budget in
- * floats (64 KiB, in L2): at 112 wide a chunk is 2 output rows, whose
- * tile is 4 rows (stride 1) or 5 (stride 2) of 113-114 positions; with
- * 16 KiB stride 2 fell to one output row per chunk and re-transposed a
- * third of its input (10-20% slower, D28). */
+ * positions (64 KiB of 8 lanes, in L2): at 112 wide a chunk is 2 output
+ * rows, whose tile is 4 rows (stride 1) or 5 (stride 2) of 113-114
+ * positions; with half the budget stride 2 fell to one output row per
+ * chunk and re-transposed a third of its input (10-20% slower, D28). The
+ * chunking does not depend on L, so the workspace the host sizes fits the
+ * kernel whatever instruction set each was compiled for. */
 #define TSRT__DWC_POS 256
-#define TSRT__DWC_TILE 16384
+#define TSRT__DWC_TILE 2048
 
 static int tsrt__dwc_applies(const tsrt_conv_args *v)
 {
@@ -69,6 +72,27 @@ static int tsrt__dwc_applies(const tsrt_conv_args *v)
         }                                                                                                    \
     } while (0)
 
+/* The channel vector: L lanes, its loads, stores, multiply-add and LxL
+ * transpose. 16 lanes on AVX-512: half the multiply-adds, loads and
+ * transposes per element of 8 (D155). The workspace is sized for the
+ * widest (TSRT__DWL_MAX). */
+#define TSRT__DWL_MAX 16
+#if TSRT_ISA == TSRT_ISA_AVX512
+#define TSRT__DWL 16
+typedef __m512 tsrt__vdw;
+#define TSRT__VDW_LOAD(v, p) ((v) = _mm512_loadu_ps(p))
+#define TSRT__VDW_STORE(p, v) _mm512_storeu_ps((p), (v))
+#define TSRT__FMADW(acc, w, b) ((acc) = _mm512_fmadd_ps((w), (b), (acc)))
+#define TSRT__TDW(r) tsrt__t16(r)
+#else
+#define TSRT__DWL 8
+typedef tsrt__v8 tsrt__vdw;
+#define TSRT__VDW_LOAD TSRT__V8_LOAD
+#define TSRT__VDW_STORE TSRT__V8_STORE
+#define TSRT__FMADW TSRT__FMA8
+#define TSRT__TDW TSRT__T8
+#endif
+
 static int64_t tsrt__dwc_ws_floats(const tsrt_conv_args *v);
 static size_t tsrt__dwz_ws_bytes(const tsrt_conv_args *v);
 
@@ -91,7 +115,7 @@ static void tsrt__dwc_geom(const tsrt_conv_args *v, tsrt__dwc *g)
     const int64_t span_h = (v->kh - 1) * v->dil_h + 1;
     g->wp = (v->ow - 1) * v->stride_w + (v->kw - 1) * v->dil_w + 1;
     int64_t r = tsrt__min(v->oh, tsrt__max(1, TSRT__DWC_POS / v->ow));
-    while (r > 1 && ((r - 1) * v->stride_h + span_h) * g->wp * 8 > TSRT__DWC_TILE) r--;
+    while (r > 1 && ((r - 1) * v->stride_h + span_h) * g->wp > TSRT__DWC_TILE) r--;
     g->rows = r;
     g->trows = (r - 1) * v->stride_h + span_h;
 }
@@ -103,7 +127,7 @@ static int64_t tsrt__dwc_ws_floats(const tsrt_conv_args *v)
     tsrt__dwc g;
     tsrt__dwc_geom(v, &g);
     const int64_t tab = g.rows >= v->oh ? v->h * v->w : 0;
-    return g.trows * g.wp * 8 + g.rows * v->ow * 8 + v->kh * v->kw * 8 + tab + 2 * TSRT_ALIGN / 4;
+    return (g.trows * g.wp + g.rows * v->ow + v->kh * v->kw) * TSRT__DWL_MAX + tab + 2 * TSRT_ALIGN / 4;
 }
 
 /* tab[y * W + x] <- the tile offset (floats) of input position (y, x) in
@@ -115,73 +139,98 @@ static void tsrt__dwc_tab(const tsrt_conv_args *v, const tsrt__dwc *g, int32_t *
     for (int64_t y = 0; y < v->h; y++)
         for (int64_t x = 0; x < v->w; x++) {
             const int64_t t = y + v->pad_h, jx = x + v->pad_w;
-            tab[y * v->w + x] = t >= 0 && t < g->trows && jx >= lo && jx < hi ? (int32_t)((t * g->wp + jx) * 8) : -1;
+            tab[y * v->w + x] =
+                t >= 0 && t < g->trows && jx >= lo && jx < hi ? (int32_t)((t * g->wp + jx) * TSRT__DWL) : -1;
         }
 }
 
 /* Tile rows t < trows <- input rows r0 + t of the planes at xc + poff[k]
- * for lanes k < nc (lanes >= nc zero); tile column jx holds input column
- * jx - pad_w. When
- * the tile holds the previous chunk of the same planes (shift > 0: its
- * rows start shift rows above r0), the rows both share are moved up
+ * (lanes k >= nc repeat the last plane: poff is clamped, so every lane's
+ * loads read the input, and the zero weights of those lanes make their
+ * sums unread garbage); tile column jx holds input column jx - pad_w.
+ * When the tile holds the previous chunk of the same planes (shift > 0:
+ * its rows start shift rows above r0), the rows both share are moved up
  * rather than transposed again (at 112x112, 2 of the 4 rows of a chunk). */
-static void tsrt__dwc_load(const tsrt_conv_args *v, const float *xc, const int64_t *poff, int64_t nc, int64_t r0,
-                           int64_t shift, int zeroed, const int32_t *tab, const tsrt__dwc *g, float *T)
+static void tsrt__dwc_load(const tsrt_conv_args *v, const float *xc, const int64_t *poff, int64_t r0, int64_t shift,
+                           int zeroed, const int32_t *tab, const tsrt__dwc *g, float *T)
 {
+    enum { L = TSRT__DWL };
     const int64_t H = v->h, W = v->w, HW = H * W, wp = g->wp, pw = v->pad_w;
-    if (tab && nc == 8 && HW >= 8) {
-        /* the whole planes, 8 positions at a time across the ends of
-         * rows, each put where tab says: rows narrower than 8 (3x3 and
+    if (tab && HW >= L) {
+        /* the whole planes, L positions at a time across the ends of
+         * rows, each put where tab says: rows narrower than L (3x3 and
          * 6x6 maps) went through the tile mostly element by element */
-        for (int64_t p = 0;; p += 8) {
-            if (p + 8 > HW) p = HW - 8;
-            tsrt__v8 r[8];
-            for (int k = 0; k < 8; k++) TSRT__V8_LOAD(r[k], xc + poff[k] + p);
-            TSRT__T8(r);
-            for (int k = 0; k < 8; k++)
-                if (tab[p + k] >= 0) TSRT__V8_STORE(T + tab[p + k], r[k]);
-            if (p + 8 == HW) break;
+        for (int64_t p = 0;; p += L) {
+            if (p + L > HW) p = HW - L;
+            tsrt__vdw r[L];
+            for (int k = 0; k < L; k++) TSRT__VDW_LOAD(r[k], xc + poff[k] + p);
+            TSRT__TDW(r);
+            for (int k = 0; k < L; k++)
+                if (tab[p + k] >= 0) TSRT__VDW_STORE(T + tab[p + k], r[k]);
+            if (p + L == HW) break;
         }
         return;
     }
+#if TSRT_ISA == TSRT_ISA_AVX512
+    if (tab) { /* planes of fewer than 16 positions (3x3 maps): one masked transpose */
+        const __mmask16 m = (__mmask16)((1u << HW) - 1);
+        tsrt__vdw r[L];
+        for (int k = 0; k < L; k++) r[k] = _mm512_maskz_loadu_ps(m, xc + poff[k]);
+        TSRT__TDW(r);
+        for (int k = 0; k < HW; k++)
+            if (tab[k] >= 0) TSRT__VDW_STORE(T + tab[k], r[k]);
+        return;
+    }
+#endif
     const int64_t lo = tsrt__min(wp, tsrt__max(0, pw)), hi = tsrt__max(lo, tsrt__min(wp, W + pw));
     const int64_t kept = shift > 0 ? tsrt__max(0, g->trows - shift) : 0;
-    if (kept) memmove(T, T + shift * wp * 8, sizeof(float) * 8 * (size_t)(kept * wp));
+    if (kept) memmove(T, T + shift * wp * L, sizeof(float) * L * (size_t)(kept * wp));
     for (int64_t t = kept; t < g->trows; t++) {
-        float *d = T + t * wp * 8;
+        float *d = T + t * wp * L;
         const int64_t iy = r0 + t;
         if (iy < 0 || iy >= H) {
-            if (!zeroed) memset(d, 0, sizeof(float) * 8 * (size_t)wp);
+            if (!zeroed) memset(d, 0, sizeof(float) * L * (size_t)wp);
             continue;
         }
         if (!zeroed) {
-            memset(d, 0, sizeof(float) * 8 * (size_t)lo);
-            memset(d + hi * 8, 0, sizeof(float) * 8 * (size_t)(wp - hi));
+            memset(d, 0, sizeof(float) * L * (size_t)lo);
+            memset(d + hi * L, 0, sizeof(float) * L * (size_t)(wp - hi));
         }
         const float *s = xc + iy * W - pw; /* s[jx] is column jx of channel 0 */
         int64_t jx = lo;
-        /* 8 columns at a time, the last 8 ending at hi over some done
+        /* L columns at a time, the last L ending at hi over some done
          * already (14- and 7-wide rows would otherwise be half scalar) */
-        if (nc == 8 && hi - lo >= 8)
-            for (;; jx += 8) {
-                if (jx + 8 > hi) jx = hi - 8;
-                tsrt__v8 r[8];
-                for (int k = 0; k < 8; k++) TSRT__V8_LOAD(r[k], s + poff[k] + jx);
-                TSRT__T8(r);
-                for (int k = 0; k < 8; k++) TSRT__V8_STORE(d + (jx + k) * 8, r[k]);
-                if (jx + 8 == hi) break;
+        if (hi - lo >= L)
+            for (;; jx += L) {
+                if (jx + L > hi) jx = hi - L;
+                tsrt__vdw r[L];
+                for (int k = 0; k < L; k++) TSRT__VDW_LOAD(r[k], s + poff[k] + jx);
+                TSRT__TDW(r);
+                for (int k = 0; k < L; k++) TSRT__VDW_STORE(d + (jx + k) * L, r[k]);
+                if (jx + L == hi) break;
             }
-        else if (nc == 8 && hi > lo && iy * W + lo - pw + 8 <= HW) {
-            /* a row narrower than 8 (7x7 maps): the 8 loads run on into
-             * the plane's next row, and only the columns < hi are kept */
-            tsrt__v8 r[8];
-            for (int k = 0; k < 8; k++) TSRT__V8_LOAD(r[k], s + poff[k] + lo);
-            TSRT__T8(r);
-            for (int k = 0; k < hi - lo; k++) TSRT__V8_STORE(d + (lo + k) * 8, r[k]);
+#if TSRT_ISA == TSRT_ISA_AVX512
+        else if (hi > lo) { /* a row narrower than 16: masked loads of its columns */
+            const __mmask16 m = (__mmask16)((1u << (hi - lo)) - 1);
+            tsrt__vdw r[L];
+            for (int k = 0; k < L; k++) r[k] = _mm512_maskz_loadu_ps(m, s + poff[k] + lo);
+            TSRT__TDW(r);
+            for (int k = 0; k < hi - lo; k++) TSRT__VDW_STORE(d + (lo + k) * L, r[k]);
             jx = hi;
         }
-        for (jx = nc == 8 && hi - lo >= 8 ? hi : jx; jx < hi; jx++)
-            for (int64_t k = 0; k < 8; k++) d[jx * 8 + k] = k < nc ? s[poff[k] + jx] : 0.0f;
+#else
+        else if (hi > lo && iy * W + lo - pw + L <= HW) {
+            /* a row narrower than 8 (7x7 maps): the 8 loads run on into
+             * the plane's next row, and only the columns < hi are kept */
+            tsrt__vdw r[L];
+            for (int k = 0; k < L; k++) TSRT__VDW_LOAD(r[k], s + poff[k] + lo);
+            TSRT__TDW(r);
+            for (int k = 0; k < hi - lo; k++) TSRT__VDW_STORE(d + (lo + k) * L, r[k]);
+            jx = hi;
+        }
+#endif
+        for (jx = hi - lo >= L ? hi : jx; jx < hi; jx++)
+            for (int64_t k = 0; k < L; k++) d[jx * L + k] = s[poff[k] + jx];
     }
 }
 
@@ -201,7 +250,7 @@ static inline void tsrt__dw_taps(int64_t o, int64_t k, int64_t d, int64_t vlo, i
     *hi = tsrt__min(k, tsrt__cdiv_any(vhi - o, d));
 }
 
-/* Results O[p][8] for output rows [0, nrows) of the chunk from the tile:
+/* Results O[p][L] for output rows [0, nrows) of the chunk from the tile:
  * 4 positions at a time (4 sums, 9 weight vectors in registers for 3x3).
  * Inlined with the geometry constant for the common cases. With skip,
  * only the taps that read the input, not the tile's zero padding, are
@@ -209,40 +258,41 @@ static inline void tsrt__dw_taps(int64_t o, int64_t k, int64_t d, int64_t vlo, i
  * zero times a finite weight adds nothing to a sum that starts at +0).
  * A 5x5 kernel on a 3x3 map reads padding at 16 of its 25 taps, and one
  * position per row is one dependent chain of FMAs (D135). */
-static inline __attribute__((always_inline)) void tsrt__dwc_pos(const float *tr, int64_t wp, const tsrt__v8 *wv,
+static inline __attribute__((always_inline)) void tsrt__dwc_pos(const float *tr, int64_t wp, const tsrt__vdw *wv,
                                                                  int64_t kw, int64_t sw, int64_t dh, int64_t dw,
                                                                  int64_t j, int np, int64_t ulo, int64_t uhi,
                                                                  int64_t tlo, int64_t thi, float *o)
 {
-    tsrt__v8 a[4] = {{0}}, b;
+    enum { L = TSRT__DWL };
+    tsrt__vdw a[8] = {{0}}, b;
     for (int64_t u = ulo; u < uhi; u++)
         for (int64_t t = tlo; t < thi; t++) {
-            const tsrt__v8 w = wv[u * kw + t];
-            const float *p = tr + (u * dh * wp + j * sw + t * dw) * 8;
+            const tsrt__vdw w = wv[u * kw + t];
+            const float *p = tr + (u * dh * wp + j * sw + t * dw) * L;
             for (int k = 0; k < np; k++) {
-                TSRT__V8_LOAD(b, p + k * sw * 8);
-                TSRT__FMA8(a[k], w, b);
+                TSRT__VDW_LOAD(b, p + k * sw * L);
+                TSRT__FMADW(a[k], w, b);
             }
         }
-    for (int k = 0; k < np; k++) TSRT__V8_STORE(o + (j + k) * 8, a[k]);
+    for (int k = 0; k < np; k++) TSRT__VDW_STORE(o + (j + k) * L, a[k]);
 }
 
-static inline __attribute__((always_inline)) void tsrt__dwc_rows(const float *T, int64_t wp, const tsrt__v8 *wv,
+static inline __attribute__((always_inline)) void tsrt__dwc_rows(const float *T, int64_t wp, const tsrt__vdw *wv,
                                                                   int64_t kh, int64_t kw, int64_t sh, int64_t sw,
                                                                   int64_t dh, int64_t dw, int64_t nrows, int64_t ow,
                                                                   float *O, int skip, int64_t rlo, int64_t rhi,
                                                                   int64_t clo, int64_t chi)
 {
     for (int64_t i = 0; i < nrows; i++) {
-        const float *tr = T + i * sh * wp * 8;
-        float *o = O + i * ow * 8;
+        const float *tr = T + i * sh * wp * TSRT__DWL;
+        float *o = O + i * ow * TSRT__DWL;
         int64_t ulo = 0, uhi = kh;
         if (skip) tsrt__dw_taps(i * sh, kh, dh, rlo, rhi, &ulo, &uhi);
         /* up to 4 positions at a time, each its own sum: the remainder
          * of a row too (a 3x3 map's rows are all remainder, and one
          * position at a time was one dependent chain of FMAs, D137) */
-        for (int64_t j = 0; j < ow; j += 4) {
-            const int np = (int)tsrt__min(4, ow - j);
+        for (int64_t j = 0; j < ow;) {
+            const int np = (int)tsrt__min(ow - j >= 8 ? 8 : 4, ow - j);
             /* the columns any of the positions reads inside the input */
             int64_t tlo = 0, thi = kw, tllo = 0, tlhi = kw;
             if (skip) {
@@ -251,55 +301,77 @@ static inline __attribute__((always_inline)) void tsrt__dwc_rows(const float *T,
                 tlo = tllo;
             }
             switch (np) {
+            case 8: tsrt__dwc_pos(tr, wp, wv, kw, sw, dh, dw, j, 8, ulo, uhi, tlo, thi, o); break;
             case 4: tsrt__dwc_pos(tr, wp, wv, kw, sw, dh, dw, j, 4, ulo, uhi, tlo, thi, o); break;
             case 3: tsrt__dwc_pos(tr, wp, wv, kw, sw, dh, dw, j, 3, ulo, uhi, tlo, thi, o); break;
             case 2: tsrt__dwc_pos(tr, wp, wv, kw, sw, dh, dw, j, 2, ulo, uhi, tlo, thi, o); break;
             default: tsrt__dwc_pos(tr, wp, wv, kw, sw, dh, dw, j, 1, ulo, uhi, tlo, thi, o); break;
             }
+            j += np;
         }
     }
 }
 
-/* The n results O[p][8] into the nc planes at y (plane stride `plane`),
+/* The n results O[p][L] into the nc planes at y (plane stride `plane`),
  * added to what is there when beta. */
 static void tsrt__dwc_store(const float *O, int64_t n, int64_t nc, float *y, int64_t plane, int beta)
 {
+    enum { L = TSRT__DWL };
+#if TSRT_ISA == TSRT_ISA_AVX512
+    /* L positions at a time, the last ones masked (a 3x3 map's 9) */
+    for (int64_t p = 0; p < n; p += L) {
+        const int64_t m = tsrt__min(L, n - p);
+        const __mmask16 mk = (__mmask16)((1u << m) - 1);
+        tsrt__vdw r[L];
+        for (int k = 0; k < L; k++) {
+            r[k] = _mm512_setzero_ps();
+            if (k < m) TSRT__VDW_LOAD(r[k], O + (p + k) * L);
+        }
+        TSRT__TDW(r);
+        for (int k = 0; k < nc; k++) {
+            float *d = y + k * plane + p;
+            if (beta) r[k] = _mm512_add_ps(r[k], _mm512_maskz_loadu_ps(mk, d));
+            _mm512_mask_storeu_ps(d, mk, r[k]);
+        }
+    }
+#else
     int64_t p = 0;
     /* without beta the last 8 may overlap the previous ones */
-    const int over = nc == 8 && !beta && n >= 8;
-    if (nc == 8)
-        for (; p + 8 <= n || (over && p < n); p += 8) {
-            if (p + 8 > n) p = n - 8;
-            tsrt__v8 r[8];
-            for (int k = 0; k < 8; k++) TSRT__V8_LOAD(r[k], O + (p + k) * 8);
-            TSRT__T8(r);
-            for (int k = 0; k < 8; k++) {
-                float *d = y + k * plane + p;
-                if (beta) {
-                    tsrt__v8 old;
-                    TSRT__V8_LOAD(old, d);
-                    r[k] += old;
-                }
-                TSRT__V8_STORE(d, r[k]);
+    const int over = !beta && n >= L;
+    for (; p + L <= n || (over && p < n); p += L) {
+        if (p + L > n) p = n - L;
+        tsrt__vdw r[L];
+        for (int k = 0; k < L; k++) TSRT__VDW_LOAD(r[k], O + (p + k) * L);
+        TSRT__TDW(r);
+        for (int k = 0; k < nc; k++) {
+            float *d = y + k * plane + p;
+            if (beta) {
+                tsrt__vdw old;
+                TSRT__VDW_LOAD(old, d);
+                r[k] += old;
             }
+            TSRT__VDW_STORE(d, r[k]);
         }
+    }
     for (p = over ? n : p; p < n; p++)
-        for (int64_t k = 0; k < nc; k++) y[k * plane + p] = beta ? y[k * plane + p] + O[p * 8 + k] : O[p * 8 + k];
+        for (int64_t k = 0; k < nc; k++) y[k * plane + p] = beta ? y[k * plane + p] + O[p * L + k] : O[p * L + k];
+#endif
 }
 
-/* Threads split the (block of 8 output channels, image, chunk of rows)
- * units, images inside blocks so that a block's weight vectors (KH*KW*8
+/* Threads split the (block of L output channels, image, chunk of rows)
+ * units, images inside blocks so that a block's weight vectors (KH*KW*L
  * scalar loads) are built once for all images: on small maps they cost
  * as much as the sums (D135). With a channel multiplier m, lane k of the
  * block starting at c0 reads input plane (c0 + k) / m. */
 static void tsrt__conv_dwc(const tsrt_conv_args *v, int ith, int nth, void *ws)
 {
+    enum { L = TSRT__DWL };
     tsrt__dwc g;
     tsrt__dwc_geom(v, &g);
     const int64_t KK = v->kh * v->kw, OH = v->oh, OW = v->ow, plane = OH * OW, mult = v->o / v->groups;
-    float *T = tsrt__align(ws), *O = tsrt__align(T + g.trows * g.wp * 8);
-    tsrt__v8 *wv = (tsrt__v8 *)(void *)(O + g.rows * OW * 8);
-    const int64_t nblk = tsrt__cdiv(v->o, 8), nchunk = tsrt__cdiv(OH, g.rows), units = v->n * nblk * nchunk;
+    float *T = tsrt__align(ws), *O = tsrt__align(T + g.trows * g.wp * L);
+    tsrt__vdw *wv = (tsrt__vdw *)(void *)(O + g.rows * OW * L);
+    const int64_t nblk = tsrt__cdiv(v->o, L), nchunk = tsrt__cdiv(OH, g.rows), units = v->n * nblk * nchunk;
     const int64_t u0 = units * ith / nth, u1 = units * (ith + 1) / nth;
     int64_t cur = -1, prev = -1; /* the weights' block; the unit in the tile */
     /* One chunk per plane (maps of <= 256 outputs): every unit's tile has
@@ -309,7 +381,7 @@ static void tsrt__conv_dwc(const tsrt_conv_args *v, int ith, int nth, void *ws)
     const int zeroed = nchunk == 1;
     int32_t *tab = zeroed ? (int32_t *)(void *)(wv + KK) : NULL;
     if (zeroed && u0 < u1) {
-        memset(T, 0, sizeof(float) * 8 * (size_t)(g.trows * g.wp));
+        memset(T, 0, sizeof(float) * L * (size_t)(g.trows * g.wp));
         tsrt__dwc_tab(v, &g, tab);
     }
     /* unit u's chunk, image and block, stepped rather than divided */
@@ -317,26 +389,26 @@ static void tsrt__conv_dwc(const tsrt_conv_args *v, int ith, int nth, void *ws)
     for (int64_t u = u0; u < u1; u++, ch++) {
         if (ch == nchunk) ch = 0, im++;
         if (im == v->n) im = 0, blk++;
-        const int64_t c0 = blk * 8, nc = tsrt__min(8, v->o - c0);
-        int64_t poff[8];
-        for (int64_t k = 0; k < 8; k++) {
+        const int64_t c0 = blk * L, nc = tsrt__min(L, v->o - c0);
+        int64_t poff[L];
+        for (int64_t k = 0; k < L; k++) {
             const int64_t cl = tsrt__min(c0 + k, v->o - 1);
             poff[k] = (mult == 1 ? cl - c0 : cl / mult - c0 / mult) * v->h * v->w;
         }
         if (blk != cur) {
             cur = blk;
             for (int64_t k = 0; k < KK; k++)
-                for (int q = 0; q < 8; q++) wv[k][q] = q < nc ? v->wt[(c0 + q) * KK + k] : 0.0f;
+                for (int q = 0; q < L; q++) wv[k][q] = q < nc ? v->wt[(c0 + q) * KK + k] : 0.0f;
         }
         const int64_t i0 = ch * g.rows, nr = tsrt__min(g.rows, OH - i0);
         const int64_t shift = prev == u - 1 && ch > 0 ? g.rows * v->stride_h : 0;
-        tsrt__dwc_load(v, v->x + im * v->x_bs + c0 / mult * v->h * v->w, poff, nc, i0 * v->stride_h - v->pad_h, shift,
+        tsrt__dwc_load(v, v->x + im * v->x_bs + c0 / mult * v->h * v->w, poff, i0 * v->stride_h - v->pad_h, shift,
                        zeroed, tab, &g, T);
         prev = u;
         const int64_t kh = v->kh, kw = v->kw, sh = v->stride_h, sw = v->stride_w, dh = v->dil_h, dw = v->dil_w;
         /* 3x3: the weights in a local copy, which the compiler keeps in
          * registers (wv itself might alias the results as far as it knows) */
-        tsrt__v8 w9[9];
+        tsrt__vdw w9[9];
         const int k33 = kh == 3 && kw == 3 && dh == 1 && dw == 1;
         if (k33) memcpy(w9, wv, sizeof w9);
         else memset(w9, 0, sizeof w9);   /* unread, but the compiler cannot tell */
