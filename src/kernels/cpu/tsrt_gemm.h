@@ -670,17 +670,19 @@ static int tsrt__amx_worth(const tsrt_sgemm_args *g)
 /* Thread ith's share of a product on AMX, with B's AMX copy bp or (NULL)
  * B split per call: panels of 32 columns, or 32-row blocks when there are
  * fewer panels than threads. Each thread splits the A of its rows and the
- * B of its panels, so with B split per call the larger operand is the one
- * divided: rows when A is (4096 x 4096 x 256 at 2 threads, split by
- * panels: 29.2 ms, A split by both threads, against 26.4 on the FMA
- * kernels). A share whose A or B is not all finite goes through the fp32
+ * B of its panels, so the larger operand is the one divided: rows when A
+ * is (4096 x 4096 x 256 at 2 threads, B split per call, split by panels:
+ * 29.2 ms, A split by both threads, against 26.4 on the FMA kernels). With
+ * B's copy made ahead too (D157): ConvNeXt's 576 x 96 x 384 took its
+ * slower thread 148 us split as 1 + 2 of 3 panels, each thread splitting
+ * all of A, against 92 us split by rows. A share whose A or B is not all finite goes through the fp32
  * driver (op, B packed per call). */
 static void tsrt__amx_sgemm(const tsrt_sgemm_args *g, tsrt__gop *op, const uint16_t *bp, int ith, int nth,
                             void *ws)
 {
     const int64_t P = tsrt__cdiv(g->n, 32), U = tsrt__cdiv(g->m, 32), batch = tsrt__max(g->batch, 1);
     int64_t r0 = 0, r1 = g->m, q0 = 0, q1 = P;
-    if (P >= nth && (bp || g->m <= g->n || U < nth))
+    if (P >= nth && (g->m <= g->n || U < nth))
         q0 = P * ith / nth, q1 = P * (ith + 1) / nth;
     else
         r0 = tsrt__min(g->m, U * ith / nth * 32), r1 = tsrt__min(g->m, U * (ith + 1) / nth * 32);
