@@ -313,6 +313,49 @@ static ts_status r_concat(simp *s)
     return TS_OK;
 }
 
+/* ---- indexing -------------------------------------------------------------------------- */
+
+static ts_value *reshaped(simp *s, ts_value *x, int rank, const ts_dim *shape);
+static ts_value *made(simp *s, ts_op op, int n_in, ts_value *const *in, ts_attr *a);
+
+/* gather(x, c) {axis=a} whose constant indices run k, k+s, k+2s... (s >=
+ * 1, row-major; one index will do) inside [0, x.shape[a]) → slice(x)
+ * taking those positions along a, reshaped to idx's axes: the same
+ * elements without a load of each index, and a view that kernels read in
+ * place (torch's export picks a transformer's q, k and v out of one
+ * projection by Gather, which kept them as copy kernels, D159). An index
+ * out of range stays a gather, which fails at run time as it must. */
+static ts_status r_gather(simp *s)
+{
+    const ts_node *d = def_of(in(s, 1), TS_OP_CONST);
+    const ts_type *xt = &in(s, 0)->type, *yt = out_type(s);
+    const int a = (int)ts_node_int(s->n, "axis");
+    if (!d || a < 0 || a >= xt->rank || !ts_dim_is_const(xt->dims[a])) return TS_OK;
+    const ts_tensor *t = ts_node_tensor(d, "value");
+    const int64_t n = t->numel, dim = xt->dims[a].c;
+    if (n < 1 || n > dim || ts_dtype_is_float(t->dtype)) return TS_OK;
+    const int64_t k0 = ts_elem_get_i64(t->dtype, t->data, 0);
+    const int64_t st = n > 1 ? ts_elem_get_i64(t->dtype, t->data, 1) - k0 : 1;
+    if (k0 < 0 || st < 1 || st > dim || k0 >= dim || (n - 1) * st >= dim - k0) return TS_OK;
+    for (int64_t i = 2; i < n; i++)
+        if (ts_elem_get_i64(t->dtype, t->data, (size_t)i) != k0 + i * st) return TS_OK;
+    ts_dim start[TS_MAX_RANK], limit[TS_MAX_RANK];
+    int64_t stride[TS_MAX_RANK];
+    for (int i = 0; i < xt->rank; i++) start[i] = ts_dim_const(0), limit[i] = xt->dims[i], stride[i] = 1;
+    start[a] = ts_dim_const(k0), limit[a] = ts_dim_const(k0 + (n - 1) * st + 1), stride[a] = st;
+    ts_attr *at = ts_ir_attrs_new(s->g, TS_OP_SLICE);
+    if (at && (ts_attr_set_dims(s->g, TS_OP_SLICE, at, "start", xt->rank, start) != TS_OK ||
+               ts_attr_set_dims(s->g, TS_OP_SLICE, at, "limit", xt->rank, limit) != TS_OK ||
+               ts_attr_set_ints(s->g, TS_OP_SLICE, at, "stride", xt->rank, stride) != TS_OK))
+        return s->err->code ? s->err->code : TS_ERR_INTERNAL;
+    ts_value *x = in(s, 0), *sl = made(s, TS_OP_SLICE, 1, &x, at);
+    ts_value *y = sl && !ts_type_eq(&sl->type, yt) ? reshaped(s, sl, yt->rank, yt->dims) : sl;
+    if (!y) return s->err->code ? s->err->code : TS_ERR_INTERNAL;
+    s->repl = y;
+    s->made = true;
+    return TS_OK;
+}
+
 /* ---- contractions ---------------------------------------------------------------------- */
 
 /* A node before n, with n's origin; its result, or NULL after an error. */
@@ -529,7 +572,7 @@ static const rule_fn rules[TS_OP_COUNT] = {
     [TS_OP_SLICE] = r_slice, [TS_OP_REVERSE] = r_reverse, [TS_OP_PAD] = r_pad, [TS_OP_CONCAT] = r_concat,
     [TS_OP_REDUCE_SUM] = r_reduce, [TS_OP_REDUCE_PROD] = r_reduce,
     [TS_OP_REDUCE_MAX] = r_reduce, [TS_OP_REDUCE_MIN] = r_reduce,
-    [TS_OP_CONV] = r_conv_any,
+    [TS_OP_CONV] = r_conv_any, [TS_OP_GATHER] = r_gather,
 };
 
 ts_status ts_pass_simplify_node(ts_graph *g, ts_node *n, ts_value **repl, ts_err *err)
