@@ -337,7 +337,10 @@ static ts_status kernel_step(run *r, const ts_cpu_step *st, ts_pool *pool)
     int64_t D[64], work = 1;
     TS_TRY(prepare(r, st, pool, bufs, D, &work));
     int nth = pool ? ts_pool_size(pool) : 1;
-    if (!k->tmpl && work / GRAIN + 1 < nth) nth = (int)(work / GRAIN + 1);   /* templates split work themselves */
+    /* templates split work themselves; loop kernels by their elements
+     * weighted by the ops each costs (D160) */
+    if (!k->tmpl) work = work > INT64_MAX / st->elem_cost ? INT64_MAX : work * st->elem_cost;
+    if (!k->tmpl && work / GRAIN + 1 < nth) nth = (int)(work / GRAIN + 1);
     launch l = {st->fn, bufs, D, NULL, 0};
     if (st->ws_fn) {
         l.ws_each = (st->ws_fn(D) + 63) & ~(size_t)63;
