@@ -334,8 +334,8 @@ static void test_amx_per_call(void)
     }
 }
 
-/* Which pre-packed B gets an AMX copy (tsrt__amx_want, D149): a B over
- * 1 MiB only with 48 rows or more, a smaller one from 16; both paths
+/* Which pre-packed B gets an AMX copy (tsrt__amx_want, D149, D161): a B
+ * over 1 MiB only with 48 rows or more, a smaller one from 24; both paths
  * against the reference. */
 static void test_amx_big_b(void)
 {
@@ -343,8 +343,10 @@ static void test_amx_big_b(void)
         {36, 1536, 384, 1, ROW, ROW, ROW, 0, 1, 2, 0}, /* 2.25 MiB, 36 rows: the FMA kernels */
         {48, 1100, 300, 1, ROW, ROW, ROW, 1, 1, 1, 0}, /* 1.26 MiB, 48 rows: AMX */
         {32, 512, 512, 1, ROW, ROW, ROW, 0, 1, 2, 0},  /* 1 MiB, not over: AMX */
+        {20, 576, 192, 1, ROW, ROW, ROW, 0, 1, 2, 0},  /* 20 rows: the FMA kernels */
+        {24, 576, 192, 1, ROW, ROW, ROW, 1, 1, 1, 0},  /* 24 rows: AMX */
     };
-    const int want[] = {0, 1, 1};
+    const int want[] = {0, 1, 1, 0, 1};
     prepack = 1;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 #if TSRT_AMX

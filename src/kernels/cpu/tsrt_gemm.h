@@ -639,11 +639,17 @@ enum { TSRT__BP_F32 = 1, TSRT__BP_AMX = 2 };
 #define TSRT_AMX_BIG_B_ROWS 48
 #endif
 #define TSRT_AMX_BIG_B (1 << 20)
+/* Rows from which a smaller B gets one (D161). */
+#ifndef TSRT_AMX_MIN_ROWS
+#define TSRT_AMX_MIN_ROWS 24
+#endif
 
-/* Whether g's B gets an AMX copy when packed: products of at least 16
+/* Whether g's B gets an AMX copy when packed: products of at least 24
  * rows (M as packed: AMX computes 32-row blocks, so fewer rows waste most
- * of its work; a classifier's M = 1 stays on the FMA kernels), K of a
- * whole k block. A later run with fewer rows still reads the copy.
+ * of its work; a classifier's M = 1 stays on the FMA kernels; 16 to 23
+ * rows ran 1.3-1.8x slower on AMX than on the FMA kernels, 16 x 768 x 192
+ * 41 against 23 us, 20 x 576 x 192 36 against 25, D161), K of a whole k
+ * block. A later run with fewer rows still reads the copy.
  * A B over 1 MiB (more than half of L2: in a model whose layers have such
  * weights, each is read from L3 or memory on every run) needs 48 rows: the
  * copy is 1.5 times the fp32 one, and with few rows the product waits on
@@ -656,7 +662,7 @@ enum { TSRT__BP_F32 = 1, TSRT__BP_AMX = 2 };
 static int tsrt__amx_want(const tsrt_sgemm_args *g)
 {
     const int big = g->n * g->k * (int64_t)sizeof(float) > TSRT_AMX_BIG_B;
-    return g->m >= (big ? TSRT_AMX_BIG_B_ROWS : 16) && g->n >= 16 && g->k >= 32 && tsrt__amx_ready();
+    return g->m >= (big ? TSRT_AMX_BIG_B_ROWS : TSRT_AMX_MIN_ROWS) && g->n >= 16 && g->k >= 32 && tsrt__amx_ready();
 }
 
 /* Whether a product whose B is not packed ahead runs on AMX, B split on
