@@ -335,8 +335,9 @@ static void test_amx_per_call(void)
 }
 
 /* Which pre-packed B gets an AMX copy (tsrt__amx_want, D149, D161): a B
- * over 1 MiB only with 48 rows or more, a smaller one from 24; both paths
- * against the reference. */
+ * over 1 MiB only with 48 rows or more, a smaller one from 24, and under
+ * 64 rows only with a last 32-row block of 12 rows or more (or none);
+ * both paths against the reference. */
 static void test_amx_big_b(void)
 {
     const gcase cases[] = {
@@ -345,8 +346,11 @@ static void test_amx_big_b(void)
         {32, 512, 512, 1, ROW, ROW, ROW, 0, 1, 2, 0},  /* 1 MiB, not over: AMX */
         {20, 576, 192, 1, ROW, ROW, ROW, 0, 1, 2, 0},  /* 20 rows: the FMA kernels */
         {24, 576, 192, 1, ROW, ROW, ROW, 1, 1, 1, 0},  /* 24 rows: AMX */
+        {37, 768, 192, 1, ROW, ROW, ROW, 0, 1, 2, 0},  /* a last block of 5 rows: the FMA kernels */
+        {44, 192, 768, 1, ROW, ROW, ROW, 0, 1, 1, 0},  /* a last block of 12: AMX */
+        {70, 576, 192, 1, ROW, ROW, ROW, 1, 1, 2, 0},  /* two full blocks and 6 rows: AMX */
     };
-    const int want[] = {0, 1, 1, 0, 1};
+    const int want[] = {0, 1, 1, 0, 1, 0, 1, 1};
     prepack = 1;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 #if TSRT_AMX

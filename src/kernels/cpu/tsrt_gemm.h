@@ -662,7 +662,15 @@ enum { TSRT__BP_F32 = 1, TSRT__BP_AMX = 2 };
 static int tsrt__amx_want(const tsrt_sgemm_args *g)
 {
     const int big = g->n * g->k * (int64_t)sizeof(float) > TSRT_AMX_BIG_B;
-    return g->m >= (big ? TSRT_AMX_BIG_B_ROWS : TSRT_AMX_MIN_ROWS) && g->n >= 16 && g->k >= 32 && tsrt__amx_ready();
+    /* under 64 rows, a last 32-row block with fewer than 12 rows costs
+     * AMX as much as a full one: 37 x 768 x 192 75 against 69 us, 40 rows
+     * 57-76 against 51-60 on the FMA kernels; from 44 AMX wins again (56
+     * rows 54-70 against 62-97), and with two full blocks or more it
+     * wins whatever the last one holds (66 rows 60-90 against 77-102) */
+    const int64_t last = g->m % 32;
+    const int fill = g->m >= 64 || last == 0 || last >= 12;
+    return g->m >= (big ? TSRT_AMX_BIG_B_ROWS : TSRT_AMX_MIN_ROWS) && fill && g->n >= 16 && g->k >= 32 &&
+           tsrt__amx_ready();
 }
 
 /* Whether a product whose B is not packed ahead runs on AMX, B split on
