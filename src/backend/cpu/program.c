@@ -498,7 +498,6 @@ ts_status ts_cpu_probe(const ts_cpu_opts *o, ts_err *err)
     return ts_jit_probe(&jo, err);
 }
 
-
 void ts_cpu_program_stats(const ts_cpu_program *p, double *compile_ms, bool *cache_hit, int *n_kernels,
                           int *n_fallback)
 {
