@@ -163,6 +163,19 @@ ts_status ts_graph_run_passes(ts_graph *g, const char *passes, ts_err *err);
  * in *dump (free with ts_free_string). */
 ts_status ts_graph_run_passes_dump(ts_graph *g, const char *passes, const char *dump_after, char **dump,
                                    ts_err *err);
+/* Automatic differentiation, in place (docs/autodiff.md): the graph gains
+ * primitives, inputs and outputs, stays an ordinary graph (print it,
+ * compile it, differentiate it again) and keeps its own outputs first.
+ * wrt lists n_wrt input indices; NULL means every floating-point input.
+ * On error g is left as it was and err names the primitive without a rule.
+ *
+ * Reverse mode: one input per floating-point output k, its cotangent
+ * ct_<output> (same type); one output per input i of wrt, grad_<input>,
+ * the gradient of sum_k <ct_k, output_k> with respect to input i. */
+ts_status ts_graph_grad(ts_graph *g, int n_wrt, const int *wrt, ts_err *err);
+/* Forward mode: one input per input of wrt, its tangent tan_<input>; one
+ * output per floating-point output, its tangent tan_<output>. */
+ts_status ts_graph_jvp(ts_graph *g, int n_wrt, const int *wrt, ts_err *err);
 /* The passes, in pipeline order: i from 0; NULL past the last. */
 const char *ts_pass_name(int i);
 /* What a target makes of a graph, as text, without running it: what "c"

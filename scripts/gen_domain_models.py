@@ -349,8 +349,10 @@ def broken():
                       [vi("R", F, [2]), vi("T", I64, [])] + xg[:2] + xg[3:], outs2, tr), "adagrad_r_vector")
     save_broken(model([train_node("Adagrad", ["R", "T", "X", "G", "H"], ["Xn", "Hn"])],
                       [vi("R", F, []), vi("T", F, [])] + xg[:2] + xg[3:], outs2, tr), "adagrad_t_float")
-    save_broken(model([train_node("Gradient", ["x"], ["dx"], xs=["x"], y="x")], f2, [vi("dx", F, [2])], tr),
-                "gradient")
+    save_broken(model([train_node("Gradient", ["x"], ["dx"], xs=["x"], y="q")], f2, [vi("dx", F, [2])], tr),
+                "gradient_unknown_y")
+    save_broken(model([train_node("Gradient", ["x", "x"], ["dx"], xs=["x"], y="x")], f2, [vi("dx", F, [2])], tr),
+                "gradient_arity")
     ml = [("", 21), (ML, 5)]
     save_broken(model([ml_node("Binarizer", ["x"], ["y"])], [vi("x", TP.BOOL, [2])], [vi("y", TP.BOOL, [2])], ml),
                 "binarizer_bool")

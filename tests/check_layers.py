@@ -26,14 +26,15 @@ BELOW = {
     "interp": {"ir", "core"},
     "passes": {"interp", "ir", "core"},
     "builder": {"passes", "interp", "ir", "core"},
-    "frontend": {"builder", "passes", "interp", "ir", "core"},
+    "autodiff": {"builder", "passes", "interp", "ir", "core"},
+    "frontend": {"autodiff", "builder", "passes", "interp", "ir", "core"},
     "lower": {"ir", "core"},
     "codegen": {"lower", "ir", "core"},
     "runtime": {"core"},
     "io": {"core"},
     "kernels": set(),   # pasted into generated C: libc only
     "backend": {"codegen", "lower", "runtime", "interp", "ir", "core"},
-    "api": {"backend", "codegen", "lower", "runtime", "interp", "ir", "core", "io", "passes", "builder", "frontend"},
+    "api": {"backend", "codegen", "lower", "runtime", "interp", "ir", "core", "io", "passes", "builder", "frontend", "autodiff"},
 }
 # fusion and the view analysis sit below lowering: they never include it
 LOWER_ONE_WAY = {"fuse.c", "fuse_row.c", "fuse.h", "view.c", "view.h"}

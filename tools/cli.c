@@ -64,6 +64,7 @@ static const struct {
     {"--atol", NULL, OPT_ATOL, false}, {"--threads", NULL, OPT_THREADS, false},
     {"--fusion", NULL, OPT_FUSION, true}, {"--loops", NULL, OPT_LOOPS, true},
     {"--emit", NULL, OPT_EMIT, false}, {"--profile", NULL, OPT_PROFILE, false},
+    {"--grad", NULL, OPT_GRAD, true}, {"--jvp", NULL, OPT_JVP, true}, {"--wrt", NULL, OPT_WRT, false},
 };
 
 /* arg is `name` or `name=...`: the length of the name part, else 0. */
@@ -129,6 +130,7 @@ static int set_opt(cli *c, unsigned id, const char *v)
         c->emit = v;
         return 0;
     case OPT_PROFILE: c->profile = v; return 0;
+    case OPT_WRT: c->wrt = v; return 0;
     default: return parse_tol("--atol", v, &c->atol, &c->atol_given);
     }
 }
@@ -149,6 +151,8 @@ static int parse_opt(cli *c, int argc, char **argv, int *i, unsigned allowed)
             if (options[k].id == OPT_DOT) c->dot = true;
             else if (options[k].id == OPT_FUSION) c->fusion = true;
             else if (options[k].id == OPT_LOOPS) c->loops = true;
+            else if (options[k].id == OPT_GRAD) c->grad = true;
+            else if (options[k].id == OPT_JVP) c->jvp = true;
             else c->verbose = true;
             return 0;
         }

@@ -64,6 +64,8 @@ typedef struct cli {
     bool rtol_given, atol_given;
     bool dot;
     bool fusion, loops;              /* ir --fusion, --loops */
+    bool grad, jvp;                  /* ir --grad, --jvp */
+    const char *wrt;                 /* ir --wrt NAMES */
     const char *emit;               /* ir --emit LANG (c) */
     const char *profile;            /* run --profile FILE */
     bool verbose;
@@ -76,7 +78,8 @@ enum {
     OPT_DUMP = 1 << 4, OPT_TESTS = 1 << 5, OPT_DOT = 1 << 6, OPT_FORMAT = 1 << 7,
     OPT_TARGET = 1 << 8, OPT_VERBOSE = 1 << 9, OPT_XFAIL = 1 << 10, OPT_JOBS = 1 << 11,
     OPT_TIMEOUT = 1 << 12, OPT_RTOL = 1 << 13, OPT_ATOL = 1 << 14, OPT_THREADS = 1 << 15,
-    OPT_FUSION = 1 << 16, OPT_LOOPS = 1 << 17, OPT_EMIT = 1 << 18, OPT_PROFILE = 1 << 19
+    OPT_FUSION = 1 << 16, OPT_LOOPS = 1 << 17, OPT_EMIT = 1 << 18, OPT_PROFILE = 1 << 19,
+    OPT_GRAD = 1 << 20, OPT_JVP = 1 << 21, OPT_WRT = 1 << 22
 };
 
 /* Options (those in `allowed`) and up to max_files positional arguments

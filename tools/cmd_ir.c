@@ -1,8 +1,11 @@
-/* cmd_ir.c — `tessera ir FILE [--passes LIST] [--dump-after NAME] [--dot]`:
- * the model after the passes as canonical IR text, or as Graphviz
- * (ts_graph_to_dot), or what the cpu target makes of it (ts_graph_describe). */
+/* cmd_ir.c — `tessera ir FILE [--grad] [--jvp] [--wrt NAMES] [--passes LIST]
+ * [--dump-after NAME] [--dot]`: the model, differentiated if asked
+ * (ts_graph_grad, then ts_graph_jvp), after the passes, as canonical IR
+ * text, or as Graphviz (ts_graph_to_dot), or what the cpu target makes of
+ * it (ts_graph_describe). */
 #include "cli.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static int list_passes(void)
@@ -24,6 +27,40 @@ static int run_passes(ts_graph *g, const cli *c)
     } else if (c->passes)
         s = ts_graph_run_passes(g, c->passes, &err);
     return s == TS_OK ? 0 : fail_err(&err);
+}
+
+/* --wrt "x,w": input indices by name; *n = -1 when not given (all). */
+static int wrt_list(const ts_graph *g, const char *names, int *idx, int cap, int *n)
+{
+    *n = -1;
+    if (!names) return 0;
+    *n = 0;
+    for (const char *p = names; *p;) {
+        size_t len = strcspn(p, ",");
+        int found = -1;
+        for (int i = 0; i < ts_graph_num_inputs(g) && found < 0; i++) {
+            const char *in = ts_graph_input_name(g, i);
+            if (in && strlen(in) == len && strncmp(in, p, len) == 0) found = i;
+        }
+        if (found < 0) return fail("--wrt: the graph has no input '%.*s'", (int)(len > 60 ? 60 : len), p);
+        if (*n == cap) return fail("--wrt: over %d inputs", cap);
+        idx[(*n)++] = found;
+        p += len + (p[len] == ',');
+    }
+    return 0;
+}
+
+static int differentiate(ts_graph *g, const cli *c)
+{
+    if (!c->grad && !c->jvp) return c->wrt ? fail("--wrt goes with --grad or --jvp") : 0;
+    int idx[256], n = -1;
+    if (wrt_list(g, c->wrt, idx, 256, &n)) return 1;
+    ts_err err = {0};
+    /* both: forward over reverse, so the tangents of the gradients are
+     * Hessian-vector products */
+    if (c->grad && ts_graph_grad(g, n, n < 0 ? NULL : idx, &err) != TS_OK) return fail_err(&err);
+    if (c->jvp && ts_graph_jvp(g, n, n < 0 ? NULL : idx, &err) != TS_OK) return fail_err(&err);
+    return 0;
 }
 
 /* The graph as text, from ts_graph_to_text or ts_graph_to_dot. */
@@ -56,13 +93,15 @@ static int print_compiled(const ts_graph *g, const cli *c)
 int cmd_ir(int argc, char **argv)
 {
     cli c = {0};
-    if (parse_args(&c, argc, argv, OPT_PASSES | OPT_DUMP | OPT_DOT | OPT_FUSION | OPT_LOOPS | OPT_EMIT, 1)) return 1;
+    if (parse_args(&c, argc, argv, OPT_PASSES | OPT_DUMP | OPT_DOT | OPT_FUSION | OPT_LOOPS | OPT_EMIT | OPT_GRAD | OPT_JVP |
+                                         OPT_WRT, 1)) return 1;
     if (c.help) return usage();
     if (c.passes && strcmp(c.passes, "help") == 0) return list_passes();
     if (!c.n_files) return no_file();
     ts_graph *g = NULL;
     ts_err err = {0};
     int r = load_model(c.files[0], 0, NULL, NULL, &g, &err) != TS_OK ? fail_err(&err) : 0;
+    if (!r) r = differentiate(g, &c);
     if (!r) r = run_passes(g, &c);
     if (!r && c.dump_after && !c.dot) printf("# final\n");
     if (!r && (c.fusion || c.loops || c.emit)) r = print_compiled(g, &c);

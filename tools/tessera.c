@@ -5,7 +5,7 @@
  *               [--target T] [--profile FILE] [--passes LIST]
  *   tessera check PATH... [--xfail FILE] [--target T] [-j N] [--timeout S] [--verbose]
  *   tessera info MODEL.onnx
- *   tessera ir FILE [--passes LIST] [--dump-after NAME] [--dot]
+ *   tessera ir FILE [--grad] [--jvp] [--wrt NAMES] [--passes LIST] [--dump-after NAME] [--dot]
  *   tessera prims [--tests DIR]
  *   tessera cache [info | clean [--max-mb N]]
  *   tessera version
@@ -40,9 +40,13 @@ const char cli_usage_text[] =
     "  info MODEL.onnx\n"
     "      Describe an ONNX model: inputs, outputs, opsets, operators (MISSING\n"
     "      marks those tessera cannot assemble).\n"
-    "  ir FILE [--passes LIST] [--dump-after NAME] [--dot]\n"
+    "  ir FILE [--grad] [--jvp] [--wrt NAMES] [--passes LIST] [--dump-after NAME]\n"
+    "     [--dot]\n"
     "      Print the model's IR after the passes: canonical text, or Graphviz.\n"
-    "      --passes help lists the passes.\n"
+    "      --passes help lists the passes. --grad appends the reverse-mode\n"
+    "      gradient (cotangent inputs ct_*, outputs grad_*), --jvp the forward\n"
+    "      mode (tangent inputs and outputs tan_*), both: Hessian-vector\n"
+    "      products; with respect to every float input, or the --wrt list.\n"
     "  prims [--tests DIR]\n"
     "      List the primitives: arity, attributes, flags, interpreter kernel and\n"
     "      the number of test cases under DIR.\n"

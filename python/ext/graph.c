@@ -205,6 +205,63 @@ static PyObject *graph_run_passes(TsxGraph *self, PyObject *args, PyObject *kw)
     return text_result(st, dump, &e);
 }
 
+/* wrt: None, or a sequence of input indices or names -> *n indices (-1: all). */
+static bool wrt_indices(TsxGraph *self, PyObject *wrt, int *idx, int cap, int *n)
+{
+    *n = -1;
+    if (wrt == Py_None) return true;
+    PyObject *seq = PySequence_Fast(wrt, "wrt: expected a sequence of input indices or names");
+    if (!seq) return false;
+    Py_ssize_t len = PySequence_Fast_GET_SIZE(seq);
+    if (len > cap) {
+        Py_DECREF(seq);
+        PyErr_Format(PyExc_ValueError, "wrt: over %d inputs", cap);
+        return false;
+    }
+    *n = 0;
+    for (Py_ssize_t i = 0; i < len; i++) {
+        PyObject *o = PySequence_Fast_GET_ITEM(seq, i);
+        long k = -1;
+        if (PyUnicode_Check(o)) {
+            const char *name = PyUnicode_AsUTF8(o);
+            for (int j = 0; name && j < ts_graph_num_inputs(self->g) && k < 0; j++) {
+                const char *in = ts_graph_input_name(self->g, j);
+                if (in && strcmp(in, name) == 0) k = j;
+            }
+            if (name && k < 0) PyErr_Format(PyExc_ValueError, "wrt: the graph has no input '%.100s'", name);
+        } else {
+            k = PyLong_AsLong(o);
+        }
+        if (PyErr_Occurred()) {
+            Py_DECREF(seq);
+            return false;
+        }
+        idx[(*n)++] = k < INT_MIN || k > INT_MAX ? -1 : (int)k;
+    }
+    Py_DECREF(seq);
+    return true;
+}
+
+/* grad and jvp: the transformation in place; earlier Values stay valid
+ * (nodes are only added). */
+static PyObject *graph_differentiate(TsxGraph *self, PyObject *args, PyObject *kw, bool reverse)
+{
+    static char *kwlist[] = {"wrt", NULL};
+    PyObject *wrt = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, reverse ? "|O:grad" : "|O:jvp", kwlist, &wrt)) return NULL;
+    if (!tsx_graph_get((PyObject *)self) || !editable(self)) return NULL;
+    int idx[1024], n = -1;
+    if (!wrt_indices(self, wrt, idx, 1024, &n)) return NULL;
+    ts_err e = {0};
+    ts_status st = reverse ? ts_graph_grad(self->g, n, n < 0 ? NULL : idx, &e)
+                           : ts_graph_jvp(self->g, n, n < 0 ? NULL : idx, &e);
+    if (st != TS_OK) return tsx_raise(&e);
+    Py_RETURN_NONE;
+}
+
+static PyObject *graph_grad(TsxGraph *self, PyObject *args, PyObject *kw) { return graph_differentiate(self, args, kw, true); }
+static PyObject *graph_jvp(TsxGraph *self, PyObject *args, PyObject *kw) { return graph_differentiate(self, args, kw, false); }
+
 static PyObject *graph_describe(TsxGraph *self, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"what", "target", NULL};
@@ -626,6 +683,13 @@ static PyMethodDef GRAPH_METHODS[] = {
      "run_passes(passes='default', dump_after=None) -> None | str\n\n"
      "Run a comma-separated pass list in place. With dump_after (a pass name, or 'all'), return the graph's "
      "text after each run of it. Values built before are no longer usable."},
+    {"grad", (PyCFunction)(void (*)(void))graph_grad, METH_VARARGS | METH_KEYWORDS,
+     "grad(wrt=None) -> None\n\nReverse-mode autodiff in place (docs/autodiff.md): one cotangent input ct_<output> per "
+     "floating-point output, one output grad_<input> per input of wrt (indices or names; every floating-point "
+     "input when None), after the graph's own."},
+    {"jvp", (PyCFunction)(void (*)(void))graph_jvp, METH_VARARGS | METH_KEYWORDS,
+     "jvp(wrt=None) -> None\n\nForward-mode autodiff in place: one tangent input tan_<input> per input of wrt, one "
+     "output tan_<output> per floating-point output, after the graph's own."},
     {"describe", (PyCFunction)(void (*)(void))graph_describe, METH_VARARGS | METH_KEYWORDS,
      "describe(what='c', target=None) -> str\n\nWhat a target makes of the graph: 'c' (generated source) or "
      "'loops' (fusion and loop IR)."},

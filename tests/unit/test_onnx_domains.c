@@ -43,8 +43,10 @@ static void test_training(void)
     expect_fail("momentum_bad_mode", "node 'momentum0' (Momentum): ", TS_ERR_INVALID_MODEL, "mode 'heavy'");
     expect_fail("adagrad_r_vector", "node 'adagrad0' (Adagrad): ", TS_ERR_INVALID_MODEL, "input 0 (R) must be a scalar");
     expect_fail("adagrad_t_float", "node 'adagrad0' (Adagrad): ", TS_ERR_INVALID_MODEL, "input 1 (T) is f32; it must be i64");
-    expect_fail("gradient", "node 'gradient0' (Gradient): ", TS_ERR_UNSUPPORTED,
-                "operator Gradient of domain 'ai.onnx.preview.training' (opset 1) is not supported");
+    expect_fail("gradient_unknown_y", "node 'gradient0' (Gradient): ", TS_ERR_INVALID_MODEL,
+                "no tensor named 'q' is computed before this node");
+    expect_fail("gradient_arity", "node 'gradient0' (Gradient): ", TS_ERR_INVALID_MODEL,
+                "has 2 inputs and 1 outputs; xs and zs name 1 and 1");
 }
 
 static void test_ml(void)

@@ -150,6 +150,32 @@ const char *onnx_attr_string(onnx_node *n, const char *name, const char *def)
     return s ? s : def;
 }
 
+int onnx_attr_strings(onnx_node *n, const char *name, const char ***out)
+{
+    *out = NULL;
+    const Onnx__AttributeProto *a = typed_attr(n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS);
+    if (!a) return -1;
+    if (a->n_strings > INT_MAX / (int)sizeof(char *))
+        return onnx_fail(n, TS_ERR_UNSUPPORTED, "attribute '%s' is too long", name), -1;
+    ts_arena *ar = onnx_graph(n)->arena;
+    const char **l = ts_arena_alloc(ar, sizeof *l * (a->n_strings + 1));
+    for (size_t i = 0; l && i < a->n_strings; i++) {
+        const ProtobufCBinaryData *d = &a->strings[i];
+        if (!(l[i] = ts_arena_strndup(ar, d->data ? (const char *)d->data : "", d->len))) l = NULL;
+    }
+    if (!l) return onnx_fail(n, TS_ERR_OOM, "out of memory"), -1;
+    *out = l;
+    return (int)a->n_strings;
+}
+
+ts_value *onnx_value_named(onnx_node *n, const char *name)
+{
+    bool found = false;
+    ts_value *v = onnx_lookup(n->ctx, name, &found);
+    if (!v) onnx_fail(n, TS_ERR_INVALID_MODEL, "no tensor named '%.100s' is computed before this node", name);
+    return v;
+}
+
 int onnx_attr_enum(onnx_node *n, const char *name, const char *def, const char *const *choices)
 {
     const char *v = onnx_attr_string(n, name, def);

@@ -134,6 +134,13 @@ void onnx_attr_ignore(onnx_node *n, const char *name);
  * (subgraphs, string lists). */
 const struct Onnx__AttributeProto *onnx_node_attr(onnx_node *n, const char *name);
 /* Count of the list (-1 when absent); *v points into the model. */
+/* A strings attribute as C strings (arena array); its length, or -1 when
+ * absent. */
+int onnx_attr_strings(onnx_node *n, const char *name, const char ***out);
+/* The value a tensor name stands for at this node (an input, an
+ * initializer or an earlier node's output); NULL, and the node failed,
+ * when there is none. */
+ts_value *onnx_value_named(onnx_node *n, const char *name);
 int onnx_attr_ints(onnx_node *n, const char *name, const int64_t **v);
 int onnx_attr_floats(onnx_node *n, const char *name, const float **v);
 /* A TensorProto attribute as a new tensor reference (caller releases). */

@@ -1,6 +1,6 @@
-/* ops_training.c — the optimizers of domain ai.onnx.preview.training
- * (Adagrad, Adam, Momentum), assembled from elementwise primitives.
- * Gradient is left out (see the end of the file).
+/* ops_training.c — domain ai.onnx.preview.training: the optimizers
+ * (Adagrad, Adam, Momentum), assembled from elementwise primitives, and
+ * Gradient, which reverse-mode autodiff (src/autodiff/) assembles.
  *
  * Each optimizer updates several tensors at once: after the scalars R (the
  * learning rate) and T (the update count) come the tensors to optimize, then
@@ -9,6 +9,7 @@
  * X2_new, H1_new, H2_new). The scalar factors that depend on R and T are
  * computed in f64 and rounded once to each tensor's dtype; the tensor
  * arithmetic is in that dtype, as the reference does it. */
+#include "autodiff/autodiff.h"
 #include "frontend/onnx/onnx.h"
 
 #include <string.h>
@@ -210,16 +211,53 @@ static ts_status onnx_momentum(onnx_node *n)
     return onnx_status(n);
 }
 
-/* Gradient (1) is not in the table: it differentiates a part of the graph,
- * which needs automatic differentiation (the roadmap's autodiff pass) that
- * tessera does not have yet. Without a row, a model using it fails with
- * "operator Gradient of domain 'ai.onnx.preview.training' (opset 1) is not
- * supported", `tessera info` marks it MISSING and the coverage report says
- * "not assembled" — a refusal row would make both say it is there. */
+/* Gradient (1): the derivatives of the tensor named by y with respect to
+ * the tensors named by xs, evaluated where the node's inputs say (values
+ * for xs, then for zs, which are held fixed). When the inputs are the named
+ * tensors themselves the graph's own values are differentiated, else y is
+ * first recomputed on the inputs. A y of several elements is seeded with
+ * ones: the gradient of its sum. */
+static ts_status onnx_gradient(onnx_node *n)
+{
+    const char **xs = NULL, **zs = NULL;
+    int nx = onnx_attr_strings(n, "xs", &xs), nz = onnx_attr_strings(n, "zs", &zs);
+    const char *yname = onnx_attr_string(n, "y", NULL);
+    TS_TRY(onnx_status(n));
+    if (nx < 1 || !yname) return onnx_fail(n, TS_ERR_INVALID_MODEL, "needs the attributes xs and y");
+    if (nz < 0) nz = 0;
+    if (n->n_in != nx + nz || n->n_out != nx)
+        return onnx_fail(n, TS_ERR_INVALID_MODEL, "has %d inputs and %d outputs; xs and zs name %d and %d", n->n_in,
+                         n->n_out, nx + nz, nx);
+    ts_builder *b = onnx_b(n);
+    ts_value **from = ts_arena_alloc(onnx_graph(n)->arena, sizeof *from * (size_t)(2 * (nx + nz) + nx));
+    if (!from) return onnx_fail(n, TS_ERR_OOM, "out of memory");
+    ts_value **to = from + nx + nz, **grads = to + nx + nz;
+    for (int i = 0; i < nx + nz; i++) {
+        from[i] = onnx_value_named(n, i < nx ? xs[i] : zs[i - nx]);
+        to[i] = onnx_input(n, i);
+        TS_TRY(onnx_status(n));
+        if (!to[i] || !ts_type_eq(&from[i]->type, &to[i]->type))
+            return onnx_fail(n, TS_ERR_INVALID_MODEL, "input %d does not have the type of '%s'", i,
+                             i < nx ? xs[i] : zs[i - nx]);
+        if (i < nx && !ts_dtype_is_float(to[i]->type.dtype))
+            return onnx_fail(n, TS_ERR_INVALID_MODEL, "'%s' is not a floating-point tensor", xs[i]);
+    }
+    ts_value *y = onnx_value_named(n, yname);
+    TS_TRY(onnx_status(n));
+    if (!ts_dtype_is_float(y->type.dtype))
+        return onnx_fail(n, TS_ERR_INVALID_MODEL, "y '%s' is not a floating-point tensor", yname);
+    y = ts_ad_substitute(b, y, nx + nz, from, to);
+    ts_value *seed = y ? ts_b_full(b, y->type.dtype, 1.0, y->type.rank, y->type.dims) : NULL;
+    TS_TRY(onnx_status(n));
+    ts_ad_vjp_values(b, 1, &y, &seed, nx, to, grads);
+    for (int i = 0; i < nx; i++) onnx_set_out(n, i, grads[i]);
+    return onnx_status(n);
+}
 
 const onnx_op_entry onnx_ops_training[] = {
     {"Adagrad", 1, INT_MAX, onnx_adagrad},
     {"Adam", 1, INT_MAX, onnx_adam},
+    {"Gradient", 1, INT_MAX, onnx_gradient},
     {"Momentum", 1, INT_MAX, onnx_momentum},
     {NULL, 0, 0, NULL},
 };

@@ -1,0 +1,106 @@
+/* rules_table.c — how each primitive is differentiated: the one table
+ * (indexed by op, as every per-op table) and the collectives' rules.
+ * test_autodiff.c walks it: every op with a rule has finite-difference
+ * cases, and every op is classified. */
+#include "autodiff/ad_int.h"
+
+#include <string.h>
+
+/* The collectives are linear; their transposes swap gathering and
+ * scattering (with one process each is the identity). */
+void ad_vjp_collective(ts_builder *b, ts_node *n, ts_value *const *ct, const bool *want, ts_value **dx)
+{
+    if (!ct[0]) return;
+    ts_graph *g = ts_builder_graph(b);
+    ts_status s = TS_OK;
+    ts_op op = n->op;
+    ts_attr *a = NULL;
+    const char *kind = n->op == TS_OP_ALL_TO_ALL || n->op == TS_OP_ALL_GATHER ? "sum" : ts_node_enum_name(n, "kind");
+    if (strcmp(kind, "sum") != 0) {
+        ts_builder_fail(b, TS_ERR_UNSUPPORTED, "autodiff: %s with kind=%s has no derivative rule yet",
+                        ts_op_get(n->op)->name, kind);
+        return;
+    }
+    switch (n->op) {
+    case TS_OP_ALL_REDUCE: a = ad_attrs_copy(b, n); break;
+    case TS_OP_ALL_GATHER: /* -> reduce_scatter(sum) along the same axis */
+        op = TS_OP_REDUCE_SCATTER;
+        if ((a = ts_b_attrs(b, op))) {
+            s = ts_attr_set_enum(g, op, a, "kind", "sum");
+            if (s == TS_OK) s = ts_attr_set_int(g, op, a, "axis", ts_node_int(n, "axis"));
+        }
+        break;
+    case TS_OP_REDUCE_SCATTER:
+        op = TS_OP_ALL_GATHER;
+        if ((a = ts_b_attrs(b, op))) s = ts_attr_set_int(g, op, a, "axis", ts_node_int(n, "axis"));
+        break;
+    case TS_OP_ALL_TO_ALL:
+        if ((a = ts_b_attrs(b, op))) {
+            s = ts_attr_set_int(g, op, a, "split_axis", ts_node_int(n, "concat_axis"));
+            if (s == TS_OK) s = ts_attr_set_int(g, op, a, "concat_axis", ts_node_int(n, "split_axis"));
+        }
+        break;
+    default: ts_builder_fail(b, TS_ERR_INTERNAL, "autodiff: %s is not a collective", ts_op_get(n->op)->name); return;
+    }
+    if (!a) return;
+    if (s != TS_OK) {
+        ts_builder_fail(b, s, "%s: bad attributes", ts_op_get(op)->name);
+        return;
+    }
+    dx[0] = ts_b_node(b, op, 1, &ct[0], a);
+}
+
+static void jvp_collective(ts_builder *b, ts_node *n, ts_value *const *t, ts_value **dy)
+{
+    if (n->op == TS_OP_ALL_REDUCE || n->op == TS_OP_REDUCE_SCATTER) {
+        const char *kind = ts_node_enum_name(n, "kind");
+        if (strcmp(kind, "sum") != 0) {
+            ts_builder_fail(b, TS_ERR_UNSUPPORTED, "autodiff: %s with kind=%s has no derivative rule yet",
+                            ts_op_get(n->op)->name, kind);
+            return;
+        }
+    }
+    ad_jvp_linear(b, n, t, dy);
+}
+
+#define EW {TS_AD_RULE, ad_vjp_ew, ad_jvp_ew}
+#define RED {TS_AD_RULE, ad_vjp_reduce, ad_jvp_reduce}
+#define LAY {TS_AD_RULE, ad_vjp_layout, ad_jvp_linear}
+#define IDX {TS_AD_RULE, ad_vjp_index, ad_jvp_index}
+#define CON {TS_AD_RULE, ad_vjp_contract, ad_jvp_contract}
+#define COL {TS_AD_RULE, ad_vjp_collective, jvp_collective}
+#define STOP {TS_AD_STOP, NULL, NULL}
+#define LEAF {TS_AD_LEAF, NULL, NULL}
+
+static const ad_rule rules[TS_OP_COUNT] = {
+    [TS_OP_CONST] = LEAF, [TS_OP_IOTA] = LEAF, [TS_OP_RNG_UNIFORM] = LEAF,
+    [TS_OP_NEG] = EW, [TS_OP_ABS] = EW, [TS_OP_EXP] = EW, [TS_OP_LOG] = EW, [TS_OP_SQRT] = EW,
+    [TS_OP_SIN] = EW, [TS_OP_COS] = EW, [TS_OP_TAN] = EW, [TS_OP_TANH] = EW, [TS_OP_ERF] = EW,
+    /* piecewise constant: zero almost everywhere */
+    [TS_OP_SIGN] = STOP, [TS_OP_FLOOR] = STOP, [TS_OP_CEIL] = STOP, [TS_OP_ROUND] = STOP,
+    [TS_OP_NOT] = STOP,
+    [TS_OP_ADD] = EW, [TS_OP_SUB] = EW, [TS_OP_MUL] = EW, [TS_OP_DIV] = EW, [TS_OP_REM] = EW,
+    [TS_OP_POW] = EW, [TS_OP_MAX] = EW, [TS_OP_MIN] = EW, [TS_OP_ATAN2] = EW,
+    /* integer and bool results */
+    [TS_OP_AND] = STOP, [TS_OP_OR] = STOP, [TS_OP_XOR] = STOP, [TS_OP_SHL] = STOP, [TS_OP_SHR] = STOP,
+    [TS_OP_EQ] = STOP, [TS_OP_NE] = STOP, [TS_OP_LT] = STOP, [TS_OP_LE] = STOP,
+    [TS_OP_SELECT] = EW, [TS_OP_CAST] = EW,
+    [TS_OP_BITCAST] = STOP,   /* reinterprets bits: no derivative */
+    [TS_OP_REDUCE_SUM] = RED, [TS_OP_REDUCE_PROD] = RED, [TS_OP_REDUCE_MAX] = RED, [TS_OP_REDUCE_MIN] = RED,
+    [TS_OP_ARGMAX] = STOP, [TS_OP_ARGMIN] = STOP,
+    [TS_OP_CUMULATIVE] = RED, [TS_OP_REDUCE_WINDOW] = {TS_AD_RULE, ad_vjp_window, ad_jvp_window},
+    [TS_OP_RESHAPE] = LAY, [TS_OP_BROADCAST] = LAY, [TS_OP_TRANSPOSE] = LAY, [TS_OP_SLICE] = LAY,
+    [TS_OP_PAD] = LAY, [TS_OP_CONCAT] = LAY, [TS_OP_REVERSE] = LAY,
+    [TS_OP_GATHER] = IDX, [TS_OP_SCATTER] = IDX, [TS_OP_DYNAMIC_SLICE] = IDX, [TS_OP_DYNAMIC_UPDATE_SLICE] = IDX,
+    [TS_OP_DOT] = CON, [TS_OP_CONV] = CON,
+    [TS_OP_SORT] = IDX,
+    [TS_OP_NONZERO] = STOP,
+    [TS_OP_IF] = {TS_AD_MISSING, NULL, NULL}, [TS_OP_WHILE] = {TS_AD_MISSING, NULL, NULL},
+    [TS_OP_CUSTOM] = {TS_AD_MISSING, NULL, NULL},
+    [TS_OP_ALL_REDUCE] = COL, [TS_OP_ALL_GATHER] = COL, [TS_OP_REDUCE_SCATTER] = COL, [TS_OP_ALL_TO_ALL] = COL,
+    [TS_OP_SEND] = {TS_AD_MISSING, NULL, NULL}, [TS_OP_RECV] = LEAF,
+};
+
+const ad_rule *ad_rule_of(ts_op op) { return &rules[op]; }
+
+ts_ad_kind ts_ad_op_kind(ts_op op) { return (unsigned)op < TS_OP_COUNT ? rules[op].kind : TS_AD_MISSING; }
