@@ -131,3 +131,12 @@ def _load_onnx_bytes(data: bytes, known: Optional[dict]) -> Graph:
         with open(path, "wb") as f:
             f.write(data)
         return load_onnx(path, known)
+
+# tessera.jit and tessera.numpy (docs/jit.md): tracing Python functions into graphs
+from . import numpy  # noqa: E402,F401  (tessera.numpy, numpy's functions on traced arrays)
+from ._control import cond, while_loop, fori_loop, scan  # noqa: E402
+from ._trace import Dim, Tracer, TracerError  # noqa: E402
+from .jit import jit, trace, eval_shape, Jitted, Traced  # noqa: E402
+
+__all__ += ["numpy", "jit", "trace", "eval_shape", "Jitted", "Traced", "Tracer", "TracerError", "Dim", "cond",
+            "while_loop", "fori_loop", "scan"]
