@@ -284,6 +284,12 @@ ts_status ts_builder_region(ts_builder *b, ts_builder **out, ts_err *err);
  * their count. Returns the builder's status. */
 ts_status ts_build_node(ts_builder *b, const char *op, int n_in, ts_value *const *in, const char *attrs,
                         int n_regions, ts_builder *const *regions, int cap, ts_value **out, int *n_out);
+/* callee's nodes built into b's graph (a call, inlined): its inputs bound
+ * to in[0..n_in), which must have exactly its input types (symbolic dims
+ * by name); out (cap entries) receives its outputs, *n_out their count.
+ * callee is only read. Returns the builder's status. */
+ts_status ts_build_inline(ts_builder *b, const ts_graph *callee, int n_in, ts_value *const *in, int cap,
+                          ts_value **out, int *n_out);
 /* The graph's outputs (a region's results), named names[i] when names is
  * not NULL and names[i] is not NULL (rules as for inputs; a value named
  * already, an input, keeps its name: another is an error). Returns the

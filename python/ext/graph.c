@@ -672,6 +672,41 @@ static PyObject *values_list(TsxGraph *self, bool inputs)
 }
 
 static PyObject *graph_inputs(TsxGraph *self, void *u) { return values_list(self, true); }
+/* inline(callee, *values): callee's nodes built here on values. */
+static PyObject *graph_inline(TsxGraph *self, PyObject *args)
+{
+    Py_ssize_t n = PyTuple_GET_SIZE(args);
+    if (n < 1 || !PyObject_TypeCheck(PyTuple_GET_ITEM(args, 0), &TsxGraph_Type)) {
+        PyErr_SetString(PyExc_TypeError, "inline(callee: Graph, *values)");
+        return NULL;
+    }
+    TsxGraph *callee = (TsxGraph *)PyTuple_GET_ITEM(args, 0);
+    if (callee == self) return tsx_raise_msg(TS_ERR_INVALID_ARG, "inline: a graph cannot inline itself");
+    if (n - 1 > INT_MAX / 2) return tsx_raise_msg(TS_ERR_INVALID_ARG, "inline: %zd values", n - 1);
+    if (!builder(self)) return NULL;
+    int cap = ts_graph_num_outputs(callee->g);
+    ts_value **vals = PyMem_Calloc((size_t)n + (size_t)cap + 1, sizeof *vals);
+    PyObject *ret = NULL;
+    if (!vals) return PyErr_NoMemory();
+    ts_value **outs = vals + n;
+    for (Py_ssize_t i = 1; i < n; i++)
+        if (!(vals[i - 1] = value_of(self, PyTuple_GET_ITEM(args, i), "inline"))) goto done;
+    int got = 0;
+    ts_build_inline(self->b, callee->g, (int)n - 1, vals, cap, outs, &got);
+    if (!built(self) || !(ret = PyList_New(got))) goto done;
+    for (int k = 0; k < got; k++) {
+        PyObject *v = value_new(self, outs[k]);
+        if (!v) {
+            Py_CLEAR(ret);
+            goto done;
+        }
+        PyList_SET_ITEM(ret, k, v);
+    }
+done:
+    PyMem_Free(vals);
+    return ret;
+}
+
 static PyObject *graph_outputs(TsxGraph *self, void *u) { return values_list(self, false); }
 
 static PyMethodDef GRAPH_METHODS[] = {
@@ -683,6 +718,9 @@ static PyMethodDef GRAPH_METHODS[] = {
      "run_passes(passes='default', dump_after=None) -> None | str\n\n"
      "Run a comma-separated pass list in place. With dump_after (a pass name, or 'all'), return the graph's "
      "text after each run of it. Values built before are no longer usable."},
+    {"inline", (PyCFunction)graph_inline, METH_VARARGS,
+     "inline(callee, *values) -> list[Value]\n\ncallee's nodes built into this graph on values (exactly its input "
+     "types, symbolic dims by name): a call, inlined. Returns its outputs."},
     {"grad", (PyCFunction)(void (*)(void))graph_grad, METH_VARARGS | METH_KEYWORDS,
      "grad(wrt=None) -> None\n\nReverse-mode autodiff in place (docs/autodiff.md): one cotangent input ct_<output> per "
      "floating-point output, one output grad_<input> per input of wrt (indices or names; every floating-point "

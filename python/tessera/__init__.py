@@ -137,6 +137,8 @@ from . import numpy  # noqa: E402,F401  (tessera.numpy, numpy's functions on tra
 from ._control import cond, while_loop, fori_loop, scan  # noqa: E402
 from ._trace import Dim, Tracer, TracerError  # noqa: E402
 from .jit import jit, trace, eval_shape, Jitted, Traced  # noqa: E402
+from .autodiff import grad, value_and_grad, jvp, vjp  # noqa: E402  (docs/autodiff.md)
+from . import lax  # noqa: E402,F401  (tessera.lax: the primitives on traced arrays)
 
 __all__ += ["numpy", "jit", "trace", "eval_shape", "Jitted", "Traced", "Tracer", "TracerError", "Dim", "cond",
-            "while_loop", "fori_loop", "scan"]
+            "while_loop", "fori_loop", "scan", "grad", "value_and_grad", "jvp", "vjp", "lax"]

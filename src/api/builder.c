@@ -211,3 +211,11 @@ size_t ts_value_type(const ts_value *v, char *buf, size_t cap)
     ts_buf_free(&t);
     return len;
 }
+
+ts_status ts_build_inline(ts_builder *b, const ts_graph *callee, int n_in, ts_value *const *in, int cap,
+                          ts_value **out, int *n_out)
+{
+    if (!b) return TS_ERR_INVALID_ARG;
+    if (n_in < 0 || cap < 0) return ts_builder_fail(b, TS_ERR_INVALID_ARG, "inline: negative counts");
+    return ts_b_inline(b, callee, n_in, in, cap, out, n_out);
+}

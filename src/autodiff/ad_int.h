@@ -36,6 +36,8 @@ void ad_vjp_contract(ts_builder *b, ts_node *n, ts_value *const *ct, const bool 
 void ad_jvp_contract(ts_builder *b, ts_node *n, ts_value *const *t, ts_value **dy);
 void ad_vjp_window(ts_builder *b, ts_node *n, ts_value *const *ct, const bool *want, ts_value **dx);
 void ad_jvp_window(ts_builder *b, ts_node *n, ts_value *const *t, ts_value **dy);
+void ad_vjp_control(ts_builder *b, ts_node *n, ts_value *const *ct, const bool *want, ts_value **dx);
+void ad_jvp_control(ts_builder *b, ts_node *n, ts_value *const *t, ts_value **dy);
 void ad_vjp_collective(ts_builder *b, ts_node *n, ts_value *const *ct, const bool *want, ts_value **dx);
 /* A linear node's tangent: the node itself applied to the tangents, a zero
  * tangent standing for a zero operand (layout ops, reduce_sum, collectives). */

@@ -31,6 +31,12 @@ ts_ad_kind ts_ad_op_kind(ts_op op);
 void ts_ad_vjp_values(ts_builder *b, int n_y, ts_value *const *ys, ts_value *const *seeds, int n_x,
                       ts_value *const *xs, ts_value **grads);
 
+/* The forward-mode counterpart: the tangents ty[k] of ys[k] given
+ * tangents tx[j] of xs[j] (NULL: zero), from a forward sweep over the
+ * block's nodes as they are now; zeros where none, NULL for non-floats. */
+void ts_ad_jvp_values(ts_builder *b, int n_x, ts_value *const *xs, ts_value *const *tx, int n_y,
+                      ts_value *const *ys, ts_value **ty);
+
 /* y recomputed from to[i] in place of from[i]: the nodes of b's block on
  * a path from some from[i] to y, rebuilt on the new values (y itself when
  * it depends on none). Control-flow nodes on the way are refused. */

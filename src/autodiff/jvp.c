@@ -37,41 +37,58 @@ static void step(ts_builder *b, ts_node *n, ts_value **tan)
     }
 }
 
+void ts_ad_jvp_values(ts_builder *b, int n_x, ts_value *const *xs, ts_value *const *tx, int n_y,
+                      ts_value *const *ys, ts_value **ty)
+{
+    ts_graph *g = ts_builder_graph(b);
+    ts_block *blk = ts_builder_block(b);
+    ts_value **tan = ts_mem_zalloc(sizeof *tan * g->next_value_id);
+    if (!tan) {
+        ts_builder_fail(b, TS_ERR_OOM, "out of memory");
+        return;
+    }
+    for (int j = 0; j < n_x; j++)
+        if (tx[j] && ad_is_float(xs[j])) tan[xs[j]->id] = tx[j];
+    ts_node *last = blk->last;
+    for (ts_node *n = blk->first; n; n = n == last ? NULL : n->next) step(b, n, tan);
+    for (int k = 0; k < n_y; k++)
+        ty[k] = !ad_is_float(ys[k]) ? NULL : tan[ys[k]->id] ? tan[ys[k]->id] : ad_zeros_like(b, ys[k]);
+    ts_mem_free(tan);
+}
+
 ts_status ts_graph_jvp(ts_graph *g, int n_wrt, const int *wrt, ts_err *err)
 {
     int *list = NULL, nl = 0;
     TS_TRY(ad_wrt(g, n_wrt, wrt, &list, &nl, err));
     ts_block *body = g->body;
-    ts_value **tan = ts_mem_zalloc(sizeof *tan * g->next_value_id);
     int n_out = body->n_results;
-    ts_value **res = ts_mem_zalloc(sizeof *res * (size_t)(2 * n_out + 1));
+    ts_value **res = ts_mem_zalloc(sizeof *res * (size_t)(3 * n_out + 2 * nl + 1));
     ts_builder *b = ts_builder_new(g, NULL);
     ad_mark mark = ad_mark_body(g);
-    if (!tan || !res || !b) {
-        ts_builder_free(b);
-        ts_mem_free(tan), ts_mem_free(res), ts_mem_free(list);
-        return ts_err_set(err, TS_ERR_OOM, "out of memory");
+    ts_status s = TS_ERR_OOM;
+    if (!res || !b) {
+        ts_err_set(err, TS_ERR_OOM, "out of memory");
+        goto done;
     }
+    ts_value **xs = res + 2 * n_out, **tx = xs + nl, **ty = tx + nl;
     for (int j = 0; j < nl; j++) {
-        ts_value *x = body->params[list[j]];
-        ts_value *t = ts_b_input(b, x->type.dtype, x->type.rank, x->type.dims);
-        ad_name(b, t, "tan_", x, list[j]);
-        if (t) tan[x->id] = t;
+        xs[j] = body->params[list[j]];
+        tx[j] = ts_b_input(b, xs[j]->type.dtype, xs[j]->type.rank, xs[j]->type.dims);
+        ad_name(b, tx[j], "tan_", xs[j], list[j]);
     }
-    for (ts_node *n = body->first; n; n = n == mark.last ? NULL : n->next) step(b, n, tan);
+    ts_ad_jvp_values(b, nl, xs, tx, n_out, body->results, ty);
     int k2 = n_out;
     for (int k = 0; k < n_out; k++) {
-        ts_value *y = body->results[k];
-        res[k] = y;
-        if (!ad_is_float(y)) continue;
-        ts_value *ty = tan[y->id] ? tan[y->id] : ad_zeros_like(b, y);
-        ad_name(b, ty, "tan_", y, k);
-        res[k2++] = ty;
+        res[k] = body->results[k];
+        if (!ad_is_float(res[k])) continue;
+        ad_name(b, ty[k], "tan_", res[k], k);
+        res[k2++] = ty[k];
     }
     ts_b_return(b, k2, res);
-    ts_status s = ts_builder_status(b, err);
+    s = ts_builder_status(b, err);
     if (s != TS_OK) ad_restore(g, mark);
+done:
     ts_builder_free(b);
-    ts_mem_free(tan), ts_mem_free(res), ts_mem_free(list);
+    ts_mem_free(res), ts_mem_free(list);
     return s;
 }

@@ -133,4 +133,15 @@ ts_value *ts_b_node(ts_builder *b, ts_op op, int n_in, ts_value *const *in, ts_a
 ts_status ts_b_op(ts_builder *b, ts_op op, int n_in, ts_value *const *in, ts_attr *attrs,
                   int n_regions, ts_block *const *regions, int cap, ts_value **out, int *n_out);
 
+/* Block src of graph callee (b's own graph or another) built into b's
+ * block, its parameters bound to params and its results into results;
+ * regions copied whole. False (the builder failed) on error. */
+bool ts_b_clone(ts_builder *b, const ts_graph *callee, const ts_block *src, ts_value *const *params,
+                ts_value **results);
+/* callee's body built into b's block with its inputs bound to in[0..n_in)
+ * (exactly its input types, symbolic dims by name); out (cap entries)
+ * receives its outputs, *n_out their count. Returns the builder's status. */
+ts_status ts_b_inline(ts_builder *b, const ts_graph *callee, int n_in, ts_value *const *in, int cap, ts_value **out,
+                      int *n_out);
+
 #endif

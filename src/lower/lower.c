@@ -204,13 +204,19 @@ static ts_lx *view_at(lctx *c, const ts_node *n, ts_lx **coords)
             xc[axes[i]] = ts_lx_sub(p, ts_lx_sub(p, ts_lw_dim(c, x->type.dims[axes[i]]), ts_lx_int(p, 1)), coords[axes[i]]);
         return ts_lw_value_at(c, x, xc, false);
     }
-    case TS_OP_PAD: {
+    case TS_OP_PAD: {   /* operand element j sits at lo + j (interior + 1) */
         int cnt = 0;
-        const int64_t *lo = ts_node_ints(n, "lo", &cnt);
+        const int64_t *lo = ts_node_ints(n, "lo", &cnt), *interior = ts_node_ints(n, "interior", &cnt);
         ts_lx *inside = ts_lx_const(p, TS_DTYPE_BOOL, 1);
         for (int i = 0; i < xr; i++) {
-            xc[i] = ts_lx_sub(p, coords[i], ts_lx_int(p, lo[i]));
-            inside = ts_lx_and(p, inside, ts_lx_lt(p, ts_lx_int(p, -1), xc[i]));
+            ts_lx *t = ts_lx_sub(p, coords[i], ts_lx_int(p, lo[i]));
+            inside = ts_lx_and(p, inside, ts_lx_lt(p, ts_lx_int(p, -1), t));
+            xc[i] = t;
+            if (interior[i]) {   /* t >= 0 here, so C's % is the remainder */
+                ts_lx *step = ts_lx_int(p, interior[i] + 1);
+                inside = ts_lx_and(p, inside, ts_lx_lt(p, ts_lx_imod(p, t, step), ts_lx_int(p, 1)));
+                xc[i] = ts_lx_idiv(p, t, step);
+            }
             inside = ts_lx_and(p, inside, ts_lx_lt(p, xc[i], ts_lw_dim(c, x->type.dims[i])));
         }
         return ts_lx_guard(p, inside, ts_lw_value_at(c, x, xc, false), ts_lw_value_at(c, n->in[1], NULL, false));

@@ -10,15 +10,8 @@ bool ts_view_op(const ts_node *n)
 {
     switch (n->op) {
     case TS_OP_RESHAPE: case TS_OP_BROADCAST: case TS_OP_TRANSPOSE: case TS_OP_SLICE:
-    case TS_OP_REVERSE: case TS_OP_CONCAT:
+    case TS_OP_REVERSE: case TS_OP_CONCAT: case TS_OP_PAD:
         return true;
-    case TS_OP_PAD: {
-        int c = 0;
-        const int64_t *in = ts_node_ints(n, "interior", &c);
-        for (int i = 0; i < c; i++)
-            if (in[i]) return false;
-        return true;
-    }
     default:
         return false;
     }

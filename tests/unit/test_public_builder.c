@@ -268,11 +268,69 @@ static void test_owned_outputs(void)
         }
 }
 
+/* ts_build_inline: a callee with a region and a symbolic dim, called twice
+ * (text out); bad calls are clear errors. */
+static void test_inline(void)
+{
+    const char *src = "graph @callee(%a: f32[n, 2], %p: bool[]) {\n"
+                      "  %r: f32[n, 2] = if(%p, %a) then(%t: f32[n, 2]) {\n"
+                      "    %e: f32[n, 2] = exp(%t)\n"
+                      "    yield %e\n"
+                      "  } else(%u: f32[n, 2]) {\n"
+                      "    yield %u\n"
+                      "  }\n"
+                      "  %s: f32[2] = reduce_sum(%r) {axes=[0]}\n"
+                      "  return %s\n"
+                      "}\n";
+    ts_err err = {0};
+    ts_graph *callee = NULL, *g = NULL;
+    ts_builder *b = NULL;
+    CHECK(ts_graph_parse(src, strlen(src), "callee", &callee, &err) == TS_OK);
+    CHECK(ts_graph_new("caller", &g, &err) == TS_OK && ts_graph_builder(g, &b, &err) == TS_OK);
+    ts_value *x = ts_build_input(b, "x", "f32[n, 2]"), *p = ts_build_input(b, "p", "bool[]");
+    ts_value *out[2] = {0}, *out2[1] = {0};
+    int n = -1;
+    CHECK(ts_build_inline(b, callee, 2, (ts_value *[]){x, p}, 2, out, &n) == TS_OK && n == 1);
+    CHECK(ts_build_inline(b, callee, 2, (ts_value *[]){x, p}, 1, out2, &n) == TS_OK && n == 1);
+    ts_build_outputs(b, 2, (ts_value *[]){out[0], out2[0]}, NULL);
+    CHECK_MSG(ts_builder_status(b, &err) == TS_OK, "%s", err.msg);
+    char *txt = text_of(g);
+    CHECK_STR(txt, "graph @caller(%x: f32[n, 2], %p: bool[]) {\n"
+                   "  %0: f32[n, 2] = if(%p, %x) then(%1: f32[n, 2]) {\n"
+                   "    %2: f32[n, 2] = exp(%1)\n"
+                   "    yield %2\n"
+                   "  } else(%3: f32[n, 2]) {\n"
+                   "    yield %3\n"
+                   "  }\n"
+                   "  %4: f32[2] = reduce_sum(%0) {axes=[0]}\n"
+                   "  %5: f32[n, 2] = if(%p, %x) then(%6: f32[n, 2]) {\n"
+                   "    %7: f32[n, 2] = exp(%6)\n"
+                   "    yield %7\n"
+                   "  } else(%8: f32[n, 2]) {\n"
+                   "    yield %8\n"
+                   "  }\n"
+                   "  %9: f32[2] = reduce_sum(%5) {axes=[0]}\n"
+                   "  return %4, %9\n"
+                   "}\n");
+    ts_free_string(txt);
+    ts_value *y = ts_build_input(b, "y", "f32[3, 2]");
+    ts_build_inline(b, callee, 2, (ts_value *[]){y, p}, 1, out, &n);
+    expect_error(b, TS_ERR_INVALID_ARG, "input 0 is f32[n, 2], the value bound to it f32[3, 2]");
+    ts_builder_free(b);
+    CHECK(ts_graph_builder(g, &b, &err) == TS_OK);
+    ts_build_inline(b, callee, 1, &x, 1, out, &n);
+    expect_error(b, TS_ERR_INVALID_ARG, "1 values for 2 inputs");
+    ts_builder_free(b);
+    ts_graph_free(g);
+    ts_graph_free(callee);
+}
+
 int main(void)
 {
     test_text();
     test_regions();
     test_errors();
     test_owned_outputs();
+    test_inline();
     return check_report();
 }
