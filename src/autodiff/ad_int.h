@@ -23,6 +23,9 @@ typedef struct ad_rule {
 } ad_rule;
 
 const ad_rule *ad_rule_of(ts_op op);
+/* n's rule when derivatives flow through it; NULL when they stop there
+ * (and the builder failed, naming n, when n's op has no rule yet). */
+const ad_rule *ad_rule_for(ts_builder *b, const ts_node *n);
 
 /* The rules, one pair per family (rules_*.c). */
 void ad_vjp_ew(ts_builder *b, ts_node *n, ts_value *const *ct, const bool *want, ts_value **dx);

@@ -24,16 +24,8 @@ static void step(ts_builder *b, ts_node *n, ts_value **adj, const bool *active)
     for (int k = 0; k < n->n_out; k++) any_ct |= (ct[k] = adj[n->out[k]->id]) != NULL;
     for (int i = 0; i < n->n_in; i++) any_in |= want[i] = active[n->in[i]->id], dx[i] = NULL;
     if (!any_ct || !any_in) return;
-    const ad_rule *r = ad_rule_of(n->op);
-    if (r->kind == TS_AD_STOP || r->kind == TS_AD_LEAF) return;
-    if (r->kind == TS_AD_MISSING) {
-        ts_buf lb = {0};
-        ts_ir_node_label(&lb, n);
-        ts_builder_fail(b, TS_ERR_UNSUPPORTED, "autodiff: %s has no derivative rule yet (%s)", ts_op_get(n->op)->name,
-                        lb.data ? lb.data : "?");
-        ts_buf_free(&lb);
-        return;
-    }
+    const ad_rule *r = ad_rule_for(b, n);
+    if (!r) return;
     r->vjp(b, n, ct, want, dx);
     for (int i = 0; i < n->n_in; i++) {
         ts_value *x = n->in[i];

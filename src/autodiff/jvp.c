@@ -15,16 +15,8 @@ static void step(ts_builder *b, ts_node *n, ts_value **tan)
     bool any = false;
     for (int i = 0; i < n->n_in; i++) any |= (t[i] = tan[n->in[i]->id]) != NULL;
     for (int k = 0; k < n->n_out; k++) dy[k] = NULL;
-    const ad_rule *r = ad_rule_of(n->op);
-    if (!any || r->kind == TS_AD_STOP || r->kind == TS_AD_LEAF) return;
-    if (r->kind == TS_AD_MISSING) {
-        ts_buf lb = {0};
-        ts_ir_node_label(&lb, n);
-        ts_builder_fail(b, TS_ERR_UNSUPPORTED, "autodiff: %s has no derivative rule yet (%s)", ts_op_get(n->op)->name,
-                        lb.data ? lb.data : "?");
-        ts_buf_free(&lb);
-        return;
-    }
+    const ad_rule *r = any ? ad_rule_for(b, n) : NULL;
+    if (!r) return;
     r->jvp(b, n, t, dy);
     for (int k = 0; k < n->n_out; k++) {
         if (!dy[k] || !ad_is_float(n->out[k])) continue;

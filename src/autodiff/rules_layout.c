@@ -9,10 +9,10 @@
 
 void ad_jvp_linear(ts_builder *b, ts_node *n, ts_value *const *t, ts_value **dy)
 {
-    ts_value *in[TS_MAX_RANK + 8];
+    ts_value **in = ts_arena_alloc(ts_builder_graph(b)->arena, sizeof *in * (size_t)(n->n_in + 1));
     bool any = false;
-    if (n->n_in > (int)(sizeof in / sizeof *in)) {
-        ts_builder_fail(b, TS_ERR_UNSUPPORTED, "autodiff: %s with %d operands", ts_op_get(n->op)->name, n->n_in);
+    if (!in) {
+        ts_builder_fail(b, TS_ERR_OOM, "out of memory");
         return;
     }
     /* float operands: their tangents, zero where none; others (indices,

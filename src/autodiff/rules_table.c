@@ -104,4 +104,18 @@ static const ad_rule rules[TS_OP_COUNT] = {
 
 const ad_rule *ad_rule_of(ts_op op) { return &rules[op]; }
 
+const ad_rule *ad_rule_for(ts_builder *b, const ts_node *n)
+{
+    const ad_rule *r = &rules[n->op];
+    if (r->kind == TS_AD_RULE) return r;
+    if (r->kind == TS_AD_MISSING) {
+        ts_buf lb = {0};
+        ts_ir_node_label(&lb, n);
+        ts_builder_fail(b, TS_ERR_UNSUPPORTED, "autodiff: %s has no derivative rule yet (%s)", ts_op_get(n->op)->name,
+                        lb.data ? lb.data : "?");
+        ts_buf_free(&lb);
+    }
+    return NULL;
+}
+
 ts_ad_kind ts_ad_op_kind(ts_op op) { return (unsigned)op < TS_OP_COUNT ? rules[op].kind : TS_AD_MISSING; }
