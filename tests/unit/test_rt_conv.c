@@ -242,6 +242,25 @@ static void test_dw_small_maps(void)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_conv(&cases[i]);
 }
 
+/* Maps smaller than a micro-panel (tsrt__ib_*): several images' positions
+ * in one product, groups of them with a short last group (40 images of
+ * 16 positions: 16 + 16 + 8), the padded staging copy (unit column
+ * stride) and the general packer (stride 2, input dilation), beta, the
+ * epilogue, image strides with gaps. */
+static void test_ib_small_maps(void)
+{
+    const ccase cases[] = {
+        /* n  c    h   w   o    kh kw g   sh sw ph pw phh pwh dh dw lh lw beta epi bs */
+        {40, 16, 4, 4, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0},
+        {40, 8, 4, 4, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+        {17, 5, 3, 5, 7, 2, 3, 1, 1, 1, 0, 2, 1, 0, 2, 1, 1, 1, 0, 0, 0},
+        {9, 6, 8, 8, 10, 3, 3, 1, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0},
+        {6, 4, 3, 3, 5, 3, 3, 1, 2, 1, 1, 1, 1, 1, 1, 1, 2, 2, 1, 1, 0},
+        {33, 64, 4, 4, 8, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0, 1, 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_conv(&cases[i]);
+}
+
 /* Shapes of real networks, shrunk, and sizes crossing the GEMM blocks
  * (K = C/G*KH*KW > KC, O > MC, OH*OW not a multiple of NR). */
 static void test_shapes(void)
@@ -846,6 +865,7 @@ int main(void)
     test_positions_as_rows();
     test_tuned_form();
     test_dw_small_maps();
+    test_ib_small_maps();
     test_wg_batch();
     return check_report();
 }

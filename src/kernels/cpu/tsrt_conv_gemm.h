@@ -591,6 +591,131 @@ TSRT__OUTLINE void tsrt__pw_range(const tsrt__gop *op, int64_t i0, int64_t i1, i
     }
 }
 
+/* ==== small maps: several images' columns in one product ===================== */
+
+/* A map of fewer positions than a micro-panel has columns (a 4x4 map: 16
+ * of 32) leaves most of each tile empty and pays a product's fixed costs
+ * per image: a training step's 16 -> 32 conv at 4x4, batch 64, ran at
+ * about 22 GFLOP/s. Then a product takes the columns (image, position) of
+ * up to TSRT__IB_COLS / P images, computes into the workspace, and copies
+ * its block out image by image, the epilogue on each image's part. */
+enum { TSRT__IB_COLS = 256 };
+
+static int tsrt__ib_applies(const tsrt_conv_args *v) { return v->groups == 1 && v->oh * v->ow < TSRT_NR; }
+
+static int64_t tsrt__ib_imgs(const tsrt_conv_args *v) { return tsrt__max(1, TSRT__IB_COLS / (v->oh * v->ow)); }
+
+typedef struct tsrt__ib {
+    const tsrt_conv_args *v;
+    int64_t img0;             /* the group's first image */
+    float *xp;                /* its images zero-padded (hp x wp maps), or NULL */
+    int64_t hp, wp;
+} tsrt__ib;
+
+/* The padded staging copy applies to unit column strides without input
+ * dilation: then each output row's positions read one contiguous run. */
+static int tsrt__ib_staged(const tsrt_conv_args *v) { return v->stride_w == 1 && v->ldil_h == 1 && v->ldil_w == 1; }
+
+static void tsrt__ib_dims(const tsrt_conv_args *v, int64_t *hp, int64_t *wp)
+{
+    *hp = (v->oh - 1) * v->stride_h + (v->kh - 1) * v->dil_h + 1;
+    *wp = (v->ow - 1) * v->stride_w + (v->kw - 1) * v->dil_w + 1;
+}
+
+/* Images [img0, img0 + nimg) into ib->xp, padded: row r of a map is input
+ * row r - pad_h, column q input column q - pad_w, zero outside. */
+static void tsrt__ib_stage(tsrt__ib *ib, int64_t nimg)
+{
+    const tsrt_conv_args *v = ib->v;
+    for (int64_t i = 0; i < nimg; i++)
+        for (int64_t c = 0; c < v->c; c++) {
+            const float *xc = v->x + (ib->img0 + i) * v->x_bs + c * v->h * v->w;
+            float *m = ib->xp + (i * v->c + c) * ib->hp * ib->wp;
+            for (int64_t r = 0; r < ib->hp; r++) {
+                const int64_t iy = r - v->pad_h;
+                float *row = m + r * ib->wp;
+                for (int64_t q = 0; q < ib->wp; q++) {
+                    const int64_t ix = q - v->pad_w;
+                    row[q] = iy >= 0 && iy < v->h && ix >= 0 && ix < v->w ? xc[iy * v->w + ix] : 0.0f;
+                }
+            }
+        }
+}
+
+/* Rows [p0, p0+kc) x columns [j0, j0+nc) of the group's X' (the
+ * tsrt__pack_b_fn contract): column j is position j % P of image
+ * img0 + j / P. */
+static void tsrt__ib_pack(const void *vctx, int64_t p0, int64_t kc, int64_t j0, int64_t nc, float *dst)
+{
+    const tsrt__ib *ctx = vctx;
+    const tsrt_conv_args *v = ctx->v;
+    const int64_t P = v->oh * v->ow, KK = v->kh * v->kw, HW = v->h * v->w;
+    const float *base[TSRT_NR];
+    int64_t by[TSRT_NR], bx[TSRT_NR];
+    for (int64_t jr = 0; jr < nc; jr += TSRT_NR, dst += TSRT_NR * kc) {
+        const int64_t nr = tsrt__min(TSRT_NR, nc - jr);
+        for (int64_t t = 0; t < nr; t++) {
+            const int64_t j = j0 + jr + t, pos = j % P;
+            base[t] = v->x + (ctx->img0 + j / P) * v->x_bs;
+            by[t] = pos / v->ow * v->stride_h - v->pad_h;
+            bx[t] = pos % v->ow * v->stride_w - v->pad_w;
+        }
+        int64_t c = p0 / KK, u = p0 % KK / v->kw, w = p0 % v->kw;
+        if (ctx->xp) {
+            /* runs of one output row of one image: contiguous in the
+             * padded copy (by and bx are padded coordinates there) */
+            tsrt__seg seg[TSRT_NR];
+            const float *src[TSRT_NR];
+            int ns = 0;
+            for (int64_t t = 0; t < nr; ns++) {
+                const int64_t j = j0 + jr + t, pos = j % P, oj = pos % v->ow;
+                const int64_t len = tsrt__min(v->ow - oj, nr - t);
+                seg[ns] = (tsrt__seg){t, len, pos / v->ow, oj};
+                src[ns] = ctx->xp + (j / P) * v->c * ctx->hp * ctx->wp + seg[ns].oi * v->stride_h * ctx->wp + oj;
+                t += len;
+            }
+            for (int64_t p = 0; p < kc; p++) {
+                float *d = dst + p * TSRT_NR;
+                const int64_t off = c * ctx->hp * ctx->wp + u * v->dil_h * ctx->wp + w * v->dil_w;
+                for (int g = 0; g < ns; g++) {
+                    float *dd = d + seg[g].off;
+                    const float *ss = src[g] + off;
+                    if (seg[g].len == 4) memcpy(dd, ss, 4 * sizeof(float));   /* 4x4 maps: one 16-byte move */
+                    else
+                        for (int64_t q = 0; q < seg[g].len; q++) dd[q] = ss[q];
+                }
+                if (++w == v->kw) w = 0, ++u == v->kh ? (u = 0, c++) : 0;
+            }
+            continue;
+        }
+        for (int64_t p = 0; p < kc; p++) {
+            float *d = dst + p * TSRT_NR;
+            const int64_t dy = u * v->dil_h, dx = w * v->dil_w, co = c * HW;
+            for (int64_t t = 0; t < nr; t++) d[t] = tsrt__im2col_at(v, base[t] + co, by[t] + dy, bx[t] + dx);
+            if (++w == v->kw) w = 0, ++u == v->kh ? (u = 0, c++) : 0;
+        }
+    }
+}
+
+/* Rows [r0, r1) x columns [j0, j1) of the group's result cw (row stride
+ * cs) into y, image by image, then the epilogue on each image's part. */
+static void tsrt__ib_out(const tsrt_conv_args *v, int64_t img0, const float *cw, int64_t cs, int64_t r0, int64_t r1,
+                         int64_t j0, int64_t j1)
+{
+    const int64_t P = v->oh * v->ow;
+    for (int64_t j = j0; j < j1;) {
+        const int64_t img = img0 + j / P, pa = j % P, pb = tsrt__min(P, pa + (j1 - j));
+        float *yi = v->y + img * v->y_bs;
+        for (int64_t o = r0; o < r1; o++) {
+            const float *src = cw + o * cs + j;
+            float *dst = yi + o * P + pa;
+            for (int64_t q = 0; q < pb - pa; q++) dst[q] = v->beta ? dst[q] + src[q] : src[q];
+        }
+        tsrt__conv_epi(v, yi + r0 * P + pa, P, img * v->o + r0, pa, r1 - r0, pb - pa);
+        j += pb - pa;
+    }
+}
+
 /* ==== the GEMM algorithms: binding, threads, workspace ======================== */
 
 enum { TSRT__CG_IM2COL, TSRT__CG_1X1, TSRT__CG_PHASED };
@@ -612,8 +737,17 @@ static size_t tsrt__conv_gemm_ws(const tsrt_conv_args *v, size_t *off_bytes, siz
     const int64_t K = v->c / v->groups * v->kh * v->kw;
     *off_bytes = (size_t)tsrt__rup(K * (int64_t)sizeof(ptrdiff_t), TSRT_ALIGN) + TSRT_ALIGN;
     *phx_bytes = (size_t)tsrt__rup(tsrt__phx_floats(&g) * (int64_t)sizeof(float), TSRT_ALIGN) + TSRT_ALIGN;
-    return *off_bytes + *phx_bytes + tsrt_sgemm_workspace(v->o / v->groups, v->oh * v->ow, K) +
-           TSRT_WS_NR * sizeof(float);
+    size_t gemm = tsrt_sgemm_workspace(v->o / v->groups, v->oh * v->ow, K);
+    if (tsrt__ib_applies(v)) {   /* the group's product, and its result */
+        const int64_t cols = tsrt__ib_imgs(v) * v->oh * v->ow;
+        int64_t hp, wp;
+        tsrt__ib_dims(v, &hp, &wp);
+        const int64_t staged = tsrt__ib_staged(v) ? tsrt__ib_imgs(v) * v->c * hp * wp : 0;
+        const size_t ib = tsrt_sgemm_workspace(v->o, cols, K) + (size_t)tsrt__rup(v->o * cols * 4, TSRT_ALIGN) +
+                          (size_t)tsrt__rup(staged * 4, TSRT_ALIGN) + 2 * TSRT_ALIGN;
+        gemm = gemm > ib ? gemm : ib;
+    }
+    return *off_bytes + *phx_bytes + gemm + TSRT_WS_NR * sizeof(float);
 }
 
 /* Product bi = image * G + group: operands, and the copy of the input rows
@@ -634,6 +768,39 @@ static void tsrt__conv_gemm_bind(tsrt__conv_gemm_ctx *ctx, int64_t bi, int64_t j
         const int64_t r0 = j0 / v->ow, r1 = (j1 - 1) / v->ow + 1 + (v->kh - 1) * v->dil_h / v->stride_h;
         tsrt__phx_copy(&ctx->phx, x, r0, tsrt__min(r1, ctx->phx.Hq));
         ctx->phx.xq = ctx->phx.buf;
+    }
+}
+
+/* The products of groups of images (tsrt__ib_*); op as tsrt__conv_gemm
+ * set it up, w the workspace after its first parts. */
+static void tsrt__conv_ib(const tsrt_conv_args *v, tsrt__gop *op, char *w, int ith, int nth)
+{
+    const int64_t P = v->oh * v->ow, per = tsrt__ib_imgs(v), cols = per * P;
+    tsrt__ib ib = {.v = v};
+    op->n = cols;
+    op->pack_b = tsrt__ib_pack, op->pack_b_ctx = &ib;
+    op->c_rs = cols, op->beta = 0, op->te = NULL, op->epi = NULL;
+    op->epi_m0 = op->epi_n0 = 0;
+    op->a = v->wt;
+    float *pa, *pb;
+    tsrt__ws_split(w, op->m, op->k, &pa, &pb);
+    float *cw = tsrt__align(w + tsrt_sgemm_workspace(op->m, cols, op->k));
+    op->c = cw;
+    tsrt__ib_dims(v, &ib.hp, &ib.wp);
+    float *xp = tsrt__ib_staged(v) ? tsrt__align(cw + tsrt__rup(op->m * cols, TSRT_ALIGN / 4)) : NULL;
+    const int64_t batch = tsrt__cdiv(v->n, per);
+    const tsrt__share s = tsrt__split(batch, op->m, cols, op->k, 16, 32, ith, nth);
+    const int64_t U = tsrt__cdiv(op->m, TSRT_MR);
+    for (int64_t bi = s.r0 / U; bi < batch && bi * U < s.r1; bi++) {
+        const int64_t lo = tsrt__max(s.r0, bi * U) - bi * U, hi = tsrt__min(s.r1, (bi + 1) * U) - bi * U;
+        const int64_t valid = tsrt__min(per, v->n - bi * per) * P;   /* the last group may be short */
+        const int64_t j0 = s.c0 * TSRT_NR, j1 = tsrt__min(tsrt__min(s.c1 * TSRT_NR, cols), valid);
+        if (j0 >= j1) continue;
+        ib.img0 = bi * per;
+        if ((ib.xp = xp)) tsrt__ib_stage(&ib, valid / P);
+        const int64_t r0 = lo * TSRT_MR, r1 = tsrt__min(hi * TSRT_MR, op->m);
+        tsrt__gemm_range(op, r0, r1, j0, j1, pa, pb);
+        tsrt__ib_out(v, ib.img0, cw, cols, r0, r1, j0, j1);
     }
 }
 
@@ -678,6 +845,10 @@ static void tsrt__conv_gemm(const tsrt_conv_args *v, int mode, int ith, int nth,
                    (op.m * op.k <= TSRT_PW_AFLOATS || op.n <= tsrt__pw_nb(op.k));
     /* As tsrt__gemm_batched, with the copy of each product's input. */
     if (op.m <= 0 || op.n <= 0) return;
+    if (v->n > 1 && tsrt__ib_applies(v)) {   /* any of the three forms: the group's packer is im2col's */
+        tsrt__conv_ib(v, &op, w, ith, nth);
+        return;
+    }
     const int64_t batch = v->n * v->groups;
     float *pa, *pb;
     tsrt__ws_split(w, op.m, op.k, &pa, &pb);
