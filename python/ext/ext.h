@@ -70,6 +70,13 @@ ts_graph *tsx_graph_get(PyObject *o);
  * would change what the session runs. */
 void tsx_graph_freeze(PyObject *o, int delta);
 
+/* ---- IR text from Python values (text.c) ------------------------------------------- */
+
+/* "f32[batch, 4]" from a dtype-like and a shape of ints and names. */
+PyObject *tsx_type_text(PyObject *dtype, PyObject *shape);
+/* "key=value, ..." for primitive op from keyword arguments. */
+PyObject *tsx_attrs_text(const char *op, PyObject *kw);
+
 /* ---- sessions (session.c) --------------------------------------------------------- */
 
 extern PyTypeObject TsxSession_Type;
