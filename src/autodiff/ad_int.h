@@ -41,7 +41,10 @@ void ad_vjp_window(ts_builder *b, ts_node *n, ts_value *const *ct, const bool *w
 void ad_jvp_window(ts_builder *b, ts_node *n, ts_value *const *t, ts_value **dy);
 void ad_vjp_control(ts_builder *b, ts_node *n, ts_value *const *ct, const bool *want, ts_value **dx);
 void ad_jvp_control(ts_builder *b, ts_node *n, ts_value *const *t, ts_value **dy);
+void ad_vjp_scan(ts_builder *b, ts_node *n, ts_value *const *ct, const bool *want, ts_value **dx);
+void ad_jvp_scan(ts_builder *b, ts_node *n, ts_value *const *t, ts_value **dy);
 void ad_vjp_collective(ts_builder *b, ts_node *n, ts_value *const *ct, const bool *want, ts_value **dx);
+void ad_jvp_collective(ts_builder *b, ts_node *n, ts_value *const *t, ts_value **dy);
 /* A linear node's tangent: the node itself applied to the tangents, a zero
  * tangent standing for a zero operand (layout ops, reduce_sum, collectives). */
 void ad_jvp_linear(ts_builder *b, ts_node *n, ts_value *const *t, ts_value **dy);
@@ -79,6 +82,26 @@ ts_value *ad_pad(ts_builder *b, ts_value *x, ts_value *v, const int64_t *lo, con
                  const int64_t *interior);
 /* The product of dims[lo..hi) (symbolic allowed); fails into the builder. */
 ts_dim ad_dims_prod(ts_builder *b, const ts_dim *dims, int lo, int hi);
+
+/* Indexing along one axis (x viewed as [P, D, Q] around it): the flat
+ * positions (p D + i) Q + q in x of i3, an integer [P, J, Q] tensor of
+ * indices along axis (i64 [P, J, Q]); d3 receives [P, J, Q] with J the
+ * element count of idx; scatter/gather as the primitives; v as one axis. */
+ts_value *ad_flat_pos(ts_builder *b, const ts_type *x, int64_t axis, ts_value *i3);
+void ad_pjq(ts_builder *b, const ts_type *x, int64_t axis, const ts_type *idx, ts_dim *d3);
+ts_value *ad_scatter(ts_builder *b, ts_value *x, ts_value *idx, ts_value *upd, const char *combine);
+ts_value *ad_gather(ts_builder *b, ts_value *x, ts_value *idx, int64_t axis);
+ts_value *ad_flat(ts_builder *b, ts_value *v);
+/* cumulative(x) {kind, axis, exclusive, reverse}; reverse(x) along axis. */
+ts_value *ad_cumulative(ts_builder *b, ts_value *x, const char *kind, int64_t axis, bool exclusive, bool reverse);
+ts_value *ad_reverse(ts_builder *b, ts_value *x, int64_t axis);
+/* The product of the other factors of a product that x (made xs: its
+ * zeros as ones; z: where x is zero) enters, exactly with zeros, from
+ * zeros (how many factors of x's product are zero, as x's dtype) and rest
+ * (the product with zeros made ones). */
+ts_value *ad_prod_others(ts_builder *b, ts_value *z, ts_value *xs, ts_value *zeros, ts_value *rest);
+/* x == y as x's dtype (1 or 0). */
+ts_value *ad_eq(ts_builder *b, ts_value *x, ts_value *y);
 
 /* ---- the drivers' shared steps (ad_util.c) ------------------------------------------ */
 

@@ -102,6 +102,96 @@ ts_dim ad_dims_prod(ts_builder *b, const ts_dim *dims, int lo, int hi)
     return p;
 }
 
+/* ---- indexing along one axis ------------------------------------------------------- */
+
+/* Flat positions in x (shape P.. x D x Q.., D at axis) of i3, an integer
+ * [P, J, Q] tensor of indices along axis; i64 [P, J, Q]. */
+ts_value *ad_flat_pos(ts_builder *b, const ts_type *x, int64_t axis, ts_value *i3)
+{
+    if (!i3) return NULL;
+    const ts_dim *d3 = i3->type.dims;
+    ts_value *p = ts_b_iota(b, TS_DTYPE_I64, 3, d3, 0), *q = ts_b_iota(b, TS_DTYPE_I64, 3, d3, 2);
+    ts_value *qn = ad_dim_value(b, ad_dims_prod(b, x->dims, (int)axis + 1, x->rank));
+    ts_value *row = ts_b_binary(b, TS_OP_ADD, ts_b_binary(b, TS_OP_MUL, p, ad_dim_value(b, x->dims[axis])),
+                                ts_b_cast(b, i3, TS_DTYPE_I64));
+    return ts_b_binary(b, TS_OP_ADD, ts_b_binary(b, TS_OP_MUL, row, qn), q);
+}
+
+/* The [P, J, Q] shape around axis of x, with J the element count of idx. */
+void ad_pjq(ts_builder *b, const ts_type *x, int64_t axis, const ts_type *idx, ts_dim *d3)
+{
+    d3[0] = ad_dims_prod(b, x->dims, 0, (int)axis);
+    d3[1] = ad_dims_prod(b, idx->dims, 0, idx->rank);
+    d3[2] = ad_dims_prod(b, x->dims, (int)axis + 1, x->rank);
+}
+
+ts_value *ad_scatter(ts_builder *b, ts_value *x, ts_value *idx, ts_value *upd, const char *combine)
+{
+    ts_attr *a = ts_b_attrs(b, TS_OP_SCATTER);
+    if (!a) return NULL;
+    ts_status s = ts_attr_set_enum(ts_builder_graph(b), TS_OP_SCATTER, a, "combine", combine);
+    if (s != TS_OK) return ts_builder_fail(b, s, "scatter: bad attributes"), NULL;
+    ts_value *in[3] = {x, idx, upd};
+    return ts_b_node(b, TS_OP_SCATTER, 3, in, a);
+}
+
+ts_value *ad_gather(ts_builder *b, ts_value *x, ts_value *idx, int64_t axis)
+{
+    ts_attr *a = ts_b_attrs(b, TS_OP_GATHER);
+    if (!a) return NULL;
+    ts_status s = ts_attr_set_int(ts_builder_graph(b), TS_OP_GATHER, a, "axis", axis);
+    if (s != TS_OK) return ts_builder_fail(b, s, "gather: bad attributes"), NULL;
+    ts_value *in[2] = {x, idx};
+    return ts_b_node(b, TS_OP_GATHER, 2, in, a);
+}
+
+/* v viewed as one axis. */
+ts_value *ad_flat(ts_builder *b, ts_value *v)
+{
+    ts_dim n = ad_dims_prod(b, v->type.dims, 0, v->type.rank);
+    return ts_b_reshape(b, v, 1, &n);
+}
+
+ts_value *ad_cumulative(ts_builder *b, ts_value *x, const char *kind, int64_t axis, bool exclusive, bool reverse)
+{
+    ts_graph *g = ts_builder_graph(b);
+    ts_attr *a = ts_b_attrs(b, TS_OP_CUMULATIVE);
+    if (!a) return NULL;
+    ts_status s = ts_attr_set_enum(g, TS_OP_CUMULATIVE, a, "kind", kind);
+    if (s == TS_OK) s = ts_attr_set_int(g, TS_OP_CUMULATIVE, a, "axis", axis);
+    if (s == TS_OK) s = ts_attr_set_int(g, TS_OP_CUMULATIVE, a, "exclusive", exclusive);
+    if (s == TS_OK) s = ts_attr_set_int(g, TS_OP_CUMULATIVE, a, "reverse", reverse);
+    if (s != TS_OK) return ts_builder_fail(b, s, "cumulative: bad attributes"), NULL;
+    return ts_b_node(b, TS_OP_CUMULATIVE, 1, &x, a);
+}
+
+ts_value *ad_reverse(ts_builder *b, ts_value *x, int64_t axis)
+{
+    if (!x) return NULL;
+    ts_attr *a = ts_b_attrs(b, TS_OP_REVERSE);
+    if (!a) return NULL;
+    ts_status s = ts_attr_set_ints(ts_builder_graph(b), TS_OP_REVERSE, a, "axes", 1, &axis);
+    if (s != TS_OK) return ts_builder_fail(b, s, "reverse: bad attributes"), NULL;
+    return ts_b_node(b, TS_OP_REVERSE, 1, &x, a);
+}
+
+ts_value *ad_prod_others(ts_builder *b, ts_value *z, ts_value *xs, ts_value *zeros, ts_value *rest)
+{
+    if (!z || !xs || !zeros || !rest) return NULL;
+    ts_value *one = ad_scalar(b, xs, 1.0), *zero = ad_scalar(b, xs, 0.0);
+    /* a zero here: the rest if it is the only one; else the rest over this
+     * factor if there is no zero at all (xs: no division by zero even in
+     * the branch not taken, whose derivative would be NaN times 0) */
+    ts_value *if_zero = ts_b_select(b, ts_b_binary(b, TS_OP_EQ, zeros, one), rest, zero);
+    ts_value *if_not = ts_b_select(b, ts_b_binary(b, TS_OP_EQ, zeros, zero), ad_div(b, rest, xs), zero);
+    return ts_b_select(b, z, if_zero, if_not);
+}
+
+ts_value *ad_eq(ts_builder *b, ts_value *x, ts_value *y)
+{
+    return ts_b_cast(b, ts_b_binary(b, TS_OP_EQ, x, y), x->type.dtype);
+}
+
 /* ---- the drivers' shared steps ------------------------------------------------------- */
 
 ad_mark ad_mark_body(const ts_graph *g)

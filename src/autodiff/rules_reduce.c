@@ -1,9 +1,8 @@
 /* rules_reduce.c — derivatives of the reductions: sum (a broadcast back),
  * max/min (to the elements equal to the result, ties sharing equally, as
  * JAX), prod (the product of the other elements, from two exclusive running
- * products, so zeros are exact), cumulative sums (a running sum the other
- * way). Running prod/max/min have no rule yet; windows are in
- * rules_window.c. */
+ * products, so zeros are exact). Running folds are in rules_scan.c, windows
+ * in rules_window.c. */
 #include "autodiff/ad_int.h"
 
 #include <string.h>
@@ -37,24 +36,7 @@ static ts_value *sum_axes(ts_builder *b, const ts_node *n, ts_value *v)
 }
 
 /* max/min: 1 where x equals the result, as x's dtype. */
-static ts_value *hits(ts_builder *b, const ts_node *n)
-{
-    ts_value *x = n->in[0];
-    return ts_b_cast(b, ts_b_binary(b, TS_OP_EQ, x, back(b, n, n->out[0])), x->type.dtype);
-}
-
-static ts_value *running_prod(ts_builder *b, ts_value *x, int64_t axis, bool exclusive, bool reverse)
-{
-    ts_graph *g = ts_builder_graph(b);
-    ts_attr *a = ts_b_attrs(b, TS_OP_CUMULATIVE);
-    if (!a) return NULL;
-    ts_status s = ts_attr_set_enum(g, TS_OP_CUMULATIVE, a, "kind", "prod");
-    if (s == TS_OK) s = ts_attr_set_int(g, TS_OP_CUMULATIVE, a, "axis", axis);
-    if (s == TS_OK) s = ts_attr_set_int(g, TS_OP_CUMULATIVE, a, "exclusive", exclusive);
-    if (s == TS_OK) s = ts_attr_set_int(g, TS_OP_CUMULATIVE, a, "reverse", reverse);
-    if (s != TS_OK) return ts_builder_fail(b, s, "cumulative: bad attributes"), NULL;
-    return ts_b_node(b, TS_OP_CUMULATIVE, 1, &x, a);
-}
+static ts_value *hits(ts_builder *b, const ts_node *n) { return ad_eq(b, n->in[0], back(b, n, n->out[0])); }
 
 /* prod: for every element of x, the product of the other elements of its
  * reduction group: reduced axes moved last and flattened, then the
@@ -80,17 +62,8 @@ static ts_value *prod_others(ts_builder *b, const ts_node *n)
     memcpy(flat, tdims, sizeof *flat * (size_t)k);
     flat[k] = ad_dims_prod(b, tdims, k, t->rank);
     ts_value *xr = ts_b_reshape(b, ts_b_transpose(b, x, perm), k + 1, flat);
-    ts_value *o = ad_mul(b, running_prod(b, xr, k, true, false), running_prod(b, xr, k, true, true));
+    ts_value *o = ad_mul(b, ad_cumulative(b, xr, "prod", k, true, false), ad_cumulative(b, xr, "prod", k, true, true));
     return ts_b_transpose(b, ts_b_reshape(b, o, t->rank, tdims), inv);
-}
-
-static bool kind_is_sum(ts_builder *b, const ts_node *n)
-{
-    const char *k = ts_node_enum_name(n, "kind");
-    if (strcmp(k, "sum") == 0) return true;
-    ts_builder_fail(b, TS_ERR_UNSUPPORTED, "autodiff: %s with kind=%s has no derivative rule yet",
-                    ts_op_get(n->op)->name, k);
-    return false;
 }
 
 void ad_vjp_reduce(ts_builder *b, ts_node *n, ts_value *const *ct, const bool *want, ts_value **dx)
@@ -106,12 +79,6 @@ void ad_vjp_reduce(ts_builder *b, ts_node *n, ts_value *const *ct, const bool *w
         return;
     }
     case TS_OP_REDUCE_PROD: dx[0] = ad_mul(b, prod_others(b, n), back(b, n, c)); return;
-    case TS_OP_CUMULATIVE:
-        if (kind_is_sum(b, n)) {
-            ts_attr *a = ad_attrs_copy(b, n);   /* the same, the other way */
-            if (a) a[ts_op_attr_index(TS_OP_CUMULATIVE, "reverse")].i ^= 1, dx[0] = ts_b_node(b, n->op, 1, &c, a);
-        }
-        return;
     default:
         ts_builder_fail(b, TS_ERR_INTERNAL, "autodiff: %s is not a reduction rule", ts_op_get(n->op)->name);
     }
@@ -128,9 +95,6 @@ void ad_jvp_reduce(ts_builder *b, ts_node *n, ts_value *const *t, ts_value **dy)
         return;
     }
     case TS_OP_REDUCE_PROD: dy[0] = sum_axes(b, n, ad_mul(b, prod_others(b, n), t[0])); return;
-    case TS_OP_CUMULATIVE:
-        if (kind_is_sum(b, n)) dy[0] = ad_rebuild(b, n, 1, t);
-        return;
     default: ad_jvp_linear(b, n, t, dy);
     }
 }

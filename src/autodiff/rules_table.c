@@ -1,74 +1,15 @@
-/* rules_table.c — how each primitive is differentiated: the one table
- * (indexed by op, as every per-op table) and the collectives' rules.
+/* rules_table.c — how each primitive is differentiated: the one table,
+ * indexed by op, as every per-op table.
  * test_autodiff.c walks it: every op with a rule has finite-difference
  * cases, and every op is classified. */
 #include "autodiff/ad_int.h"
-
-#include <string.h>
-
-/* The collectives are linear; their transposes swap gathering and
- * scattering (with one process each is the identity). */
-void ad_vjp_collective(ts_builder *b, ts_node *n, ts_value *const *ct, const bool *want, ts_value **dx)
-{
-    if (!ct[0]) return;
-    ts_graph *g = ts_builder_graph(b);
-    ts_status s = TS_OK;
-    ts_op op = n->op;
-    ts_attr *a = NULL;
-    const char *kind = n->op == TS_OP_ALL_TO_ALL || n->op == TS_OP_ALL_GATHER ? "sum" : ts_node_enum_name(n, "kind");
-    if (strcmp(kind, "sum") != 0) {
-        ts_builder_fail(b, TS_ERR_UNSUPPORTED, "autodiff: %s with kind=%s has no derivative rule yet",
-                        ts_op_get(n->op)->name, kind);
-        return;
-    }
-    switch (n->op) {
-    case TS_OP_ALL_REDUCE: a = ad_attrs_copy(b, n); break;
-    case TS_OP_ALL_GATHER: /* -> reduce_scatter(sum) along the same axis */
-        op = TS_OP_REDUCE_SCATTER;
-        if ((a = ts_b_attrs(b, op))) {
-            s = ts_attr_set_enum(g, op, a, "kind", "sum");
-            if (s == TS_OK) s = ts_attr_set_int(g, op, a, "axis", ts_node_int(n, "axis"));
-        }
-        break;
-    case TS_OP_REDUCE_SCATTER:
-        op = TS_OP_ALL_GATHER;
-        if ((a = ts_b_attrs(b, op))) s = ts_attr_set_int(g, op, a, "axis", ts_node_int(n, "axis"));
-        break;
-    case TS_OP_ALL_TO_ALL:
-        if ((a = ts_b_attrs(b, op))) {
-            s = ts_attr_set_int(g, op, a, "split_axis", ts_node_int(n, "concat_axis"));
-            if (s == TS_OK) s = ts_attr_set_int(g, op, a, "concat_axis", ts_node_int(n, "split_axis"));
-        }
-        break;
-    default: ts_builder_fail(b, TS_ERR_INTERNAL, "autodiff: %s is not a collective", ts_op_get(n->op)->name); return;
-    }
-    if (!a) return;
-    if (s != TS_OK) {
-        ts_builder_fail(b, s, "%s: bad attributes", ts_op_get(op)->name);
-        return;
-    }
-    dx[0] = ts_b_node(b, op, 1, &ct[0], a);
-}
-
-static void jvp_collective(ts_builder *b, ts_node *n, ts_value *const *t, ts_value **dy)
-{
-    if (n->op == TS_OP_ALL_REDUCE || n->op == TS_OP_REDUCE_SCATTER) {
-        const char *kind = ts_node_enum_name(n, "kind");
-        if (strcmp(kind, "sum") != 0) {
-            ts_builder_fail(b, TS_ERR_UNSUPPORTED, "autodiff: %s with kind=%s has no derivative rule yet",
-                            ts_op_get(n->op)->name, kind);
-            return;
-        }
-    }
-    ad_jvp_linear(b, n, t, dy);
-}
 
 #define EW {TS_AD_RULE, ad_vjp_ew, ad_jvp_ew}
 #define RED {TS_AD_RULE, ad_vjp_reduce, ad_jvp_reduce}
 #define LAY {TS_AD_RULE, ad_vjp_layout, ad_jvp_linear}
 #define IDX {TS_AD_RULE, ad_vjp_index, ad_jvp_index}
 #define CON {TS_AD_RULE, ad_vjp_contract, ad_jvp_contract}
-#define COL {TS_AD_RULE, ad_vjp_collective, jvp_collective}
+#define COL {TS_AD_RULE, ad_vjp_collective, ad_jvp_collective}
 #define STOP {TS_AD_STOP, NULL, NULL}
 #define LEAF {TS_AD_LEAF, NULL, NULL}
 
@@ -88,7 +29,7 @@ static const ad_rule rules[TS_OP_COUNT] = {
     [TS_OP_BITCAST] = STOP,   /* reinterprets bits: no derivative */
     [TS_OP_REDUCE_SUM] = RED, [TS_OP_REDUCE_PROD] = RED, [TS_OP_REDUCE_MAX] = RED, [TS_OP_REDUCE_MIN] = RED,
     [TS_OP_ARGMAX] = STOP, [TS_OP_ARGMIN] = STOP,
-    [TS_OP_CUMULATIVE] = RED, [TS_OP_REDUCE_WINDOW] = {TS_AD_RULE, ad_vjp_window, ad_jvp_window},
+    [TS_OP_CUMULATIVE] = {TS_AD_RULE, ad_vjp_scan, ad_jvp_scan}, [TS_OP_REDUCE_WINDOW] = {TS_AD_RULE, ad_vjp_window, ad_jvp_window},
     [TS_OP_RESHAPE] = LAY, [TS_OP_BROADCAST] = LAY, [TS_OP_TRANSPOSE] = LAY, [TS_OP_SLICE] = LAY,
     [TS_OP_PAD] = LAY, [TS_OP_CONCAT] = LAY, [TS_OP_REVERSE] = LAY,
     [TS_OP_GATHER] = IDX, [TS_OP_SCATTER] = IDX, [TS_OP_DYNAMIC_SLICE] = IDX, [TS_OP_DYNAMIC_UPDATE_SLICE] = IDX,
