@@ -135,6 +135,17 @@ def test_lax_conv_and_pool_gradients():
     np.testing.assert_allclose(gk, tk.numpy(), rtol=1e-4, atol=1e-4)
 
 
+def test_running_products_through_zeros_match_torch():
+    # cumprod's rule (D175) is exact where the product passes a zero; torch's
+    # cumprod backward is too
+    w = W.copy()
+    w[1, 0] = 0.0
+    w[2, 2] = 0.0
+    fn = lambda a: tnp.sum(tnp.sin(tnp.cumprod(a, axis=0)) * tnp.cumsum(a, axis=1))
+    ft = lambda a: (torch.sin(torch.cumprod(a, dim=0)) * torch.cumsum(a, dim=1)).sum()
+    np.testing.assert_allclose(tessera.grad(fn)(w), torch_grad(ft, w), rtol=1e-5, atol=1e-6)
+
+
 def test_errors():
     with pytest.raises(TypeError, match="floating-point scalar"):
         tessera.grad(lambda x: x * 2)(X)
