@@ -40,6 +40,16 @@ need_onnx_dev() {
   fi
 }
 
+# The OpenCL target (src/backend/opencl) builds against the ICD loader and
+# Khronos headers, and its tests run on PoCL, an OpenCL implementation on
+# the CPU (its ICD file names it to the loader).
+need_opencl() {
+  if [[ ! -f /usr/include/CL/cl.h ]] || [[ ! -f /etc/OpenCL/vendors/pocl.icd ]] ||
+     ! compgen -G '/usr/lib/*/libOpenCL.so' >/dev/null; then
+    install_pkgs ocl-icd-opencl-dev opencl-c-headers pocl-opencl-icd
+  fi
+}
+
 # The Python package's extension builds against the headers of the Python
 # that runs pip (Debian's python3-dev for Debian's python3).
 need_python_dev() {

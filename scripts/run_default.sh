@@ -20,6 +20,7 @@ source scripts/deps.sh
 
 need cmake:cmake ninja:ninja-build gcc:gcc python3:python3
 need_onnx_dev
+need_opencl
 
 # A build tree made by another generator cannot be reconfigured with Ninja.
 if [[ -f build/CMakeCache.txt ]] && ! grep -q '^CMAKE_GENERATOR:INTERNAL=Ninja$' build/CMakeCache.txt; then

@@ -25,6 +25,7 @@ source scripts/deps.sh
 
 need cmake:cmake ninja:ninja-build gcc:gcc valgrind:valgrind
 need_onnx_dev
+need_opencl
 # onnx is pinned to 1.22.0, the last release whose wheel ships the backend
 # test data (onnx/backend/test/data) that the conformance suite runs.
 if ! .venv/bin/python3 -c 'import numpy, onnx; assert onnx.__version__ == "1.22.0"' >/dev/null 2>&1; then

@@ -65,6 +65,7 @@ static const struct {
     {"--fusion", NULL, OPT_FUSION, true}, {"--loops", NULL, OPT_LOOPS, true},
     {"--emit", NULL, OPT_EMIT, false}, {"--profile", NULL, OPT_PROFILE, false},
     {"--grad", NULL, OPT_GRAD, true}, {"--jvp", NULL, OPT_JVP, true}, {"--wrt", NULL, OPT_WRT, false},
+    {"--shard", NULL, OPT_SHARD, false},
 };
 
 /* arg is `name` or `name=...`: the length of the name part, else 0. */
@@ -126,11 +127,20 @@ static int set_opt(cli *c, unsigned id, const char *v)
     case OPT_RTOL: return parse_tol("--rtol", v, &c->rtol, &c->rtol_given);
     case OPT_THREADS: return parse_long("--threads", v, 1, 1024, &c->threads);
     case OPT_EMIT:
-        if (strcmp(v, "c") != 0) return fail("--emit takes c (the generated C), got '%s'", v);
+        if (strcmp(v, "c") != 0 && strcmp(v, "opencl") != 0)
+            return fail("--emit takes c (the cpu target's C) or opencl (the opencl target's OpenCL C), got '%s'", v);
         c->emit = v;
         return 0;
     case OPT_PROFILE: c->profile = v; return 0;
     case OPT_WRT: c->wrt = v; return 0;
+    case OPT_SHARD: {
+        char *end = NULL;
+        long k = strtol(v, &end, 10), n = end && *end == '/' ? strtol(end + 1, &end, 10) : 0;
+        if (!end || *end || n < 1 || n > 100000 || k < 1 || k > n)
+            return fail("--shard takes K/N with 1 <= K <= N (every Nth case from the Kth), got '%s'", v);
+        c->shard_k = k, c->shard_n = n;
+        return 0;
+    }
     default: return parse_tol("--atol", v, &c->atol, &c->atol_given);
     }
 }

@@ -133,6 +133,21 @@ static int find_cases(case_list *l, const cli *c)
     return 0;
 }
 
+/* --shard K/N: cases K, K+N, K+2N, ... (1-based, in the sorted order they
+ * were found in), so N machines or CI jobs split a suite. */
+static void keep_shard(case_list *l, long k, long n)
+{
+    int kept = 0;
+    for (int i = 0; i < l->n; i++) {
+        if (i % n == k - 1) {
+            l->c[kept++] = l->c[i];
+            continue;
+        }
+        free(l->c[i].name), free(l->c[i].dir), free(l->c[i].model);
+    }
+    l->n = kept;
+}
+
 /* ---- the expected-failure list ------------------------------------------------------- */
 
 typedef struct xfail_list {
@@ -359,19 +374,55 @@ static int check_target(const char *target, const char **resolved)
     return target ? fail("--target %s: %s", target, err.msg) : fail("%s", err.msg);
 }
 
+/* check_target in a child process: a target may start threads of its
+ * own (an OpenCL driver does), which a process forked later would not
+ * have, so the parent, which forks a child per case, never opens one.
+ * The child sends the resolved name back through a pipe; its error, if
+ * any, is on stderr already. */
+static int check_target_apart(const char *target, const char **resolved)
+{
+    static char name[64];
+    int fd[2];
+    if (pipe(fd) != 0) return fail("pipe: %s", strerror(errno));
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fd[0]), close(fd[1]);
+        return fail("fork: %s", strerror(errno));
+    }
+    if (pid == 0) {
+        close(fd[0]);
+        const char *r = NULL;
+        int bad = check_target(target, &r);
+        if (!bad && write(fd[1], r, strlen(r)) != (ssize_t)strlen(r)) bad = 1;
+        _exit(bad);
+    }
+    close(fd[1]);
+    ssize_t n = 0, got;
+    while (n < (ssize_t)sizeof name - 1 && (got = read(fd[0], name + n, sizeof name - 1 - (size_t)n)) > 0) n += got;
+    close(fd[0]);
+    name[n] = 0;
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) continue;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || n == 0) return 1;
+    *resolved = name;
+    return 0;
+}
+
 int cmd_check(int argc, char **argv)
 {
     cli c = {0};
-    unsigned opts = OPT_XFAIL | OPT_TARGET | OPT_VERBOSE | OPT_JOBS | OPT_TIMEOUT | OPT_RTOL | OPT_ATOL;
+    unsigned opts = OPT_XFAIL | OPT_TARGET | OPT_VERBOSE | OPT_JOBS | OPT_TIMEOUT | OPT_RTOL | OPT_ATOL | OPT_SHARD;
     if (parse_args(&c, argc, argv, opts, MAX_FILES)) return 1;
     if (c.help) return usage();
     if (!c.n_files) return fail("no test case given (see tessera --help)");
     check_opts o = {NULL, c.rtol_given ? c.rtol : 1e-3, c.atol_given ? c.atol : 1e-7, c.rtol_given || c.atol_given,
                     c.verbose};
-    if (check_target(c.target, &o.target)) return 1;
+    if (check_target_apart(c.target, &o.target)) return 1;
     case_list l = {0};
     xfail_list x = {0};
     int r = find_cases(&l, &c);
+    if (!r && c.shard_n) keep_shard(&l, c.shard_k, c.shard_n);
     if (!r && c.xfail) r = xfail_read(&x, c.xfail);
     char **lines = r ? NULL : calloc((size_t)l.n + 1, sizeof *lines);
     if (!r && !lines) r = fail("out of memory");

@@ -74,12 +74,14 @@ static int print_as(const ts_graph *g, ts_status (*to)(const ts_graph *, char **
     return 0;
 }
 
-/* --fusion, --loops, --emit c: what the cpu target makes of the graph. */
+/* --fusion, --loops, --emit c: what the cpu target makes of the graph;
+ * --emit opencl: the opencl target's program. */
 static int print_compiled(const ts_graph *g, const cli *c)
 {
     char *text = NULL;
     ts_err err = {0};
-    ts_status s = ts_graph_describe(g, "cpu", c->emit ? "c" : "loops", &text, &err);
+    const bool cl = c->emit && strcmp(c->emit, "opencl") == 0;
+    ts_status s = ts_graph_describe(g, cl ? "opencl" : "cpu", c->emit ? c->emit : "loops", &text, &err);
     if (s != TS_OK) return fail_err(&err);
     if (c->fusion && !c->loops && !c->emit) {
         char *end = strstr(text, "\nkernel ");   /* the fusion listing comes first */

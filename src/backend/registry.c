@@ -7,9 +7,11 @@
 
 extern const ts_backend ts_backend_cpu;      /* backend/cpu/backend_cpu.c */
 extern const ts_backend ts_backend_interp;   /* backend/interp/backend_interp.c */
+extern const ts_backend ts_backend_opencl;   /* backend/opencl/backend_opencl.c */
 
 static const ts_backend *const targets[] = {
     &ts_backend_cpu,
+    &ts_backend_opencl,
     &ts_backend_interp,
 };
 

@@ -277,7 +277,7 @@ static void decide(ts_fusion *f, const ts_block *body, const ts_node **user, boo
         }
         if (needs_memory_operands(f, n))
             for (int i = 0; i < n->n_in; i++)
-                if (!deferred_operand(n, i)) f->mat[n->in[i]->id] = true;
+                if (!gen || !deferred_operand(n, i)) f->mat[n->in[i]->id] = true;
         /* a gather's indices are checked in memory before its kernel runs */
         const ts_node *d = n->op == TS_OP_GATHER ? n->in[1]->def : NULL;
         if (gen && n->op == TS_OP_GATHER && (!d || d->op != TS_OP_CONST)) f->mat[n->in[1]->id] = true;
@@ -286,7 +286,8 @@ static void decide(ts_fusion *f, const ts_block *body, const ts_node **user, boo
     }
     /* contraction templates take their elementwise consumers as epilogues */
     for (const ts_node *n = body->first; n; n = n->next) {
-        if ((n->op != TS_OP_DOT && n->op != TS_OP_CONV) || !ts_contract_template(n)) continue;
+        /* (a contraction the backend leaves to the interpreter has none) */
+        if ((n->op != TS_OP_DOT && n->op != TS_OP_CONV) || !ts_contract_template(n) || !compiled(f, n)) continue;
         const ts_value *v = epilogue_cone(f, n, us, covered, in_cone, pos, body);
         if (!v) v = epilogue_chain(f, n, user, covered, pos);
         f->epi[n->id] = v;

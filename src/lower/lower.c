@@ -92,6 +92,8 @@ static ts_lx *load(lctx *c, const ts_value *v, ts_lx **coords)
 
 static ts_lx *const_elem(lctx *c, const ts_tensor *t, int64_t i)
 {
+    /* an empty constant is a "splat" whose loops run zero times */
+    if (i >= t->numel) return ts_dtype_is_fp(t->dtype) ? ts_lx_const(c->p, t->dtype, 0) : ts_lx_iconst(c->p, t->dtype, 0);
     if (ts_dtype_is_fp(t->dtype)) return ts_lx_const(c->p, t->dtype, ts_elem_get_f64(t->dtype, t->data, i));
     return ts_lx_iconst(c->p, t->dtype, ts_elem_get_i64(t->dtype, t->data, i));   /* exact, u64 as bits */
 }
@@ -352,12 +354,12 @@ ts_lx *ts_lw_value_at(lctx *c, const ts_value *v, ts_lx **coords, bool compute_r
     if (!compute_root && (c->f->mat[v->id] || !v->def)) return load(c, v, coords);
     unsigned s = memo_slot(v, coords);
     for (memo *m = c->memos[s]; m; m = m->next)
-        if (m->v == v && !memcmp(m->coords, coords, sizeof *coords * (size_t)r)) return m->x;
+        if (m->v == v && (!r || !memcmp(m->coords, coords, sizeof *coords * (size_t)r))) return m->x;
     ts_lx *x = compute(c, v->def, coords);
     memo *m = ts_arena_alloc(ts_lprog_arena(c->p), sizeof *m);
     if (m && x) {
         m->v = v;
-        memcpy(m->coords, coords, sizeof *coords * (size_t)r);
+        if (r) memcpy(m->coords, coords, sizeof *coords * (size_t)r);
         m->x = x;
         m->next = c->memos[s];
         c->memos[s] = m;

@@ -43,6 +43,7 @@ from cli_cpu import (test_concat_in_place, test_concat_strided, test_control_com
                      test_light_compile, test_parameter_only_values_run_first,
                      test_reshape_and_short_rows, test_row_kernel,
                      test_row_maxmin_lanes, test_runtime_unit, test_streamed_rows, test_tile_epilogue)
+from cli_opencl import test_opencl_target  # noqa: E402
 
 
 # ---- models against numpy ----------------------------------------------------------
@@ -794,7 +795,7 @@ def main():
                      test_runtime_unit, test_gather_compiled, test_concat_in_place, test_concat_strided, test_tail_lanes,
                      test_epilogue_split, test_sections, test_reduce_merged, test_roll_parts, test_scan_strided,
                      test_control_compiled, test_loops_merged, test_loops_tail, test_split_div, test_shared_packing, test_indexing_compiled,
-                     test_conv_over_one_position, test_light_compile) + ONNX_TESTS:
+                     test_conv_over_one_position, test_light_compile, test_opencl_target) + ONNX_TESTS:
             try:
                 test()
             except Exception as e:  # a crash in one test is one failure, not the end

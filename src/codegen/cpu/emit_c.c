@@ -98,13 +98,15 @@ void ts_em_close(em *e)
 
 /* ---- literals and operators ----------------------------------------------------------- */
 
-static void put_const(ts_buf *b, const ts_lx *x)
+static void put_const(const em *e, ts_buf *b, const ts_lx *x)
 {
     const char *t = ts_emit_ctype(x->dt);
     if (x->dt == TS_DTYPE_F32 || x->dt == TS_DTYPE_F64) {
         bool f = x->dt == TS_DTYPE_F32;
-        if (isnan(x->c)) ts_buf_puts(b, f ? "__builtin_nanf(\"\")" : "__builtin_nan(\"\")");
-        else if (isinf(x->c)) ts_buf_printf(b, "%s%s", x->c < 0 ? "-" : "", f ? "__builtin_inff()" : "__builtin_inf()");
+        const char *nan = e->cl ? (f ? "NAN" : "((double)NAN)") : f ? "__builtin_nanf(\"\")" : "__builtin_nan(\"\")";
+        const char *inf = e->cl ? (f ? "INFINITY" : "((double)INFINITY)") : f ? "__builtin_inff()" : "__builtin_inf()";
+        if (isnan(x->c)) ts_buf_puts(b, nan);
+        else if (isinf(x->c)) ts_buf_printf(b, "%s%s", x->c < 0 ? "-" : "", inf);
         else if (f) ts_buf_printf(b, "%af", (double)(float)x->c);
         else ts_buf_printf(b, "%a", x->c);
         return;
@@ -263,6 +265,28 @@ static int small_float_power(const ts_lx *x)
     return x->a[1]->c == 2.0 ? 2 : x->a[1]->c == 3.0 ? 3 : 0;
 }
 
+/* OpenCL C has no array of buffer pointers: a load from the buffer whose
+ * number a table holds is a choice among the numbers the table has (only
+ * the chosen load runs). */
+static void cl_load_by_number(em *e, ts_buf *b, const ts_lx *x, const char *idx, const char *num)
+{
+    const ts_ltab *t = x->a[1]->k == TS_LX_TAB ? &e->k->tabs[x->a[1]->var] : NULL;
+    if (!t || !t->n) {
+        e->status = TS_ERR_UNSUPPORTED;
+        return;
+    }
+    const char *T = ts_emit_ctype(x->dt);
+    ts_buf_puts(b, "(");
+    int64_t last = t->v[t->n - 1];
+    for (int i = 0; i < t->n; i++) {
+        bool seen = t->v[i] == last || t->v[i] < 0 || t->v[i] >= e->k->n_bufs;
+        for (int j = 0; j < i; j++) seen |= t->v[j] == t->v[i];
+        if (!seen) ts_buf_printf(b, "%s == %lld ? (%s)b%lld[%s] : ", num, (long long)t->v[i], T, (long long)t->v[i], idx);
+    }
+    if (last < 0 || last >= e->k->n_bufs) e->status = TS_ERR_UNSUPPORTED;
+    ts_buf_printf(b, "(%s)b%lld[%s])", T, (long long)last, idx);
+}
+
 /* The text of x's own operation with operand references. */
 static void rhs(em *e, ts_buf *b, ts_lx *x, bool inline_only)
 {
@@ -286,7 +310,10 @@ static void rhs(em *e, ts_buf *b, ts_lx *x, bool inline_only)
         else put_op(b, x->op, x->dt, x->a[0]->dt, a, bb, c);
         break;
     case TS_LX_TAB: ts_buf_printf(b, "tab%d[%s]", x->var, a); break;
-    case TS_LX_LOADI: ts_buf_printf(b, "((const %s *)bufs[%s])[%s]", ts_emit_ctype(x->dt), bb, a); break;
+    case TS_LX_LOADI:
+        if (e->cl) cl_load_by_number(e, b, x, a, bb);
+        else ts_buf_printf(b, "((const %s *)bufs[%s])[%s]", ts_emit_ctype(x->dt), bb, a);
+        break;
     case TS_LX_CAST: put_cast(b, x->a[0]->dt, x->dt, a); break;
     case TS_LX_GUARD: ts_buf_printf(b, "(%s ? %s : %s)", a, bb, c); break;
     case TS_LX_IDIV: ts_buf_printf(b, "(%s ? %s / %s : 0)", bb, a, bb); break;
@@ -301,7 +328,7 @@ static void rhs(em *e, ts_buf *b, ts_lx *x, bool inline_only)
 void ts_em_ref(em *e, ts_buf *b, ts_lx *x, bool inline_only)
 {
     switch (x->k) {
-    case TS_LX_CONST: put_const(b, x); return;
+    case TS_LX_CONST: put_const(e, b, x); return;
     case TS_LX_VAR: ts_buf_printf(b, "i%d", x->var); return;
     case TS_LX_DIM: ts_buf_printf(b, "D%d", x->var); return;
     case TS_LX_ACC: ts_buf_printf(b, "acc%d", x->var); return;
@@ -391,6 +418,8 @@ static void parallel_for(em *e, const ts_ls *s)
     const ts_ls *loops[TS_MAX_RANK + 8];
     int m = 0;
     for (const ts_ls *l = s; m < s->collapse && l; l = l->body) loops[m++] = l;
+    for (int i = 0; i < m; i++)   /* runs zero times: no `% 0` in dead code (OpenCL C warns) */
+        if (ts_lx_is_int(loops[i]->extent, 0)) return;
     ts_buf ext[TS_MAX_RANK + 8];
     memset(ext, 0, sizeof ext);
     for (int i = 0; i < m; i++) ts_em_ref(e, &ext[i], loops[i]->extent, false);
@@ -617,11 +646,12 @@ static void for_loop(em *e, const ts_ls *s)
     }
     ts_buf ext = {0};
     ts_em_ref(e, &ext, s->extent, false);
-    if ((s->flags & TS_LOOP_VECTOR) && ts_em_lane_reduction(e, s, ext.data)) {
+    /* lanes and vector tails are the CPU's vector-unit shapes */
+    if (!e->cl && (s->flags & TS_LOOP_VECTOR) && ts_em_lane_reduction(e, s, ext.data)) {
         ts_buf_free(&ext);
         return;
     }
-    if (tail_as_vector(e, s)) {
+    if (!e->cl && tail_as_vector(e, s)) {
         put_tail_as_vector(e, s, ext.data);
         ts_buf_free(&ext);
         return;
@@ -653,7 +683,7 @@ void ts_em_stmts(em *e, const ts_ls *s)
         ts_buf a = {0}, b = {0}, c = {0};
         switch (s->k) {
         case TS_LS_FOR:
-            if (streamed_pass(s)) {
+            if (!e->cl && streamed_pass(s)) {
                 hoist_stmt(e, s, s->depth);
                 put_streamed_pass(e, s);
                 s = s->next;   /* the stream it did */
@@ -716,12 +746,38 @@ void ts_em_reset(em *e)
     e->level = 0;
 }
 
-ts_status ts_emit_c_kernel(ts_buf *out, const ts_lkernel *k, ts_err *err)
+/* The CPU's function: buffers from the pointer array, dims from D,
+ * tables as static arrays. */
+static void c_open_fn(em *e, const ts_lkernel *k)
+{
+    ts_buf *out = e->out;
+    ts_buf_printf(out, "\n/* %s */\nvoid %s(void *const *bufs, const int64_t *D, int ith, int nth, void *ws)\n{\n",
+                  k->what, k->name);
+    ts_buf_puts(out, "    (void)bufs; (void)D; (void)ith; (void)nth; (void)ws;\n");
+    ts_em_prologue(e, k);
+    for (int i = 0; i < k->n_tabs; i++) {   /* what differs between a rolled loop's nests (D132) */
+        ts_buf_printf(out, "    static const int64_t tab%d[%d] = {", i, k->tabs[i].n);
+        ts_em_tab_values(e, i);
+        ts_buf_puts(out, "};\n");
+    }
+}
+
+static const ts_em_dialect c_dialect = {false, c_open_fn};
+
+void ts_em_tab_values(em *e, int t)
+{
+    const ts_ltab *tab = &e->k->tabs[t];
+    for (int j = 0; j < tab->n; j++) ts_buf_printf(e->out, "%sINT64_C(%lld)", j ? ", " : "", (long long)tab->v[j]);
+}
+
+ts_status ts_em_kernel(ts_buf *out, const ts_lkernel *k, const ts_em_dialect *d, ts_err *err)
 {
     for (int i = 0; i < k->n_bufs; i++)
         if (!ts_emit_ctype(k->bufs[i].dt))
             return ts_err_set(err, TS_ERR_UNSUPPORTED, "kernel %s: no C type for %s", k->name,
                               ts_dtype_name(k->bufs[i].dt));
+    if (k->tmpl && d->cl)
+        return ts_err_set(err, TS_ERR_UNSUPPORTED, "kernel %s: contraction templates are CPU C only", k->name);
     uint32_t nids = 0;
     max_id_ls(k->body, &nids);
     if (k->tmpl) {
@@ -732,23 +788,14 @@ ts_status ts_emit_c_kernel(ts_buf *out, const ts_lkernel *k, ts_err *err)
         ts_lx *te_x[4] = {k->tmpl->te_rows, k->tmpl->te_cols, k->tmpl->te_res_off, k->tmpl->te_res_rs};
         for (int i = 0; i < 4; i++) max_id_lx(te_x[i], &nids);
     }
-    em e = {.out = out, .k = k, .nids = nids};
+    em e = {.out = out, .k = k, .nids = nids, .cl = d->cl};
     e.declared = ts_mem_alloc(sizeof *e.declared * (nids ? nids : 1));
     if (!e.declared) return ts_err_set(err, TS_ERR_OOM, "out of memory emitting C");
     for (uint32_t i = 0; i < nids; i++) e.declared[i] = -1;
     if (k->tmpl) {
         ts_em_template_kernel(&e, k);
     } else {
-        ts_buf_printf(out, "\n/* %s */\nvoid %s(void *const *bufs, const int64_t *D, int ith, int nth, void *ws)\n{\n",
-                      k->what, k->name);
-        ts_buf_puts(out, "    (void)bufs; (void)D; (void)ith; (void)nth; (void)ws;\n");
-        ts_em_prologue(&e, k);
-        for (int i = 0; i < k->n_tabs; i++) {   /* what differs between a rolled loop's nests (D132) */
-            ts_buf_printf(out, "    static const int64_t tab%d[%d] = {", i, k->tabs[i].n);
-            for (int j = 0; j < k->tabs[i].n; j++)
-                ts_buf_printf(out, "%sINT64_C(%lld)", j ? ", " : "", (long long)k->tabs[i].v[j]);
-            ts_buf_puts(out, "};\n");
-        }
+        d->open_fn(&e, k);
         if (!any_parallel(k->body))
             ts_buf_puts(out, "    if (ith != 0) return;   /* no parallel loop: thread 0 does it all */\n");
         if (k->rowtmp)   /* the row a streamed output is built in (D50) */
@@ -760,12 +807,19 @@ ts_status ts_emit_c_kernel(ts_buf *out, const ts_lkernel *k, ts_err *err)
     }
     ts_mem_free(e.declared);
     ts_mem_free(e.stack);
+    if (e.status == TS_ERR_UNSUPPORTED)
+        return ts_err_set(err, e.status, "kernel %s: a load through a table of buffers that is not a table", k->name);
     if (e.status != TS_OK) return ts_err_set(err, e.status, "out of memory emitting C");
     return TS_OK;
 }
 
+ts_status ts_emit_c_kernel(ts_buf *out, const ts_lkernel *k, ts_err *err)
+{
+    return ts_em_kernel(out, k, &c_dialect, err);
+}
+
 /* Paste runtime header `name` (embedded at build time). */
-static ts_status paste(ts_buf *out, const char *name, ts_err *err)
+ts_status ts_em_paste(ts_buf *out, const char *name, ts_err *err)
 {
     for (int i = 0; i < ts_rt_count; i++)
         if (strcmp(ts_rt_names[i], name) == 0) {
@@ -790,20 +844,20 @@ static const char rt_extern_fn[] = "#define TSRT_FN __attribute__((visibility(\"
  * order; with only_api, just their interface (types and prototypes). */
 static ts_status paste_runtime(ts_buf *out, int needs, bool only_api, ts_err *err)
 {
-    TS_TRY(paste(out, "scalar.h", err));
+    TS_TRY(ts_em_paste(out, "scalar.h", err));
     if (!needs) return TS_OK;
-    TS_TRY(paste(out, "tsrt_common.h", err));
-    TS_TRY(paste(out, "tsrt_gemm_api.h", err));
+    TS_TRY(ts_em_paste(out, "tsrt_common.h", err));
+    TS_TRY(ts_em_paste(out, "tsrt_gemm_api.h", err));
     if (!only_api) {
-        TS_TRY(paste(out, "tsrt_ukernel_avx512.h", err)); /* empty but for AVX-512 */
-        TS_TRY(paste(out, "tsrt_ukernel.h", err));
-        TS_TRY(paste(out, "tsrt_gemm_amx.h", err)); /* the AMX path (its kernels only where AMX is) */
-        TS_TRY(paste(out, "tsrt_gemm_pack.h", err));
-        TS_TRY(paste(out, "tsrt_gemm.h", err));
+        TS_TRY(ts_em_paste(out, "tsrt_ukernel_avx512.h", err)); /* empty but for AVX-512 */
+        TS_TRY(ts_em_paste(out, "tsrt_ukernel.h", err));
+        TS_TRY(ts_em_paste(out, "tsrt_gemm_amx.h", err)); /* the AMX path (its kernels only where AMX is) */
+        TS_TRY(ts_em_paste(out, "tsrt_gemm_pack.h", err));
+        TS_TRY(ts_em_paste(out, "tsrt_gemm.h", err));
     }
     if (needs & TS_NEEDS_SORT) {
-        TS_TRY(paste(out, "tsrt_sort_api.h", err));
-        if (!only_api) TS_TRY(paste(out, "tsrt_sort.h", err));
+        TS_TRY(ts_em_paste(out, "tsrt_sort_api.h", err));
+        if (!only_api) TS_TRY(ts_em_paste(out, "tsrt_sort.h", err));
     }
     if (needs & TS_NEEDS_CONV) {
         /* each part needs only the ones before it; tsrt_conv.h last */
@@ -811,7 +865,7 @@ static ts_status paste_runtime(ts_buf *out, int needs, bool only_api, ts_err *er
                                                  "tsrt_conv_dw.h",   "tsrt_conv_pt.h",   "tsrt_conv_wgt.h",
                                                  "tsrt_conv.h"};
         for (size_t i = 0; i < (only_api ? 1 : sizeof conv_parts / sizeof conv_parts[0]); i++)
-            TS_TRY(paste(out, conv_parts[i], err));
+            TS_TRY(ts_em_paste(out, conv_parts[i], err));
     }
     return TS_OK;
 }

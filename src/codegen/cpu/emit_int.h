@@ -15,7 +15,27 @@ typedef struct em {
     int nstack, capstack;
     uint32_t nids;
     ts_status status;
+    bool cl;              /* the OpenCL C dialect (below) */
 } em;
+
+/* A dialect of the emitter: the same statements and expressions, its own
+ * function opening. cl: OpenCL C (codegen/opencl/): no lane reductions,
+ * vector tails or streamed passes (the CPU's vector-unit shapes), no
+ * table of buffer pointers, NAN/INFINITY for the specials; the names the
+ * C uses (int64_t, expf, tsrt_*) come from kernels/opencl/tsrt_cl.h. */
+typedef struct ts_em_dialect {
+    bool cl;
+    /* the function's opening up to its first statement: signature, the
+     * buffers b0.., dims D0.., ith and nth, the tables tab0.. */
+    void (*open_fn)(em *e, const ts_lkernel *k);
+} ts_em_dialect;
+
+/* Kernel k in dialect d (ts_emit_c_kernel is the C dialect). */
+ts_status ts_em_kernel(ts_buf *out, const ts_lkernel *k, const ts_em_dialect *d, ts_err *err);
+/* Append runtime header `name` (embedded at build time). */
+ts_status ts_em_paste(ts_buf *out, const char *name, ts_err *err);
+/* Table t's values, comma-separated INT64_C(...) literals. */
+void ts_em_tab_values(em *e, int t);
 
 /* The C text naming x in b: a literal, a parameter, or a local declared
  * (once per function) on first use. */
