@@ -844,6 +844,7 @@ static const char rt_extern_fn[] = "#define TSRT_FN __attribute__((visibility(\"
  * order; with only_api, just their interface (types and prototypes). */
 static ts_status paste_runtime(ts_buf *out, int needs, bool only_api, ts_err *err)
 {
+    TS_TRY(ts_em_paste(out, "tsrt_int.h", err));
     TS_TRY(ts_em_paste(out, "scalar.h", err));
     if (!needs) return TS_OK;
     TS_TRY(ts_em_paste(out, "tsrt_common.h", err));

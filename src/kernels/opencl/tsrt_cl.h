@@ -73,35 +73,8 @@ static inline double tsrt_sign(double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : x
 #endif
 static inline float tsrt_signf(float x) { return x > 0 ? 1.0f : x < 0 ? -1.0f : x; }
 
-/* Integer division truncates; x/0 = 0; INT_MIN/-1 wraps. x%0 = x, x%-1 = 0. */
-static inline long tsrt_div_s(long a, long b) { return b == 0 ? 0 : b == -1 ? (long)(0 - (ulong)a) : a / b; }
-static inline ulong tsrt_div_u(ulong a, ulong b) { return b == 0 ? 0 : a / b; }
-static inline long tsrt_rem_s(long a, long b) { return b == 0 ? a : b == -1 ? 0 : a % b; }
-static inline ulong tsrt_rem_u(ulong a, ulong b) { return b == 0 ? a : a % b; }
-/* powers modulo 2^64; a negative exponent gives 0 unless the base is +-1 */
-static inline ulong tsrt_ipow(ulong a, ulong e)
-{
-    ulong r = 1;
-    for (; e; e >>= 1, a *= a)
-        if (e & 1) r *= a;
-    return r;
-}
-static inline long tsrt_pow_s(long a, long e)
-{
-    if (e >= 0) return (long)tsrt_ipow((ulong)a, (ulong)e);
-    if (a == 1) return 1;
-    if (a == -1) return (e & 1) ? -1 : 1;
-    return 0;
-}
-/* shift counts outside [0, bits) shift every bit out */
-static inline long tsrt_shl_s(long a, long b, int bits) { return b < 0 || b >= bits ? 0 : (long)((ulong)a << b); }
-static inline ulong tsrt_shl_u(ulong a, ulong b, int bits) { return b >= (ulong)bits ? 0 : a << b; }
-static inline long tsrt_shr_s(long a, long b, int bits)
-{
-    if (b < 0 || b >= bits) return a < 0 ? -1 : 0;
-    return a < 0 ? ~(~a >> b) : a >> b;
-}
-static inline ulong tsrt_shr_u(ulong a, ulong b, int bits) { return b >= (ulong)bits ? 0 : a >> b; }
+/* the integer helpers (division, powers, shifts) follow this file:
+ * kernels/cpu/tsrt_int.h, pasted after it */
 
 /* float -> integer: truncate, saturate to [lo, hi], NaN -> 0 (through
  * double where the device has it, else float: the same saturation) */
