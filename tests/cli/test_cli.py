@@ -227,7 +227,7 @@ def test_repeat():
                          (["--repeat=3.5"], r"--repeat needs a whole number .* got '3\.5'"),
                          (["--threads", "0"], r"--threads needs a whole number from 1 to 1024, got '0'"),
                          (["--threads", "many"], r"--threads needs a whole number .* got 'many'"),
-                         (["--target", "nosuch"], r"unknown target 'nosuch' \(available: cpu, interp\)")):
+                         (["--target", "nosuch"], r"unknown target 'nosuch' \(available: cpu, opencl, interp\)")):
         expect_error("run %s" % " ".join(bad), ["run", model, "-i", x, "--repeat", "2"] + bad, pattern)
 
 
