@@ -626,9 +626,59 @@ static ts_status div_by_const(ts_symtab *t, ts_dim a, int64_t g, ts_dim *out, ts
     return bin_node(t, K_DIV, a, ts_dim_const(g), out, err);
 }
 
+/* a / b for an atom b (a symbol, or a div/mod/max/min node) that is a
+ * factor of every term of a, a without a constant: the quotient exactly
+ * ((n*world)/world is n: an all_gather's cotangent scattered back). *done
+ * false: not such a case, nothing built. A b that is 0 when bound would
+ * have divided by zero; its quotient is the multiplier instead. */
+static ts_status div_by_atom(ts_symtab *t, ts_dim a, ts_dim b, bool *done, ts_dim *out, ts_err *err)
+{
+    *done = false;
+    view va;
+    view_init(&va, a);
+    if (!a.x || b.x->kind == K_SUM || b.x->kind == K_MONO || va.c != 0) return TS_OK;
+    poly p = {0};
+    ts_status s = TS_OK;
+    bool all = true;
+    for (int i = 0; s == TS_OK && all && i < va.n; i++) {
+        const factor *f;
+        factor one;
+        int n = ts_sym_factors(va.t[i].mono, &f, &one), k = -1;
+        for (int j = 0; j < n; j++)
+            if (f[j].atom == b.x && f[j].pow >= 1) k = j;
+        if (k < 0) {
+            all = false;
+            break;
+        }
+        factor *q = ts_mem_alloc(sizeof *q * (size_t)n);
+        if (!q) {
+            s = ts_sym_oom(err);
+            break;
+        }
+        int m = 0;
+        for (int j = 0; j < n; j++)
+            if (j != k || f[j].pow > 1) q[m] = f[j], q[m++].pow -= j == k;
+        const ts_symx *mono = NULL;
+        if (m == 0) {   /* the term was coef * b */
+            if (!ts_i64_add(p.c, va.t[i].coef, &p.c)) s = ts_sym_overflow(err);
+        } else if ((s = mono_node(t, q, m, &mono, err)) == TS_OK && !poly_push(&p, va.t[i].coef, mono)) {
+            s = ts_sym_oom(err);
+        }
+        ts_mem_free(q);
+    }
+    if (s == TS_OK && all && (s = poly_canon(&p, err)) == TS_OK && (s = poly_dim(t, &p, out, err)) == TS_OK)
+        *done = true;
+    ts_mem_free(p.t);
+    return s;
+}
+
 ts_status ts_sym_d_div(ts_symtab *t, ts_dim a, ts_dim b, ts_dim *out, ts_err *err)
 {
-    if (b.x) return bin_node(t, K_DIV, a, b, out, err);
+    if (b.x) {
+        bool done = false;
+        TS_TRY(div_by_atom(t, a, b, &done, out, err));
+        return done ? TS_OK : bin_node(t, K_DIV, a, b, out, err);
+    }
     if (b.c == 0) return ts_err_set(err, TS_ERR_SHAPE, "division by zero");
     if (!a.x) {
         if (!ts_sym_floor_div(a.c, b.c, &out->c)) return ts_sym_overflow(err);

@@ -153,6 +153,15 @@ static void test_identities(void)
     CHECK(ts_dim_eq(op(ts_dim_mul, x, zero), zero));
     CHECK(ts_dim_eq(op(ts_dim_sub, x, x), zero));
     CHECK(ts_dim_eq(P("x+y-x-y"), zero));
+    /* division by a symbol that divides every term exactly (an
+     * all_gather's (n*world)/world) */
+    CHECK(ts_dim_eq(P("(4*world)/world"), P("4")));
+    CHECK(ts_dim_eq(P("(x*world + world)/world"), P("x+1")));
+    CHECK(ts_dim_eq(P("(x*x*y)/x"), P("x*y")));
+    CHECK(ts_dim_eq(P("(-2*x*y)/y"), P("-2*x")));
+    CHECK(!ts_dim_eq(P("(x*world + 1)/world"), P("x")));   /* not exact: stays a floor division */
+    CHECK(!ts_dim_eq(P("world*(4/world)"), P("4")));       /* floor: 4/world*world is not 4 for world = 3 */
+    CHECK(!ts_dim_eq(P("(x*y)/(x+y)"), P("1")));
     CHECK(ts_dim_eq(P("x*(y+1)-x*y-x"), zero));
 
     CHECK_STR(str(P("n+n")), "2*n");
@@ -481,7 +490,10 @@ static void test_eval(void)
     ts_err_clear(&err);
     CHECK(ts_dim_eval(P("n*n"), &nb, &v, &err) == TS_ERR_SHAPE);
     CHECK_MSG(strstr(err.msg, "overflow") && strstr(err.msg, "n*n"), "%s", err.msg);
-    CHECK(ts_dim_eval(P("n*n/n"), &nb, &v, NULL) == TS_ERR_SHAPE);
+    /* n*n/n is n before anything is evaluated (exact division by an atom
+     * of every term); a quotient that is not exact still overflows */
+    CHECK(ts_dim_eval(P("n*n/n"), &nb, &v, NULL) == TS_OK && v == (int64_t)1 << 32);
+    CHECK(ts_dim_eval(P("(n*n+1)/n"), &nb, &v, NULL) == TS_ERR_SHAPE);
     CHECK(ts_dim_eval(P("n+n"), &nb, &v, NULL) == TS_OK && v == (int64_t)1 << 33);
     ts_symbind_clear(&nb);
     CHECK(ts_symbind_set(&nb, n, -2, NULL) == TS_OK);
