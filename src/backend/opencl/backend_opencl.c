@@ -7,8 +7,9 @@
  * caches built programs). A run binds the inputs' sizes (the
  * interpreter's run state), then walks the steps in order on one in-order
  * queue: a kernel gets a device buffer and an element offset per operand
- * (a part of a concat written in place is its concat's buffer at the
- * part's offset) and its dims as scalars, and runs as min(work / 256,
+ * (its outputs in one arena placed by the static memory plan and kept by
+ * the module; a part of a concat written in place at its concat's
+ * place plus the part's offset) and its dims as scalars, and runs as min(work / 256,
  * 1024) work-items, each its share of the parallel loop. A value lives on
  * the device, on the host, or both: inputs and constants are uploaded the
  * first time a kernel reads them (constants once per module), kernel
@@ -24,6 +25,7 @@
 #include "codegen/opencl/emit_cl.h"
 #include "interp/interp.h"
 #include "lower/plan.h"
+#include "runtime/plan.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -86,6 +88,9 @@ struct ts_module {
     cl_program prog;
     cl_kernel *kern;          /* by step; NULL for fallback steps */
     cl_mem *consts;           /* by value id: a constant uploaded once, or NULL */
+    int *last_use;            /* by value id: the last step reading it (-1: none) */
+    cl_mem arena;             /* the runs' intermediate values (kept between runs) */
+    size_t arena_cap;
     bool collectives;
     pthread_mutex_t lock;     /* one run at a time */
     double compile_ms;
@@ -106,6 +111,8 @@ static void module_free(ts_module *m)
     for (uint32_t i = 0; m->consts && i < m->g->next_value_id; i++)
         if (m->consts[i]) clReleaseMemObject(m->consts[i]);
     if (m->prog) clReleaseProgram(m->prog);
+    if (m->arena) clReleaseMemObject(m->arena);
+    ts_mem_free(m->last_use);
     ts_plan_free(m->plan);
     ts_mem_free(m->kern);
     ts_mem_free(m->consts);
@@ -150,6 +157,24 @@ static ts_status build(ts_module *m, ts_err *err)
     return s;
 }
 
+/* The last step reading each value: a kernel's operand, a fallback node's. */
+static ts_status last_uses(ts_module *m, ts_err *err)
+{
+    const ts_plan *p = m->plan;
+    if (!(m->last_use = ts_mem_alloc(sizeof *m->last_use * (size_t)(m->g->next_value_id + 1))))
+        return ts_err_set(err, TS_ERR_OOM, "out of memory");
+    for (uint32_t i = 0; i <= m->g->next_value_id; i++) m->last_use[i] = -1;
+    for (int i = 0; i < p->n_steps; i++) {
+        const ts_lkernel *k = p->steps[i].kernel;
+        const ts_node *n = p->steps[i].group->root;
+        if (k)
+            for (int j = 0; j < k->n_bufs; j++) m->last_use[k->bufs[j].v->id] = i;
+        else
+            for (int j = 0; j < n->n_in; j++) m->last_use[n->in[j]->id] = i;
+    }
+    return TS_OK;
+}
+
 static ts_status compile(const ts_graph *g, const ts_session_opts *o, ts_module **out, ts_err *err)
 {
     (void)o;
@@ -167,6 +192,7 @@ static ts_status compile(const ts_graph *g, const ts_session_opts *o, ts_module 
         if (!m->kern || !m->consts) s = ts_err_set(err, TS_ERR_OOM, "out of memory");
     }
     if (s == TS_OK) s = build(m, err);
+    if (s == TS_OK) s = last_uses(m, err);
     if (s != TS_OK) {
         module_free(m);
         return s;
@@ -191,6 +217,7 @@ typedef struct run {
     ts_module *m;
     ts_interp_run *ir;
     dval *v;          /* by value id */
+    int64_t *at;      /* by value id: its byte offset in the module's arena, or -1 */
     ts_err *err;
     int64_t dev_bytes;
 } run;
@@ -265,23 +292,88 @@ static ts_status on_host(run *r, const ts_value *v)
     return e == CL_SUCCESS ? TS_OK : cl_fail(r->err, "clEnqueueReadBuffer", e);
 }
 
-/* A buffer for kernel output v: its own, or its concat's (D114). */
+static bool is_result(const ts_graph *g, const ts_value *v)
+{
+    for (int i = 0; i < g->body->n_results; i++)
+        if (g->body->results[i] == v) return true;
+    return false;
+}
+
+/* The static memory plan (runtime/plan.h) over the run's sizes: every
+ * kernel output but the graph's results, and the concats their parts are
+ * written into, from the step that first writes them to the last that
+ * reads them, in one device buffer the module keeps. */
+static ts_status plan_arena(run *r)
+{
+    const ts_module *m = r->m;
+    const ts_plan *p = m->plan;
+    const ts_fusion *f = p->fusion;
+    int n = 0, cap = 1;
+    for (int i = 0; i < p->n_steps; i++) cap += p->steps[i].group->n_out;
+    ts_plan_buf *bufs = ts_mem_alloc(sizeof *bufs * (size_t)cap);
+    const ts_value **who = ts_mem_alloc(sizeof *who * (size_t)cap);
+    int64_t *offs = ts_mem_alloc(sizeof *offs * (size_t)cap), total = 0;
+    ts_status s = bufs && who && offs ? TS_OK : ts_err_set(r->err, TS_ERR_OOM, "out of memory");
+    for (int i = 0; s == TS_OK && i < p->n_steps; i++)
+        for (int k = 0; p->steps[i].kernel && k < p->steps[i].group->n_out; k++) {
+            const ts_value *v = p->steps[i].group->out[k];
+            if (f->into[v->id]) v = f->into[v->id];   /* its concat, from its first part on */
+            int64_t shape[TS_MAX_RANK];
+            size_t bytes = 0;
+            bool seen = false;
+            for (int j = 0; j < n; j++) seen |= who[j] == v;
+            if (seen || is_result(m->g, v) || !shape_of(r, v, shape)) continue;
+            if ((s = value_bytes(r, v, shape, &bytes)) != TS_OK) break;
+            if (!bytes) continue;   /* an empty value: a buffer of its own (OpenCL has none of 0 bytes) */
+            int last = m->last_use[v->id] < i ? i : m->last_use[v->id];
+            bufs[n] = (ts_plan_buf){.size = (int64_t)bytes, .first = i, .last = last, .reuse = -1};
+            who[n++] = v;
+        }
+    if (s == TS_OK) s = ts_plan_assign(n, bufs, offs, &total, r->err);
+    if (s == TS_OK && (size_t)total > r->m->arena_cap) {
+        if (r->m->arena) clReleaseMemObject(r->m->arena);
+        r->m->arena = NULL, r->m->arena_cap = 0;
+        cl_int e;
+        r->m->arena = clCreateBuffer(dev.ctx, CL_MEM_READ_WRITE, (size_t)total, NULL, &e);
+        if (e != CL_SUCCESS) s = cl_fail(r->err, "clCreateBuffer", e);
+        else r->m->arena_cap = (size_t)total;
+    }
+    for (int i = 0; s == TS_OK && i < n; i++) r->at[who[i]->id] = offs[i];
+    r->dev_bytes += total;
+    ts_mem_free(bufs);
+    ts_mem_free(who);
+    ts_mem_free(offs);
+    return s;
+}
+
+/* Value v in the arena, if the plan placed it there. */
+static bool in_arena(run *r, const ts_value *v)
+{
+    dval *d = &r->v[v->id];
+    if (r->at[v->id] < 0) return false;
+    d->mem = r->m->arena;
+    d->off = r->at[v->id] / (int64_t)ts_dtype_size(v->type.dtype);
+    return true;
+}
+
+/* A buffer for kernel output v: in the arena, or its own; a part of a
+ * concat written in place, its concat's at the part's offset (D114). */
 static ts_status output_buffer(run *r, const ts_value *v)
 {
     dval *d = &r->v[v->id];
-    if (d->mem) return TS_OK;
+    if (d->mem || in_arena(r, v)) return TS_OK;
     const ts_fusion *f = r->m->plan->fusion;
     const ts_value *c = f->into[v->id];
     int64_t shape[TS_MAX_RANK];
     size_t bytes = 0;
     if (c) {
         dval *dc = &r->v[c->id];
-        if (!dc->mem) {
+        if (!dc->mem && !in_arena(r, c)) {
             TS_TRY(value_bytes(r, c, shape, &bytes));
             TS_TRY(new_buffer(r, bytes, NULL, &dc->mem));
             dc->own = true;
         }
-        d->mem = dc->mem, d->off = f->into_off[v->id];
+        d->mem = dc->mem, d->off = dc->off + f->into_off[v->id];
         return TS_OK;
     }
     TS_TRY(value_bytes(r, v, shape, &bytes));
@@ -367,7 +459,10 @@ static ts_status run_module(ts_module *m, int n_in, ts_tensor *const *in, int n_
     run r = {.m = m, .err = err};
     ts_status s = ts_interp_run_new_known(g, m->collectives, n_in, in, err, &r.ir);
     size_t nv = g->next_value_id ? g->next_value_id : 1;
-    if (s == TS_OK && !(r.v = ts_mem_zalloc(sizeof *r.v * nv))) s = ts_err_set(err, TS_ERR_OOM, "out of memory");
+    if (s == TS_OK && (!(r.v = ts_mem_zalloc(sizeof *r.v * nv)) || !(r.at = ts_mem_alloc(sizeof *r.at * nv))))
+        s = ts_err_set(err, TS_ERR_OOM, "out of memory");
+    for (size_t i = 0; s == TS_OK && i < nv; i++) r.at[i] = -1;
+    if (s == TS_OK) s = plan_arena(&r);
     for (int i = 0; s == TS_OK && i < n_in; i++) ts_tensor_retain(r.v[g->body->params[i]->id].host = in[i]);
     for (const ts_node *nd = g->body->first; s == TS_OK && nd; nd = nd->next)
         if (nd->op == TS_OP_CONST) ts_tensor_retain(r.v[nd->out[0]->id].host = nd->attrs[0].t);
@@ -385,6 +480,7 @@ static ts_status run_module(ts_module *m, int n_in, ts_tensor *const *in, int n_
     }
     if (peak) *peak = r.dev_bytes;
     ts_mem_free(r.v);
+    ts_mem_free(r.at);
     ts_interp_run_free(r.ir);
     pthread_mutex_unlock(&m->lock);
     if (s != TS_OK)
