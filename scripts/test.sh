@@ -103,9 +103,7 @@ python_package() {
 # leave them out quietly if .venv lacked onnx)
 build_and_test release build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTS_WERROR=ON -DTS_SANITIZE=OFF -DTS_ONNX_TESTS=ON
 python_package
-# (tests/lsan.supp: what the OpenCL driver keeps to the end of a process)
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
-  LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp:print_suppressions=0" \
   build_and_test asan build-asan -DCMAKE_BUILD_TYPE=Debug -DTS_SANITIZE=ON -DTS_WERROR=OFF -DTS_ONNX_TESTS=ON
 
 # valgrind: a few programs that touch most of the library (parser, printer,
