@@ -29,6 +29,7 @@
 
 #include "autodiff/autodiff.h"
 #include "check.h"
+#include "test_files.h"
 #include "interp/interp.h"
 
 #define CASES "tests/autodiff/cases"
@@ -51,20 +52,6 @@ static double urand(void)
 {
     rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
     return (double)(rng >> 11) / (double)(1ull << 53) * 2.0 - 1.0;
-}
-
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) free(s), s = NULL;
-    fclose(f);
-    if (s) s[n] = 0, *len = (size_t)n;
-    return s;
 }
 
 static ts_graph *parse(const gcase *c)

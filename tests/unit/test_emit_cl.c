@@ -15,22 +15,9 @@
 #include <string.h>
 
 #include "check.h"
+#include "test_files.h"
 #include "codegen/opencl/emit_cl.h"
 #include "lower/plan.h"
-
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) free(s), s = NULL;
-    fclose(f);
-    if (s) s[n] = 0, *len = (size_t)n;
-    return s;
-}
 
 typedef struct corpus {
     ts_buf src;      /* the preamble once, then every graph's kernels */

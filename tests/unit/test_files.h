@@ -1,13 +1,30 @@
-/* test_files.h — file-system helpers the JIT tests share (test_jit.c,
- * test_jit_damage.c): counting a cache directory's entries by prefix and
- * removing a scratch tree. */
+/* test_files.h — file-system helpers the unit tests share: counting a
+ * cache directory's entries by prefix and removing a scratch tree (the JIT
+ * tests), reading a whole file (the autodiff and OpenCL emitter tests). */
 #ifndef TS_TEST_FILES_H
 #define TS_TEST_FILES_H
 
 #include <dirent.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/* The whole file at path, NUL-terminated, its length in *len (free it);
+ * NULL if it cannot be read. */
+static inline char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) free(s), s = NULL;
+    fclose(f);
+    if (s) s[n] = 0, *len = (size_t)n;
+    return s;
+}
 
 /* Entries of dir whose name starts with prefix; -1 if dir cannot be read. */
 static inline int count_prefixed(const char *dir, const char *prefix)

@@ -320,14 +320,14 @@ static ts_status plan_arena(run *r)
             if (f->into[v->id]) v = f->into[v->id];   /* its concat, from its first part on */
             int64_t shape[TS_MAX_RANK];
             size_t bytes = 0;
-            bool seen = false;
-            for (int j = 0; j < n; j++) seen |= who[j] == v;
-            if (seen || is_result(m->g, v) || !shape_of(r, v, shape)) continue;
+            /* a concat is asked for once (-2: asked, until its offset is known) */
+            if (r->at[v->id] != -1 || is_result(m->g, v) || !shape_of(r, v, shape)) continue;
             if ((s = value_bytes(r, v, shape, &bytes)) != TS_OK) break;
             if (!bytes) continue;   /* an empty value: a buffer of its own (OpenCL has none of 0 bytes) */
             int last = m->last_use[v->id] < i ? i : m->last_use[v->id];
             bufs[n] = (ts_plan_buf){.size = (int64_t)bytes, .first = i, .last = last, .reuse = -1};
             who[n++] = v;
+            r->at[v->id] = -2;
         }
     if (s == TS_OK) s = ts_plan_assign(n, bufs, offs, &total, r->err);
     if (s == TS_OK && (size_t)total > r->m->arena_cap) {
