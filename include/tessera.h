@@ -402,13 +402,15 @@ void ts_onnx_value_free(char *form, int n, ts_tensor **tensors);
 
 /* target: "cpu" (compiled: fused kernels generated as C, compiled by the
  * system C compiler and cached on disk; nodes it does not compile run on
- * the interpreter's kernels) or "interp" (the reference interpreter).
- * NULL is the default, "cpu", except that where no working C compiler is
- * found (missing, or failing on a one-line probe) it runs on "interp" and
- * writes one warning line on stderr, once per process; an explicit "cpu"
- * is then TS_ERR_TOOLCHAIN. ts_session_target tells which one a session
- * got. The graph must outlive the session. A session may be run from
- * several threads at once. */
+ * the interpreter's kernels), "interp" (the reference interpreter),
+ * "opencl" (the first OpenCL device) or "cuda" (NVIDIA GPU 0; where there
+ * is none, TS_ERR_TOOLCHAIN with one line saying what is missing).
+ * ts_target_name lists them. NULL is the default, "cpu", except that
+ * where no working C compiler is found (missing, or failing on a one-line
+ * probe) it runs on "interp" and writes one warning line on stderr, once
+ * per process; an explicit "cpu" is then TS_ERR_TOOLCHAIN.
+ * ts_session_target tells which one a session got. The graph must outlive
+ * the session. A session may be run from several threads at once. */
 ts_status ts_session_new(const ts_graph *g, const char *target,
                          ts_session **out, ts_err *err);
 /* The name of the target the session runs on ("cpu", "interp"): a

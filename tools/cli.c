@@ -127,8 +127,9 @@ static int set_opt(cli *c, unsigned id, const char *v)
     case OPT_RTOL: return parse_tol("--rtol", v, &c->rtol, &c->rtol_given);
     case OPT_THREADS: return parse_long("--threads", v, 1, 1024, &c->threads);
     case OPT_EMIT:
-        if (strcmp(v, "c") != 0 && strcmp(v, "opencl") != 0)
-            return fail("--emit takes c (the cpu target's C) or opencl (the opencl target's OpenCL C), got '%s'", v);
+        if (strcmp(v, "c") != 0 && strcmp(v, "opencl") != 0 && strcmp(v, "cuda") != 0)
+            return fail("--emit takes c (the cpu target's C), opencl (the opencl target's OpenCL C) or cuda (the cuda "
+                        "target's CUDA C), got '%s'", v);
         c->emit = v;
         return 0;
     case OPT_PROFILE: c->profile = v; return 0;

@@ -75,13 +75,13 @@ static int print_as(const ts_graph *g, ts_status (*to)(const ts_graph *, char **
 }
 
 /* --fusion, --loops, --emit c: what the cpu target makes of the graph;
- * --emit opencl: the opencl target's program. */
+ * --emit opencl / cuda: that target's program (no device needed). */
 static int print_compiled(const ts_graph *g, const cli *c)
 {
     char *text = NULL;
     ts_err err = {0};
-    const bool cl = c->emit && strcmp(c->emit, "opencl") == 0;
-    ts_status s = ts_graph_describe(g, cl ? "opencl" : "cpu", c->emit ? c->emit : "loops", &text, &err);
+    const bool device = c->emit && (strcmp(c->emit, "opencl") == 0 || strcmp(c->emit, "cuda") == 0);
+    ts_status s = ts_graph_describe(g, device ? c->emit : "cpu", c->emit ? c->emit : "loops", &text, &err);
     if (s != TS_OK) return fail_err(&err);
     if (c->fusion && !c->loops && !c->emit) {
         char *end = strstr(text, "\nkernel ");   /* the fusion listing comes first */

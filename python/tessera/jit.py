@@ -345,7 +345,7 @@ def jit(fn: Optional[Callable] = None, *, static_argnums: Union[int, Sequence[in
     torch tensors), also inside tuples, lists and dicts, are traced: the
     function runs once per signature (dtype and shape of each) on Tracers,
     and the graph it builds is compiled into a tessera.Session (target
-    "cpu" by default, "opencl" or "interp"; threads, cache_dir, exact as Session's).
+    "cpu" by default, "opencl", "cuda" or "interp"; threads, cache_dir, exact as Session's).
     Every other argument (Python numbers, strings, ...) and those named by
     static_argnums / static_argnames is static: passed as it is, and part of
     the cache key (so it must be hashable).

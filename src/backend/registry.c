@@ -8,10 +8,12 @@
 extern const ts_backend ts_backend_cpu;      /* backend/cpu/backend_cpu.c */
 extern const ts_backend ts_backend_interp;   /* backend/interp/backend_interp.c */
 extern const ts_backend ts_backend_opencl;   /* backend/opencl/backend_opencl.c */
+extern const ts_backend ts_backend_cuda;     /* backend/cuda/backend_cuda.c */
 
 static const ts_backend *const targets[] = {
     &ts_backend_cpu,
     &ts_backend_opencl,
+    &ts_backend_cuda,
     &ts_backend_interp,
 };
 

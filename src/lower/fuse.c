@@ -69,9 +69,14 @@ static bool cheap(const ts_fusion *f, const ts_value *v)
 /* A template dot's operand that is a layout chain (not stored yet): read
  * in place if the chain ends at stored data and each role merges, decided
  * once every other value's storage is known. */
-static bool deferred_operand(const ts_node *n, int i)
+bool ts_fuse_template(const ts_fusion *f, const ts_node *n)
 {
-    if (n->op != TS_OP_DOT || !ts_contract_template(n)) return false;
+    return f->templates && ts_contract_template(n);
+}
+
+static bool deferred_operand(const ts_fusion *f, const ts_node *n, int i)
+{
+    if (n->op != TS_OP_DOT || !ts_fuse_template(f, n)) return false;
     const ts_node *d = n->in[i]->def;
     return d && (d->op == TS_OP_TRANSPOSE || d->op == TS_OP_RESHAPE || d->op == TS_OP_SLICE);
 }
@@ -211,7 +216,7 @@ static const ts_value *epilogue_chain(ts_fusion *f, const ts_node *n, const ts_n
 static void result_layout(ts_fusion *f, const ts_node *n, const ts_node **user, bool *covered)
 {
     const ts_value *d = n->out[0];
-    if (n->op != TS_OP_DOT || !ts_contract_template(n) || f->epi[n->id] != d || f->uses[d->id] != 1) return;
+    if (n->op != TS_OP_DOT || !ts_fuse_template(f, n) || f->epi[n->id] != d || f->uses[d->id] != 1) return;
     const ts_value *y = d;
     for (;;) {
         const ts_node *u = user[y->id];
@@ -277,7 +282,7 @@ static void decide(ts_fusion *f, const ts_block *body, const ts_node **user, boo
         }
         if (needs_memory_operands(f, n))
             for (int i = 0; i < n->n_in; i++)
-                if (!gen || !deferred_operand(n, i)) f->mat[n->in[i]->id] = true;
+                if (!gen || !deferred_operand(f, n, i)) f->mat[n->in[i]->id] = true;
         /* a gather's indices are checked in memory before its kernel runs */
         const ts_node *d = n->op == TS_OP_GATHER ? n->in[1]->def : NULL;
         if (gen && n->op == TS_OP_GATHER && (!d || d->op != TS_OP_CONST)) f->mat[n->in[1]->id] = true;
@@ -287,7 +292,7 @@ static void decide(ts_fusion *f, const ts_block *body, const ts_node **user, boo
     /* contraction templates take their elementwise consumers as epilogues */
     for (const ts_node *n = body->first; n; n = n->next) {
         /* (a contraction the backend leaves to the interpreter has none) */
-        if ((n->op != TS_OP_DOT && n->op != TS_OP_CONV) || !ts_contract_template(n) || !compiled(f, n)) continue;
+        if ((n->op != TS_OP_DOT && n->op != TS_OP_CONV) || !ts_fuse_template(f, n) || !compiled(f, n)) continue;
         const ts_value *v = epilogue_cone(f, n, us, covered, in_cone, pos, body);
         if (!v) v = epilogue_chain(f, n, user, covered, pos);
         f->epi[n->id] = v;
@@ -313,7 +318,7 @@ static void decide(ts_fusion *f, const ts_block *body, const ts_node **user, boo
     for (const ts_node *n = body->first; n; n = n->next)
         for (int i = 0; i < n->n_in; i++) {
             ts_sview sv;
-            if (!deferred_operand(n, i) || f->mat[n->in[i]->id]) continue;
+            if (!deferred_operand(f, n, i) || f->mat[n->in[i]->id]) continue;
             if (!ts_view_strided(f->mat, n->in[i], &sv) || !ts_dot_operand_strided(n, i, &sv)) f->mat[n->in[i]->id] = true;
         }
     for (const ts_node *n = body->first; n; n = n->next) result_layout(f, n, user, covered);
@@ -358,7 +363,10 @@ static ts_status group_node(ts_fusion *f, const ts_node *n, const bool *covered,
     }
     if (n->n_out != 1 || !f->mat[n->out[0]->id]) return TS_OK;   /* inlined into its users */
     if (n->op == TS_OP_CONST && !is_splat_const(n)) return TS_OK; /* a buffer already */
-    ts_gkind kind = n->op == TS_OP_DOT ? TS_G_DOT : reduce_op(n->op) ? TS_G_REDUCE : TS_G_LOOP;
+    ts_gkind kind = n->op == TS_OP_DOT    ? TS_G_DOT
+                    : n->op == TS_OP_CONV ? TS_G_CONV   /* as loops: a target without templates */
+                    : reduce_op(n->op)    ? TS_G_REDUCE
+                                          : TS_G_LOOP;
     return add_group(f, kind, n, cap, err);
 }
 
@@ -391,7 +399,7 @@ static bool mark_early(const ts_fusion *f, const ts_node *n, bool *early)
     return early[n->id] = true;
 }
 
-ts_status ts_fuse(const ts_graph *g, ts_fuse_compiles_fn compiles, ts_fusion **out, ts_err *err)
+ts_status ts_fuse(const ts_graph *g, ts_fuse_compiles_fn compiles, bool templates, ts_fusion **out, ts_err *err)
 {
     ts_fusion *f = ts_mem_zalloc(sizeof *f);
     if (!f || !(f->arena = ts_arena_new())) {
@@ -400,6 +408,7 @@ ts_status ts_fuse(const ts_graph *g, ts_fuse_compiles_fn compiles, ts_fusion **o
     }
     f->g = g;
     f->compiles = compiles;
+    f->templates = templates;
     size_t nv = g->next_value_id ? g->next_value_id : 1;
     f->mat = ts_arena_array(f->arena, nv, sizeof *f->mat);
     f->uses = ts_arena_array(f->arena, nv, sizeof *f->uses);

@@ -50,6 +50,7 @@ typedef struct ts_fusion {
     ts_arena *arena;
     const ts_graph *g;
     ts_fuse_compiles_fn compiles;
+    bool templates;            /* the target calls the runtime's contraction templates (the CPU) */
     bool *mat;                 /* by value id: materialized */
     int *uses;                 /* by value id: operand uses in the body (+1 per result use) */
     const ts_value **epi;      /* by node id, for template contractions: the value their epilogue ends at */
@@ -67,8 +68,14 @@ typedef struct ts_fusion {
 } ts_fusion;
 
 /* Partition g's body; compiles(n) says per node whether the backend
- * generates code for it (else FALLBACK). */
-ts_status ts_fuse(const ts_graph *g, ts_fuse_compiles_fn compiles, ts_fusion **out, ts_err *err);
+ * generates code for it (else FALLBACK); templates, whether its code
+ * calls the runtime's contraction templates (the CPU's GEMM and conv
+ * kernels: a template contraction takes an epilogue, reads layout chains
+ * in place) or takes every dot as plain loops (the device dialects). */
+ts_status ts_fuse(const ts_graph *g, ts_fuse_compiles_fn compiles, bool templates, ts_fusion **out, ts_err *err);
+/* Whether contraction n is a template call in f: f->templates and
+ * ts_contract_template(n). */
+bool ts_fuse_template(const ts_fusion *f, const ts_node *n);
 void ts_fusion_free(ts_fusion *f);
 /* The partition in words (`tessera ir --fusion`). */
 void ts_fusion_print(ts_buf *b, const ts_fusion *f);

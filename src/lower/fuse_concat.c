@@ -60,7 +60,7 @@ bool ts_concat_part_strided(const ts_fusion *f, const ts_node *n, const ts_value
     if (!k) return d->op != TS_OP_DOT;
     /* a conv writes images at a stride of its choosing, channels and
      * positions dense: a channel concat of x in the conv's own shape */
-    if (k->op != TS_OP_CONV || ts_node_int(n, "axis") != 1 || !ts_contract_template(k)) return false;
+    if (k->op != TS_OP_CONV || ts_node_int(n, "axis") != 1 || !ts_fuse_template(f, k)) return false;
     const ts_value *y = k->out[0];
     if (y->type.rank != x->type.rank) return false;
     for (int i = 0; i < y->type.rank; i++)

@@ -568,38 +568,6 @@ static void lower_reduce(lctx *c, const ts_node *n)
     ts_lw_store(c, &ns, y, yc, ts_lx_cast(c->p, a, dt));
 }
 
-static void lower_dot(lctx *c, const ts_node *n)
-{
-    const ts_value *l = n->in[0], *r = n->in[1], *y = n->out[0];
-    int nlb = 0, nrb = 0, nlc = 0, nrc = 0, acc = 0;
-    const int64_t *lb = ts_node_ints(n, "lhs_batch", &nlb), *rb = ts_node_ints(n, "rhs_batch", &nrb);
-    const int64_t *lc = ts_node_ints(n, "lhs_contract", &nlc), *rc = ts_node_ints(n, "rhs_contract", &nrc);
-    nest ns = {.tail = &c->k->body};
-    ts_lx *yc[TS_MAX_RANK], *lx[TS_MAX_RANK], *rx[TS_MAX_RANK], *ext[TS_MAX_RANK], *kv[TS_MAX_RANK];
-    for (int i = 0; i < y->type.rank; i++) yc[i] = ts_lw_open_loop(c, &ns, ts_lw_dim(c, y->type.dims[i]));
-    for (int i = 0; i < nlc; i++) ext[i] = ts_lw_dim(c, l->type.dims[lc[i]]);
-    ts_ls **inner = NULL;
-    ts_dtype dt = y->type.dtype, adt = ts_lw_acc_dtype(TS_OP_REDUCE_SUM, dt);
-    ts_lx *a = ts_lw_open_reduction(c, &ns, TS_OP_REDUCE_SUM, adt, nlc, ext, kv, &inner, &acc);
-    if (!a) return;
-    /* operand coords: batch dims from the output's leading coords, contract
-     * dims from the reduced vars, the free dims in order after the batch */
-    bool used_l[TS_MAX_RANK] = {false}, used_r[TS_MAX_RANK] = {false};
-    for (int i = 0; i < nlb; i++) lx[lb[i]] = yc[i], used_l[lb[i]] = true;
-    for (int i = 0; i < nrb; i++) rx[rb[i]] = yc[i], used_r[rb[i]] = true;
-    for (int i = 0; i < nlc; i++) lx[lc[i]] = kv[i], used_l[lc[i]] = true;
-    for (int i = 0; i < nrc; i++) rx[rc[i]] = kv[i], used_r[rc[i]] = true;
-    int o = nlb;
-    for (int i = 0; i < l->type.rank; i++)
-        if (!used_l[i]) lx[i] = yc[o++];
-    for (int i = 0; i < r->type.rank; i++)
-        if (!used_r[i]) rx[i] = yc[o++];
-    ts_lx *lv = ts_lx_cast(c->p, ts_lw_value_at(c, l, lx, false), adt), *rv = ts_lx_cast(c->p, ts_lw_value_at(c, r, rx, false), adt);
-    ts_lw_update(c, inner, acc, TS_OP_ADD, ts_lx_op(c->p, TS_OP_MUL, adt, lv, rv, NULL));
-    ts_lw_to_end(&ns);
-    ts_lw_store(c, &ns, y, yc, ts_lx_cast(c->p, a, dt));
-}
-
 /* ---- row kernels ------------------------------------------------------------------ */
 
 /* Worth keeping rather than recomputing: a transcendental or a division
@@ -853,10 +821,13 @@ ts_status ts_lower_group(ts_lprog *p, const ts_fusion *f, const ts_group *g, con
         else lower_reduce(&c, g->root);
         break;
     case TS_G_DOT:   /* the fast template where the axes merge into strides, loops otherwise */
-        if (ts_contract_template(g->root)) ts_lw_template(&c, g);
-        else lower_dot(&c, g->root);
+        if (ts_fuse_template(f, g->root)) ts_lw_template(&c, g);
+        else ts_lw_dot(&c, g->root);
         break;
-    case TS_G_CONV: ts_lw_template(&c, g); break;
+    case TS_G_CONV:
+        if (ts_fuse_template(f, g->root)) ts_lw_template(&c, g);
+        else ts_lw_conv(&c, g->root);
+        break;
     case TS_G_ROW: lower_row(&c, g); break;
     case TS_G_CALL: ts_lw_sort(&c, g->root); break;
     default: return ts_err_set(err, TS_ERR_INTERNAL, "lower: group kind %d has no loops", (int)g->kind);

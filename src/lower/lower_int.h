@@ -97,6 +97,9 @@ ts_lx *ts_lw_open_reduction(lctx *c, nest *ns, ts_op op, ts_dtype dt, int nred, 
                             ts_ls ***inner, int *acc);
 void ts_lw_update(lctx *c, ts_ls **inner, int acc, ts_op op, ts_lx *value);
 void ts_lw_to_end(nest *ns);
+/* dot and conv as loop nests (lower_contract.c, D177). */
+void ts_lw_dot(lctx *c, const ts_node *n);
+void ts_lw_conv(lctx *c, const ts_node *n);
 /* argmax/argmin and cumulative nodes as kernels (lower_scan.c, D117). */
 void ts_lw_arg_extreme(lctx *c, const ts_node *n);
 void ts_lw_cumulative(lctx *c, const ts_node *n);

@@ -15,12 +15,13 @@ void ts_plan_free(ts_plan *p)
     ts_mem_free(p);
 }
 
-ts_status ts_plan_new(const ts_graph *g, ts_fuse_compiles_fn compiles, ts_plan **out, ts_err *err)
+static ts_status plan_new(const ts_graph *g, ts_fuse_compiles_fn compiles, bool templates, ts_plan **out,
+                          ts_err *err)
 {
     ts_plan *p = ts_mem_zalloc(sizeof *p);
     if (!p) return ts_err_set(err, TS_ERR_OOM, "out of memory");
     p->g = g;
-    ts_status s = ts_fuse(g, compiles, &p->fusion, err);
+    ts_status s = ts_fuse(g, compiles, templates, &p->fusion, err);
     if (s == TS_OK) s = ts_lprog_new(&p->lp, err);
     if (s == TS_OK && !(p->steps = ts_mem_zalloc(sizeof *p->steps * (size_t)(p->fusion->n_groups + 1))))
         s = ts_err_set(err, TS_ERR_OOM, "out of memory");
@@ -54,4 +55,14 @@ ts_status ts_plan_text(const ts_plan *p, char **text, ts_err *err)
     if (!b.data) return ts_err_set(err, TS_ERR_OOM, "out of memory");
     *text = b.data;
     return TS_OK;
+}
+
+ts_status ts_plan_new(const ts_graph *g, ts_fuse_compiles_fn compiles, ts_plan **out, ts_err *err)
+{
+    return plan_new(g, compiles, true, out, err);
+}
+
+ts_status ts_plan_new_loops(const ts_graph *g, ts_fuse_compiles_fn compiles, ts_plan **out, ts_err *err)
+{
+    return plan_new(g, compiles, false, out, err);
 }

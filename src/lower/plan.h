@@ -31,6 +31,9 @@ typedef struct ts_plan {
 /* Plan g for a backend whose code generator handles the nodes compiles
  * accepts. g must outlive the plan. */
 ts_status ts_plan_new(const ts_graph *g, ts_fuse_compiles_fn compiles, ts_plan **out, ts_err *err);
+/* The same for a code generator without the CPU's contraction templates
+ * (the device dialects): every dot it accepts is lowered to loops. */
+ts_status ts_plan_new_loops(const ts_graph *g, ts_fuse_compiles_fn compiles, ts_plan **out, ts_err *err);
 void ts_plan_free(ts_plan *p);
 /* The fusion and every kernel's loop IR as text (`tessera ir --loops`). */
 ts_status ts_plan_text(const ts_plan *p, char **text, ts_err *err);

@@ -43,6 +43,7 @@ from cli_cpu import (test_concat_in_place, test_concat_strided, test_control_com
                      test_light_compile, test_parameter_only_values_run_first,
                      test_reshape_and_short_rows, test_row_kernel,
                      test_row_maxmin_lanes, test_runtime_unit, test_streamed_rows, test_tile_epilogue)
+from cli_cuda import test_cuda_target  # noqa: E402
 from cli_opencl import test_opencl_target  # noqa: E402
 
 
@@ -227,7 +228,7 @@ def test_repeat():
                          (["--repeat=3.5"], r"--repeat needs a whole number .* got '3\.5'"),
                          (["--threads", "0"], r"--threads needs a whole number from 1 to 1024, got '0'"),
                          (["--threads", "many"], r"--threads needs a whole number .* got 'many'"),
-                         (["--target", "nosuch"], r"unknown target 'nosuch' \(available: cpu, opencl, interp\)")):
+                         (["--target", "nosuch"], r"unknown target 'nosuch' \(available: cpu, opencl, cuda, interp\)")):
         expect_error("run %s" % " ".join(bad), ["run", model, "-i", x, "--repeat", "2"] + bad, pattern)
 
 
@@ -795,7 +796,7 @@ def main():
                      test_runtime_unit, test_gather_compiled, test_concat_in_place, test_concat_strided, test_tail_lanes,
                      test_epilogue_split, test_sections, test_reduce_merged, test_roll_parts, test_scan_strided,
                      test_control_compiled, test_loops_merged, test_loops_tail, test_split_div, test_shared_packing, test_indexing_compiled,
-                     test_conv_over_one_position, test_light_compile, test_opencl_target) + ONNX_TESTS:
+                     test_conv_over_one_position, test_light_compile, test_opencl_target, test_cuda_target) + ONNX_TESTS:
             try:
                 test()
             except Exception as e:  # a crash in one test is one failure, not the end

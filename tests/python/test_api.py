@@ -15,7 +15,7 @@ def test_version_and_tables():
     assert not os.path.dirname(tessera.__file__).startswith(os.path.join(ROOT, "python"))
     with open(os.path.join(ROOT, "include", "tessera.h")) as f:
         assert f'#define TESSERA_VERSION "{tessera.__version__}"' in f.read()
-    assert tessera.targets() == ["cpu", "opencl", "interp"]
+    assert tessera.targets() == ["cpu", "opencl", "cuda", "interp"]
     prims = {p[0]: p for p in tessera.prims()}
     assert prims["add"][1:4] == (2, 2, 1) and prims["transpose"][4] == "perm:ints"
     assert len(prims) > 60
@@ -107,6 +107,8 @@ def test_control_regions(target, cache_dir):
     g.output(y, k)
     assert "while(" in str(g) and "if(" in str(g)
     s = tessera.Session(g, target=target, threads=1, cache_dir=cache_dir)
+    if target != "interp":   # the regions' kernels are generated (counted with the module's)
+        assert s.compile_info["kernels"] >= 4 and s.compile_info["fallbacks"] == 0, s.compile_info
     xv = np.arange(1, 6, dtype=np.float32)
     for nv in (0, 2, 5):
         got, trips = s.run(None, {"x": xv, "n": np.array(nv)})
@@ -131,6 +133,20 @@ def test_region_errors():
         g.op("while", a, regions=(lambda s: g.op("lt", g.op("reduce_sum", s, axes=[0]), g.scalar(1, "f32")),
                                    lambda s: (s, s)))
     assert g.op("exp", a).type == "f32[3]"   # the graph is still usable
+
+
+def test_cuda_session(scale_graph, cache_dir):
+    """The cuda target runs where there is an NVIDIA GPU; elsewhere (CI) a
+    Session on it is a ToolchainError saying what is missing."""
+    if os.path.exists("/dev/nvidiactl"):
+        s = tessera.Session(scale_graph, target="cuda")
+        x = np.arange(8, dtype=np.float32).reshape(2, 4)
+        np.testing.assert_allclose(s.run(None, {"x": x})[0],
+                                   tessera.Session(scale_graph, target="interp").run(None, {"x": x})[0], rtol=1e-6)
+    else:
+        with pytest.raises(tessera.ToolchainError, match=r"^cuda: no usable CUDA device \(.+\); the cuda target needs"):
+            tessera.Session(scale_graph, target="cuda")
+    assert 'extern "C" __global__' in scale_graph.describe("cuda", "cuda")
 
 
 @pytest.mark.parametrize("target", ["cpu", "opencl", "interp"])

@@ -568,7 +568,7 @@ int main(void)
     CHECK(ts_session_run(cpu, 2, in, 2, out, &e2) == TS_ERR_INVALID_ARG);
     ts_tensor_release(bad);
     ts_session *s2 = NULL;
-    CHECK_MSG(ts_session_new(g, "gpu9", &s2, &e3) == TS_ERR_UNSUPPORTED && strstr(e3.msg, "cpu, opencl, interp"), "%s", e3.msg);
+    CHECK_MSG(ts_session_new(g, "gpu9", &s2, &e3) == TS_ERR_UNSUPPORTED && strstr(e3.msg, "cpu, opencl, cuda, interp"), "%s", e3.msg);
     ts_session_opts neg = {.threads = -1};
     CHECK(ts_session_new_opts(g, "cpu", &neg, &s2, &e4) == TS_ERR_INVALID_ARG);
     ts_session_opts nocc = {.cc = "/nonexistent/cc", .cache_dir = "build-test-jit-cache-nocc"};

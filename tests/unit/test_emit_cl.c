@@ -1,106 +1,20 @@
 /* test_emit_cl.c — the OpenCL C dialect of the emitter (codegen/opencl):
  * every kernel planned for the per-primitive suite (tests/ops/ * /model.ir),
- * the IR corpus (tests/ir/) and the autodiff cases, with the default passes
- * and fusion asking ts_emit_cl_compiles, is emitted into one program (kernel
- * names made unique per graph) and built by the first OpenCL platform
+ * the IR corpus (tests/ir/) and the autodiff cases (emit_corpus.h) is
+ * emitted into one program and built by the first OpenCL platform
  * (PoCL in CI: scripts/deps.sh installs it); a build error prints the log.
  * Then what the dialect must not write (the CPU's vector shapes, libm
  * names without the preamble, static tables) is checked in the text, and
  * that it declines contractions. */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
-#include <dirent.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "check.h"
-#include "test_files.h"
 #include "codegen/opencl/emit_cl.h"
-#include "lower/plan.h"
+#include "emit_corpus.h"
 
-typedef struct corpus {
-    ts_buf src;      /* the preamble once, then every graph's kernels */
-    int graphs, kernels, fallbacks, declined;
-} corpus;
-
-/* Plan path's graph for OpenCL and append its kernels, renamed g<i>_k<j>. */
-static void add_graph(corpus *c, const char *path)
+static ts_status emit_kernels(ts_buf *out, int n, ts_lkernel *const *ks, ts_err *err)
 {
-    size_t len = 0;
-    char *text = slurp(path, &len);
-    ts_graph *g = NULL;
-    ts_plan *p = NULL;
-    ts_err err = {0};
-    if (!text || ts_graph_parse(text, len, path, &g, &err) != TS_OK || ts_graph_run_passes(g, "default", &err) != TS_OK ||
-        ts_plan_new(g, ts_emit_cl_compiles, &p, &err) != TS_OK) {
-        CHECK_MSG(0, "%s: %s", path, text ? err.msg : "cannot read");
-    } else {
-        ts_lkernel **ks = malloc(sizeof *ks * (size_t)(p->n_steps + 1));
-        int n = 0;
-        for (int i = 0; i < p->n_steps; i++)
-            if (p->steps[i].kernel) {
-                snprintf(p->steps[i].kernel->name, sizeof p->steps[i].kernel->name, "g%d_k%d", c->graphs, i);
-                ks[n++] = p->steps[i].kernel;
-            }
-        ts_status s = TS_OK;
-        size_t mark = c->src.len;
-        for (int i = 0; i < n && s == TS_OK; i++) s = ts_emit_cl_kernel(&c->src, ks[i], &err);
-        if (s == TS_ERR_UNSUPPORTED) {
-            c->src.len = mark;   /* a kernel the dialect cannot write yet: named in the output */
-            if (c->src.data) c->src.data[mark] = 0;
-            c->declined++;
-            printf("  declined: %s: %s\n", path, err.msg);
-        } else if (s != TS_OK) {
-            CHECK_MSG(0, "%s: %s", path, err.msg);
-        } else {
-            c->kernels += n;
-            c->fallbacks += p->n_fallback;
-        }
-        free(ks);
-        c->graphs++;
-    }
-    ts_plan_free(p);
-    ts_graph_free(g);
-    free(text);
-}
-
-static void add_dir(corpus *c, const char *dir, const char *suffix, bool nested)
-{
-    DIR *d = opendir(dir);
-    CHECK_MSG(d != NULL, "cannot open %s", dir);
-    if (!d) return;
-    char **names = NULL;
-    int n = 0;
-    for (struct dirent *e; (e = readdir(d));) {
-        if (e->d_name[0] == '.') continue;
-        names = realloc(names, sizeof *names * (size_t)(n + 1));
-        names[n++] = strdup(e->d_name);
-    }
-    closedir(d);
-    for (int i = 0; i < n; i++)   /* sorted: the same program every run */
-        for (int j = i + 1; j < n; j++)
-            if (strcmp(names[j], names[i]) < 0) {
-                char *t = names[i];
-                names[i] = names[j], names[j] = t;
-            }
-    for (int i = 0; i < n; i++) {
-        char path[1024];
-        if (nested) {
-            snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-            DIR *sub = opendir(path);   /* folders only (the suite keeps lists beside them) */
-            if (sub) closedir(sub), add_dir(c, path, suffix, false);
-        } else if (strlen(names[i]) > strlen(suffix) && !strcmp(names[i] + strlen(names[i]) - strlen(suffix), suffix)) {
-            snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-            add_graph(c, path);
-        } else if (!strcmp(suffix, "/model.ir")) {
-            snprintf(path, sizeof path, "%s/%s/model.ir", dir, names[i]);
-            FILE *f = fopen(path, "rb");
-            if (f) fclose(f), add_graph(c, path);
-        }
-        free(names[i]);
-    }
-    free(names);
+    for (int i = 0; i < n; i++) TS_TRY(ts_emit_cl_kernel(out, ks[i], err));
+    return TS_OK;
 }
 
 static void build_on_opencl(const corpus *c)
@@ -160,21 +74,14 @@ static void test_dialect(void)
                       "  %e: f32[n, 64] = exp(%a)\n"
                       "  %s: f32[n] = reduce_sum(%e) {axes=[1]}\n"
                       "  %d: f32[n, 8] = dot(%a, %w) {lhs_contract=[1], rhs_contract=[0]}\n"
-                      "  return %s, %d\n"
+                      "  %o: f32[n], %oi: i64[n] = sort(%s) {axis=0}\n"
+                      "  return %o, %d\n"
                       "}\n";
-    ts_graph *g = NULL;
-    ts_plan *p = NULL;
-    ts_err err = {0};
-    CHECK_MSG(ts_graph_parse(src, strlen(src), "t", &g, &err) == TS_OK, "%s", err.msg);
-    CHECK_MSG(g && ts_plan_new(g, ts_emit_cl_compiles, &p, &err) == TS_OK, "%s", err.msg);
-    if (!p) return ts_graph_free(g);
-    CHECK_MSG(p->n_fallback == 1, "dot declined: %d fallback steps", p->n_fallback);
-    ts_lkernel *ks[8];
-    int n = 0;
-    for (int i = 0; i < p->n_steps && n < 8; i++)
-        if (p->steps[i].kernel) ks[n++] = p->steps[i].kernel;
     ts_buf out = {0};
-    CHECK_MSG(ts_emit_cl(&out, n, ks, &err) == TS_OK, "%s", err.msg);
+    int kernels = 0, fallbacks = 0;
+    if (!emit_one(src, ts_emit_cl_compiles, ts_emit_cl, &out, &kernels, &fallbacks)) return ts_buf_free(&out);
+    /* the dot is loops on the device; sort is declined (a CPU template) */
+    CHECK_MSG(fallbacks == 1 && kernels >= 2, "%d kernels, %d fallback steps", kernels, fallbacks);
     const char *t = out.data ? out.data : "";
     CHECK(strstr(t, "__kernel void ts_k") != NULL);
     CHECK(strstr(t, "get_global_id(0)") != NULL);
@@ -184,19 +91,17 @@ static void test_dialect(void)
     CHECK(strstr(t, "static const int64_t") == NULL);
     CHECK(strstr(t, "__builtin_") == NULL);
     ts_buf_free(&out);
-    ts_plan_free(p);
-    ts_graph_free(g);
 }
 
 int main(void)
 {
     test_dialect();
-    corpus c = {0};
+    corpus c = {.compiles = ts_emit_cl_compiles, .emit = emit_kernels};
     ts_err err = {0};
     CHECK_MSG(ts_emit_cl(&c.src, 0, NULL, &err) == TS_OK, "%s", err.msg);   /* the preamble */
-    add_dir(&c, "tests/ops", "/model.ir", true);
-    add_dir(&c, "tests/ir", ".ir", false);
-    add_dir(&c, "tests/autodiff/cases", ".ir", false);
+    corpus_add_dir(&c, "tests/ops", "/model.ir", true);
+    corpus_add_dir(&c, "tests/ir", ".ir", false);
+    corpus_add_dir(&c, "tests/autodiff/cases", ".ir", false);
     printf("%d graphs: %d kernels in one OpenCL program, %d fallback steps, %d graphs declined\n", c.graphs, c.kernels,
            c.fallbacks, c.declined);
     CHECK(c.graphs > 500 && c.kernels > 500);

@@ -103,8 +103,8 @@ static void put_const(const em *e, ts_buf *b, const ts_lx *x)
     const char *t = ts_emit_ctype(x->dt);
     if (x->dt == TS_DTYPE_F32 || x->dt == TS_DTYPE_F64) {
         bool f = x->dt == TS_DTYPE_F32;
-        const char *nan = e->cl ? (f ? "NAN" : "((double)NAN)") : f ? "__builtin_nanf(\"\")" : "__builtin_nan(\"\")";
-        const char *inf = e->cl ? (f ? "INFINITY" : "((double)INFINITY)") : f ? "__builtin_inff()" : "__builtin_inf()";
+        const char *nan = e->device ? (f ? "NAN" : "((double)NAN)") : f ? "__builtin_nanf(\"\")" : "__builtin_nan(\"\")";
+        const char *inf = e->device ? (f ? "INFINITY" : "((double)INFINITY)") : f ? "__builtin_inff()" : "__builtin_inf()";
         if (isnan(x->c)) ts_buf_puts(b, nan);
         else if (isinf(x->c)) ts_buf_printf(b, "%s%s", x->c < 0 ? "-" : "", inf);
         else if (f) ts_buf_printf(b, "%af", (double)(float)x->c);
@@ -268,7 +268,7 @@ static int small_float_power(const ts_lx *x)
 /* OpenCL C has no array of buffer pointers: a load from the buffer whose
  * number a table holds is a choice among the numbers the table has (only
  * the chosen load runs). */
-static void cl_load_by_number(em *e, ts_buf *b, const ts_lx *x, const char *idx, const char *num)
+static void device_load_by_number(em *e, ts_buf *b, const ts_lx *x, const char *idx, const char *num)
 {
     const ts_ltab *t = x->a[1]->k == TS_LX_TAB ? &e->k->tabs[x->a[1]->var] : NULL;
     if (!t || !t->n) {
@@ -311,7 +311,7 @@ static void rhs(em *e, ts_buf *b, ts_lx *x, bool inline_only)
         break;
     case TS_LX_TAB: ts_buf_printf(b, "tab%d[%s]", x->var, a); break;
     case TS_LX_LOADI:
-        if (e->cl) cl_load_by_number(e, b, x, a, bb);
+        if (e->device) device_load_by_number(e, b, x, a, bb);
         else ts_buf_printf(b, "((const %s *)bufs[%s])[%s]", ts_emit_ctype(x->dt), bb, a);
         break;
     case TS_LX_CAST: put_cast(b, x->a[0]->dt, x->dt, a); break;
@@ -431,11 +431,15 @@ static void parallel_for(em *e, const ts_ls *s)
     for (int i = 0; i < m; i++) ts_buf_printf(e->out, " * %s", ext[i].data);
     ts_buf_printf(e->out, ";\n");
     ts_em_indent(e);
-    ts_buf_printf(e->out, "const int64_t lo_ = n_ / nth * ith + (ith < n_ %% nth ? ith : n_ %% nth);\n");
-    ts_em_indent(e);
-    ts_buf_printf(e->out, "const int64_t hi_ = lo_ + n_ / nth + (ith < n_ %% nth);\n");
-    ts_em_indent(e);
-    ts_buf_printf(e->out, "for (int64_t f_ = lo_; f_ < hi_; f_++) {\n");
+    if (e->strided) {
+        ts_buf_printf(e->out, "for (int64_t f_ = ith; f_ < n_; f_ += nth) {\n");
+    } else {
+        ts_buf_printf(e->out, "const int64_t lo_ = n_ / nth * ith + (ith < n_ %% nth ? ith : n_ %% nth);\n");
+        ts_em_indent(e);
+        ts_buf_printf(e->out, "const int64_t hi_ = lo_ + n_ / nth + (ith < n_ %% nth);\n");
+        ts_em_indent(e);
+        ts_buf_printf(e->out, "for (int64_t f_ = lo_; f_ < hi_; f_++) {\n");
+    }
     ts_em_open(e);
     ts_em_indent(e);
     ts_buf_printf(e->out, "int64_t r_ = f_;\n");
@@ -647,11 +651,11 @@ static void for_loop(em *e, const ts_ls *s)
     ts_buf ext = {0};
     ts_em_ref(e, &ext, s->extent, false);
     /* lanes and vector tails are the CPU's vector-unit shapes */
-    if (!e->cl && (s->flags & TS_LOOP_VECTOR) && ts_em_lane_reduction(e, s, ext.data)) {
+    if (!e->device && (s->flags & TS_LOOP_VECTOR) && ts_em_lane_reduction(e, s, ext.data)) {
         ts_buf_free(&ext);
         return;
     }
-    if (!e->cl && tail_as_vector(e, s)) {
+    if (!e->device && tail_as_vector(e, s)) {
         put_tail_as_vector(e, s, ext.data);
         ts_buf_free(&ext);
         return;
@@ -683,7 +687,7 @@ void ts_em_stmts(em *e, const ts_ls *s)
         ts_buf a = {0}, b = {0}, c = {0};
         switch (s->k) {
         case TS_LS_FOR:
-            if (!e->cl && streamed_pass(s)) {
+            if (!e->device && streamed_pass(s)) {
                 hoist_stmt(e, s, s->depth);
                 put_streamed_pass(e, s);
                 s = s->next;   /* the stream it did */
@@ -762,7 +766,7 @@ static void c_open_fn(em *e, const ts_lkernel *k)
     }
 }
 
-static const ts_em_dialect c_dialect = {false, c_open_fn};
+static const ts_em_dialect c_dialect = {false, false, c_open_fn};
 
 void ts_em_tab_values(em *e, int t)
 {
@@ -776,7 +780,7 @@ ts_status ts_em_kernel(ts_buf *out, const ts_lkernel *k, const ts_em_dialect *d,
         if (!ts_emit_ctype(k->bufs[i].dt))
             return ts_err_set(err, TS_ERR_UNSUPPORTED, "kernel %s: no C type for %s", k->name,
                               ts_dtype_name(k->bufs[i].dt));
-    if (k->tmpl && d->cl)
+    if (k->tmpl && d->device)
         return ts_err_set(err, TS_ERR_UNSUPPORTED, "kernel %s: contraction templates are CPU C only", k->name);
     uint32_t nids = 0;
     max_id_ls(k->body, &nids);
@@ -788,7 +792,7 @@ ts_status ts_em_kernel(ts_buf *out, const ts_lkernel *k, const ts_em_dialect *d,
         ts_lx *te_x[4] = {k->tmpl->te_rows, k->tmpl->te_cols, k->tmpl->te_res_off, k->tmpl->te_res_rs};
         for (int i = 0; i < 4; i++) max_id_lx(te_x[i], &nids);
     }
-    em e = {.out = out, .k = k, .nids = nids, .cl = d->cl};
+    em e = {.out = out, .k = k, .nids = nids, .device = d->device, .strided = d->strided};
     e.declared = ts_mem_alloc(sizeof *e.declared * (nids ? nids : 1));
     if (!e.declared) return ts_err_set(err, TS_ERR_OOM, "out of memory emitting C");
     for (uint32_t i = 0; i < nids; i++) e.declared[i] = -1;

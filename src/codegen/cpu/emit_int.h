@@ -15,21 +15,32 @@ typedef struct em {
     int nstack, capstack;
     uint32_t nids;
     ts_status status;
-    bool cl;              /* the OpenCL C dialect (below) */
+    bool device;          /* a device dialect: OpenCL C, CUDA C (below) */
+    bool strided;         /* thread ith runs iterations ith, ith + nth, ... (below) */
 } em;
 
 /* A dialect of the emitter: the same statements and expressions, its own
- * function opening. cl: OpenCL C (codegen/opencl/): no lane reductions,
- * vector tails or streamed passes (the CPU's vector-unit shapes), no
- * table of buffer pointers, NAN/INFINITY for the specials; the names the
- * C uses (int64_t, expf, tsrt_*) come from kernels/opencl/tsrt_cl.h. */
+ * function opening. device: OpenCL C (codegen/opencl/) or CUDA C
+ * (codegen/cuda/): no lane reductions, vector tails or streamed passes
+ * (the CPU's vector-unit shapes), no table of buffer pointers, NAN/INFINITY
+ * for the specials; the names the C uses (int64_t, expf, tsrt_*) come from
+ * the dialect's preamble (kernels/opencl/tsrt_cl.h, kernels/cuda/tsrt_cuda.h). */
 typedef struct ts_em_dialect {
-    bool cl;
+    bool device;
+    /* a parallel loop's share: contiguous (a CPU thread's, or a CPU
+     * OpenCL device's work-item: its own cache lines) or strided (a GPU
+     * thread's: neighbouring threads touch neighbouring elements, so a
+     * warp's accesses coalesce) */
+    bool strided;
     /* the function's opening up to its first statement: signature, the
      * buffers b0.., dims D0.., ith and nth, the tables tab0.. */
     void (*open_fn)(em *e, const ts_lkernel *k);
 } ts_em_dialect;
 
+/* What a device dialect generates: the C emitter's nodes but sort, whose
+ * CPU kernel is a runtime template (emit_ops.c); dots and convs as loops
+ * (the device targets plan with ts_plan_new_loops). */
+bool ts_em_device_compiles(const ts_node *n);
 /* Kernel k in dialect d (ts_emit_c_kernel is the C dialect). */
 ts_status ts_em_kernel(ts_buf *out, const ts_lkernel *k, const ts_em_dialect *d, ts_err *err);
 /* Append runtime header `name` (embedded at build time). */

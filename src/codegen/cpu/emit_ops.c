@@ -2,6 +2,7 @@
  * answer to fusion's question (ts_fuse_compiles_fn). Anything else runs on
  * the interpreter's kernel as a fallback node. */
 #include "codegen/cpu/emit.h"
+#include "codegen/cpu/emit_int.h"
 
 #include "lower/view.h"
 
@@ -78,4 +79,13 @@ bool ts_emit_c_compiles(const ts_node *n)
     if (n->op == TS_OP_SORT) return n->in[0]->type.dtype != TS_DTYPE_BOOL;   /* tsrt_sort.h's element types */   /* regions compiled as programs (D115) */
     return (ts_op_get(n->op)->flags & TS_OPF_EW) || ts_view_op(n) || n->op == TS_OP_IOTA || n->op == TS_OP_CONST ||
            reduce_op(n->op) || n->op == TS_OP_DOT;
+}
+
+bool ts_em_device_compiles(const ts_node *n)
+{
+    if (n->op == TS_OP_SORT) return false;
+    if (n->op != TS_OP_CONV) return ts_emit_c_compiles(n);
+    for (int i = 0; i < n->n_in; i++)   /* conv as loops (lower_contract.c): any rank, any C type */
+        if (!ts_emit_ctype(n->in[i]->type.dtype)) return false;
+    return ts_emit_ctype(n->out[0]->type.dtype) != NULL;
 }

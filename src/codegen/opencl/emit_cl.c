@@ -8,8 +8,7 @@
 
 bool ts_emit_cl_compiles(const ts_node *n)
 {
-    if (n->op == TS_OP_DOT || n->op == TS_OP_CONV || n->op == TS_OP_SORT) return false;
-    return ts_emit_c_compiles(n);
+    return ts_em_device_compiles(n);
 }
 
 static void cl_open_fn(em *e, const ts_lkernel *k)
@@ -35,7 +34,7 @@ static void cl_open_fn(em *e, const ts_lkernel *k)
     for (int i = 0; i < k->n_tabs; i++) ts_buf_printf(out, "    __constant long *tab%d = %s_tab%d;\n", i, k->name, i);
 }
 
-static const ts_em_dialect cl_dialect = {true, cl_open_fn};
+static const ts_em_dialect cl_dialect = {true, false, cl_open_fn};
 
 ts_status ts_emit_cl_kernel(ts_buf *out, const ts_lkernel *k, ts_err *err)
 {

@@ -1,13 +1,13 @@
 /* tsrt_int.h — the integer primitives' exact meanings (docs/primitives.md)
  * for generated code: division and remainder by zero and by -1, powers
  * modulo 2^64, shifts by any count. Written in the subset of C that is
- * also OpenCL C: the CPU's units paste it before scalar.h, OpenCL programs
- * after their preamble (kernels/opencl/tsrt_cl.h), which typedefs int64_t
- * and uint64_t. */
+ * also OpenCL C and CUDA C: the CPU's units paste it before scalar.h,
+ * OpenCL and CUDA programs after their preambles (kernels/opencl/tsrt_cl.h,
+ * kernels/cuda/tsrt_cuda.h), which typedef int64_t and uint64_t. */
 #ifndef TSRT_INT_H
 #define TSRT_INT_H
 
-#ifndef __OPENCL_C_VERSION__
+#if !defined(__OPENCL_C_VERSION__) && !defined(__CUDACC_RTC__)   /* the device preambles spell them */
 #include <stdint.h>
 #endif
 
