@@ -97,7 +97,7 @@ run_checks() {
     fi
   }
   section "node suite on $target" "$tess" check "$dir/node" --target "$target" -j "$jobs" --timeout 120 \
-    --shard "${GPU_CHECK_SHARD:-1/1}" \
+    --shard "${GPU_CHECK_SHARD:-1/1}" --batch 32 \
     --xfail tests/onnx_conformance/expected_failures_cuda.txt
   section "real-model suite on $target" "$tess" check tests/onnx_models --atol 1e-4 --target "$target"
   section "bundled model on $target" "$tess" check models/tinynet --target "$target"

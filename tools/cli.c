@@ -65,7 +65,7 @@ static const struct {
     {"--fusion", NULL, OPT_FUSION, true}, {"--loops", NULL, OPT_LOOPS, true},
     {"--emit", NULL, OPT_EMIT, false}, {"--profile", NULL, OPT_PROFILE, false},
     {"--grad", NULL, OPT_GRAD, true}, {"--jvp", NULL, OPT_JVP, true}, {"--wrt", NULL, OPT_WRT, false},
-    {"--shard", NULL, OPT_SHARD, false},
+    {"--shard", NULL, OPT_SHARD, false}, {"--batch", NULL, OPT_BATCH, false},
 };
 
 /* arg is `name` or `name=...`: the length of the name part, else 0. */
@@ -126,6 +126,7 @@ static int set_opt(cli *c, unsigned id, const char *v)
     case OPT_TIMEOUT: return parse_long("--timeout", v, 1, 86400, &c->timeout_s);
     case OPT_RTOL: return parse_tol("--rtol", v, &c->rtol, &c->rtol_given);
     case OPT_THREADS: return parse_long("--threads", v, 1, 1024, &c->threads);
+    case OPT_BATCH: return parse_long("--batch", v, 1, 1024, &c->batch);
     case OPT_EMIT:
         if (strcmp(v, "c") != 0 && strcmp(v, "opencl") != 0 && strcmp(v, "cuda") != 0)
             return fail("--emit takes c (the cpu target's C), opencl (the opencl target's OpenCL C) or cuda (the cuda "

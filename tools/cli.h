@@ -61,6 +61,7 @@ typedef struct cli {
     long jobs;
     long timeout_s;
     long shard_k, shard_n;          /* check --shard K/N: every Nth case from the Kth; 0: all */
+    long batch;                     /* check --batch N: cases per child process; 0: 1 */
     double rtol, atol;
     bool rtol_given, atol_given;
     bool dot;
@@ -80,7 +81,7 @@ enum {
     OPT_TARGET = 1 << 8, OPT_VERBOSE = 1 << 9, OPT_XFAIL = 1 << 10, OPT_JOBS = 1 << 11,
     OPT_TIMEOUT = 1 << 12, OPT_RTOL = 1 << 13, OPT_ATOL = 1 << 14, OPT_THREADS = 1 << 15,
     OPT_FUSION = 1 << 16, OPT_LOOPS = 1 << 17, OPT_EMIT = 1 << 18, OPT_PROFILE = 1 << 19,
-    OPT_GRAD = 1 << 20, OPT_JVP = 1 << 21, OPT_WRT = 1 << 22, OPT_SHARD = 1 << 23
+    OPT_GRAD = 1 << 20, OPT_JVP = 1 << 21, OPT_WRT = 1 << 22, OPT_SHARD = 1 << 23, OPT_BATCH = 1 << 24
 };
 
 /* Options (those in `allowed`) and up to max_files positional arguments

@@ -6,11 +6,14 @@
  * a crash, a sanitizer report, a run past --timeout — takes the other cases
  * down with it; the child sends its one line back through a pipe and the
  * parent prints the lines in case order. -j runs that many children at
- * once. */
+ * once. --batch N runs up to N cases in one child, one after another (a
+ * device driver starts once per child: PoCL's ~0.5 s); a case that kills
+ * its child fails alone, and the cases after it run in a new child. */
 #include "check.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -199,71 +202,127 @@ static void xfail_free(xfail_list *x)
 
 /* ---- running cases in children --------------------------------------------------------- */
 
+/* A child process and the cases it runs, in order (--batch: more than one,
+ * so that a device driver's start-up is paid once per batch, not per
+ * case). Its lines come through its pipe, each ended by a NUL, and are
+ * kept until it exits: how it ended qualifies them. */
 typedef struct job {
     pid_t pid;
     int fd;          /* read end of the child's pipe */
-    int index;       /* the case */
+    int *idx, n;     /* its cases */
+    char **got;      /* by position in idx: the line received, or NULL */
+    int done;        /* lines received */
+    char part[CHECK_LINE_MAX];
+    size_t part_len; /* the line being received */
 } job;
 
 /* The wall-clock backstop of --timeout S. */
 static long wall_limit(long timeout_s) { return timeout_s * 10 + 60; }
 
-/* The child: run the case, write its line, exit through exit() so that
- * sanitizers' at-exit checks (leaks) run and show in the status. */
-static void child(const check_case *c, const check_opts *o, int fd, long timeout_s)
+/* Limits for the next case: timeout_s of CPU time from now (SIGXCPU at
+ * the soft limit, moved per case; a one-case child gets the hard limit
+ * 10 s later too) and the wall-clock alarm. CPU time, not wall time, so
+ * a busy machine does not fail a case; the alarm only catches a case
+ * that blocks without computing. */
+static void limit_case(long timeout_s, bool alone)
 {
-    static char line[CHECK_LINE_MAX];
-    if (timeout_s > 0) {
-        /* CPU time, not wall time, so a busy machine does not fail a case;
-         * the alarm only catches a case that blocks without computing. */
-        struct rlimit rl = {(rlim_t)timeout_s, (rlim_t)timeout_s + 10};
-        setrlimit(RLIMIT_CPU, &rl);
-        alarm((unsigned)wall_limit(timeout_s));
-    }
-    check_run_case(c, o, line, sizeof line);
-    size_t len = strlen(line), off = 0;
+    if (timeout_s <= 0) return;
+    struct rusage ru;
+    struct rlimit rl;
+    getrusage(RUSAGE_SELF, &ru);
+    getrlimit(RLIMIT_CPU, &rl);
+    rlim_t used = (rlim_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + 1;
+    rl.rlim_cur = used + (rlim_t)timeout_s;
+    if (alone) rl.rlim_max = rl.rlim_cur + 10;
+    else if (rl.rlim_max != RLIM_INFINITY && rl.rlim_cur > rl.rlim_max) rl.rlim_cur = rl.rlim_max;
+    setrlimit(RLIMIT_CPU, &rl);
+    alarm((unsigned)wall_limit(timeout_s));
+}
+
+static void send_line(int fd, const char *line)
+{
+    size_t len = strlen(line) + 1, off = 0;   /* with its NUL */
     while (off < len) {
         ssize_t w = write(fd, line + off, len - off);
         if (w < 0 && errno == EINTR) continue;
         if (w <= 0) break;
         off += (size_t)w;
     }
+}
+
+/* The child: run its cases, write their lines, exit through exit() so
+ * that sanitizers' at-exit checks (leaks) run and show in the status. */
+static void child(const case_list *l, const job *j, const check_opts *o, int fd, long timeout_s)
+{
+    static char line[CHECK_LINE_MAX];
+    for (int k = 0; k < j->n; k++) {
+        limit_case(timeout_s, j->n == 1);
+        check_run_case(&l->c[j->idx[k]], o, line, sizeof line);
+        send_line(fd, line);
+    }
     close(fd);
     exit(0);
 }
 
-static int start(const case_list *l, int i, const check_opts *o, long timeout_s, job *j)
+static void job_free(job *j)
 {
+    for (int k = 0; j->got && k < j->n; k++) free(j->got[k]);
+    free(j->got);
+    free(j->idx);
+    *j = (job){.fd = -1};
+}
+
+/* Start cases idx[0..n) in a child. */
+static int start(const case_list *l, const int *idx, int n, const check_opts *o, long timeout_s, job *j)
+{
+    *j = (job){.fd = -1, .n = n, .idx = malloc(sizeof *j->idx * (size_t)n), .got = calloc((size_t)n, sizeof *j->got)};
+    if (!j->idx || !j->got) return job_free(j), fail("out of memory");
+    memcpy(j->idx, idx, sizeof *idx * (size_t)n);
     int fds[2];
-    if (pipe(fds) != 0) return fail("pipe: %s", strerror(errno));
+    if (pipe(fds) != 0) return job_free(j), fail("pipe: %s", strerror(errno));
     fflush(stdout);
     fflush(stderr);
     pid_t pid = fork();
     if (pid < 0) {
         close(fds[0]);
         close(fds[1]);
+        job_free(j);
         return fail("fork: %s", strerror(errno));
     }
     if (pid == 0) {
         close(fds[0]);
-        child(&l->c[i], o, fds[1], timeout_s);
+        child(l, j, o, fds[1], timeout_s);
     }
     close(fds[1]);
     j->pid = pid;
     j->fd = fds[0];
-    j->index = i;
     return 0;
 }
 
-/* The line a finished child sent, qualified by how it ended. */
-static char *finish(const check_case *c, int fd, int status, long timeout_s)
+/* Read what is there from j's pipe; false at its end. */
+static bool receive(job *j)
 {
-    char got[CHECK_LINE_MAX] = {0}, line[CHECK_LINE_MAX + 256];
-    size_t n = 0;
-    for (ssize_t r; n + 1 < sizeof got && ((r = read(fd, got + n, sizeof got - 1 - n)) > 0 || (r < 0 && errno == EINTR));)
-        if (r > 0) n += (size_t)r;
-    close(fd);
-    got[n] = 0;
+    char buf[4096];
+    ssize_t r = read(j->fd, buf, sizeof buf);
+    if (r < 0 && errno == EINTR) return true;
+    if (r <= 0) return false;
+    for (ssize_t i = 0; i < r; i++) {
+        if (buf[i]) {
+            if (j->part_len + 1 < sizeof j->part) j->part[j->part_len++] = buf[i];
+            continue;
+        }
+        j->part[j->part_len] = 0;
+        if (j->done < j->n) j->got[j->done++] = strdup(j->part);
+        j->part_len = 0;
+    }
+    return true;
+}
+
+/* Case c's line after its child ended with status before finishing it
+ * (got: the line it sent, if any). */
+static char *finish(const check_case *c, const char *got, int status, long timeout_s)
+{
+    char line[CHECK_LINE_MAX + 256];
     int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
     if (timeout_s > 0 && sig == SIGXCPU)
         snprintf(line, sizeof line, "FAIL %s: timed out (over %ld s of CPU time)", c->name, timeout_s);
@@ -273,7 +332,7 @@ static char *finish(const check_case *c, int fd, int status, long timeout_s)
     else if (WIFSIGNALED(status))
         snprintf(line, sizeof line, "FAIL %s: crashed (signal %d: %s)", c->name, WTERMSIG(status),
                  strsignal(WTERMSIG(status)));
-    else if (!n)
+    else if (!got)
         snprintf(line, sizeof line, "FAIL %s: exited with status %d and no result", c->name, WEXITSTATUS(status));
     else if (WEXITSTATUS(status) != 0)
         snprintf(line, sizeof line, "FAIL %s: exited with status %d after the case (a sanitizer report is on "
@@ -282,30 +341,62 @@ static char *finish(const check_case *c, int fd, int status, long timeout_s)
     return strdup(line);
 }
 
-/* Run every case, up to `jobs` at once; lines[i] receives case i's line. */
-static int run_cases(const case_list *l, const check_opts *o, long jobs, long timeout_s, char **lines,
+/* Job j's child has ended: its cases' lines into lines[]. The case it
+ * was running when it died gets the reason, the cases before it their
+ * lines; those after it go back to the queue (*requeue, in order). A
+ * nonzero exit after every line (a sanitizer's at-exit report) fails
+ * each case of the child. */
+static int settle(const case_list *l, job *j, int status, long timeout_s, char **lines, int *requeue, int *n_requeue)
+{
+    const bool clean = (WIFEXITED(status) && WEXITSTATUS(status) == 0) || j->done < j->n;
+    for (int k = 0; k < j->n; k++) {
+        int i = j->idx[k];
+        if (k < j->done) lines[i] = clean ? strdup(j->got[k]) : finish(&l->c[i], j->got[k], status, timeout_s);
+        else if (k == j->done) lines[i] = finish(&l->c[i], NULL, status, timeout_s);
+        else requeue[(*n_requeue)++] = i;
+        if (k <= j->done && !lines[i]) return fail("out of memory");
+    }
+    return 0;
+}
+
+/* Run every case, up to `jobs` children at once, `batch` cases each;
+ * lines[i] receives case i's line. */
+static int run_cases(const case_list *l, const check_opts *o, long jobs, long batch, long timeout_s, char **lines,
                      void (*report)(int i, void *ud), void *ud)
 {
     job *running = calloc((size_t)jobs, sizeof *running);
-    if (!running) return fail("out of memory");
-    int next = 0, active = 0, printed = 0, r = 0;
+    int *queue = malloc(sizeof *queue * (size_t)(l->n + 1));
+    struct pollfd *pf = calloc((size_t)jobs, sizeof *pf);
+    if (!running || !queue || !pf) return free(running), free(queue), free(pf), fail("out of memory");
+    for (int i = 0; i < l->n; i++) queue[i] = i;
+    int head = 0, tail = l->n, active = 0, printed = 0, r = 0;
     while (printed < l->n && !r) {
-        while (!r && active < jobs && next < l->n) r = start(l, next++, o, timeout_s, &running[active++]);
+        while (!r && active < jobs && head < tail) {
+            int n = tail - head < batch ? tail - head : (int)batch;
+            r = start(l, queue + head, n, o, timeout_s, &running[active]);
+            head += n;
+            if (!r) active++;
+        }
         if (r) break;
-        int status;
-        pid_t pid = waitpid(-1, &status, 0);
-        if (pid < 0 && errno == EINTR) continue;
-        if (pid < 0) {
-            r = fail("waitpid: %s", strerror(errno));
+        for (int k = 0; k < active; k++) pf[k] = (struct pollfd){.fd = running[k].fd, .events = POLLIN};
+        if (poll(pf, (nfds_t)active, -1) < 0) {
+            if (errno == EINTR) continue;
+            r = fail("poll: %s", strerror(errno));
             break;
         }
-        for (int k = 0; k < active; k++) {
-            if (running[k].pid != pid) continue;
-            int i = running[k].index;
-            lines[i] = finish(&l->c[i], running[k].fd, status, timeout_s);
-            if (!lines[i]) r = fail("out of memory");
+        for (int k = active - 1; k >= 0 && !r; k--) {
+            if (!pf[k].revents || receive(&running[k])) continue;
+            job *j = &running[k];   /* at its end: the child is exiting */
+            close(j->fd);
+            int status = 0;
+            while (waitpid(j->pid, &status, 0) < 0 && errno == EINTR) continue;
+            int requeue[1024], n_requeue = 0;   /* at most batch - 1 (--batch <= 1024) */
+            r = settle(l, j, status, timeout_s, lines, requeue, &n_requeue);
+            memmove(queue, queue + head, sizeof *queue * (size_t)(tail - head));
+            tail -= head, head = 0;
+            for (int q = 0; q < n_requeue; q++) queue[tail++] = requeue[q];
+            job_free(j);
             running[k] = running[--active];
-            break;
         }
         while (!r && printed < l->n && lines[printed]) report(printed++, ud);
     }
@@ -313,8 +404,11 @@ static int run_cases(const case_list *l, const check_opts *o, long jobs, long ti
         kill(running[k].pid, SIGKILL);
         waitpid(running[k].pid, NULL, 0);
         close(running[k].fd);
+        job_free(&running[k]);
     }
     free(running);
+    free(queue);
+    free(pf);
     return r;
 }
 
@@ -412,7 +506,8 @@ static int check_target_apart(const char *target, const char **resolved)
 int cmd_check(int argc, char **argv)
 {
     cli c = {0};
-    unsigned opts = OPT_XFAIL | OPT_TARGET | OPT_VERBOSE | OPT_JOBS | OPT_TIMEOUT | OPT_RTOL | OPT_ATOL | OPT_SHARD;
+    unsigned opts =
+        OPT_XFAIL | OPT_TARGET | OPT_VERBOSE | OPT_JOBS | OPT_TIMEOUT | OPT_RTOL | OPT_ATOL | OPT_SHARD | OPT_BATCH;
     if (parse_args(&c, argc, argv, opts, MAX_FILES)) return 1;
     if (c.help) return usage();
     if (!c.n_files) return fail("no test case given (see tessera --help)");
@@ -427,7 +522,7 @@ int cmd_check(int argc, char **argv)
     char **lines = r ? NULL : calloc((size_t)l.n + 1, sizeof *lines);
     if (!r && !lines) r = fail("out of memory");
     report_state rs = {&l, lines, c.xfail ? &x : NULL, 0, 0, 0};
-    if (!r) r = run_cases(&l, &o, c.jobs ? c.jobs : 1, c.timeout_s, lines, report, &rs);
+    if (!r) r = run_cases(&l, &o, c.jobs ? c.jobs : 1, c.batch ? c.batch : 1, c.timeout_s, lines, report, &rs);
     if (!r) {
         if (c.xfail) report_xfail(&rs, c.xfail);
         printf("%d passed, %d failed\n", rs.passed, rs.failed);

@@ -34,7 +34,7 @@ const char cli_usage_text[] =
     "      and prints compile time, peak memory and the latency line last.\n"
     "      --profile FILE writes a Chrome trace of the kernels' times.\n"
     "  check PATH... [--xfail FILE] [--target cpu|interp|opencl|cuda] [--shard K/N] [-j N]\n"
-    "        [--timeout S] [--rtol X] [--atol X] [--verbose]\n"
+    "        [--batch N] [--timeout S] [--rtol X] [--atol X] [--verbose]\n"
     "      Run ONNX backend test cases (a folder with model.onnx and\n"
     "      test_data_set_N/, or a folder of such folders) and compare the outputs.\n"
     "      Compiled by default, as run. One PASS/FAIL line per case, then\n"

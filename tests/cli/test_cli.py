@@ -536,6 +536,13 @@ def test_onnx_check():
     rc, so, se = tessera("check", slow, good, "--timeout", "1")
     check("check --timeout", rc == 1 and so == "FAIL test_slow: timed out (over 1 s of CPU time)\nPASS test_abs_good\n"
           "1 passed, 1 failed\n", so + se)
+    # --batch: cases share a child; the one that ends it fails alone and those after it run in a new child
+    later = make_case(tmp("later"), "test_zz_later", x, np.abs(x))
+    rc, so, se = tessera("check", good, slow, later, "--timeout", "1", "--batch", "3")
+    check("check --batch: the case that ends its child fails alone", rc == 1 and so ==
+          "PASS test_abs_good\nFAIL test_slow: timed out (over 1 s of CPU time)\nPASS test_zz_later\n2 passed, 1 failed\n",
+          so + se)
+    expect_error("check: --batch 0", ["check", good, "--batch", "0"], r"--batch")
     # a model that does not load is a FAIL line with the loader's message
     broken = make_case(tmp("broken"), "test_broken", x, np.abs(x))
     with open(os.path.join(broken, "model.onnx"), "r+b") as f:

@@ -13,9 +13,9 @@
  * results are read back only when a fallback node (run by the
  * interpreter's kernels: what the dialect does not generate) or the
  * caller needs them. An if or while runs its regions as modules of their
- * own, compiled with the module: their kernels run on the device, the
- * carried values pass through the host between rounds (a while's
- * condition is read there). Runs of one module are serialised. */
+ * own, compiled with the module, on the values where they are: a
+ * while's carried values stay on the device across rounds, and only its
+ * condition is read on the host. Runs of one module are serialised. */
 #include "backend/device/device_run.h"
 
 #include "core/clock.h"
@@ -391,33 +391,85 @@ static ts_status kernel_step(run *r, int i)
     return r->api->launch(r->m->kern[r->m->kern_of[i]], k->n_bufs, mems, offs, k->n_dims, dims, work, r->err);
 }
 
-/* An if or a while: its regions' modules, run with host tensors (the
- * body's results become the next round's operands). */
-static ts_status control(run *r, ts_module *const *regions, const ts_node *n, ts_tensor *const *in, ts_tensor **out)
+/* A value crossing into or out of a region's run: where it is (a host
+ * reference held by the port; the device buffer owned when own) and its
+ * shape. */
+typedef struct port {
+    dval d;
+    ts_dtype dt;
+    int rank;
+    int64_t shape[TS_MAX_RANK];
+} port;
+
+static void port_release(const ts_devapi *api, port *p)
 {
-    if (n->op == TS_OP_IF)
-        return ts_dev_run(regions[((const uint8_t *)in[0]->data)[0] ? 0 : 1], n->n_in - 1, in + 1, n->n_out, out, NULL,
-                          r->err);
+    if (p->d.own) api->release(p->d.mem);
+    ts_tensor_release(p->d.host);
+    p->d = (dval){0};
+}
+
+static ts_status run_graph(ts_module *m, int n_in, const port *in, int n_out, port *out, bool host_results,
+                           int64_t *peak, ts_err *err);
+
+/* Port p owning what it holds: a device buffer it does not own becomes a
+ * copy (it may be a parameter of the region, a constant, a place in an
+ * arena that later kernels reuse); a host tensor stays as it is. */
+static ts_status port_own(run *r, port *p)
+{
+    if (!p->d.mem || p->d.own) return TS_OK;
+    if (p->d.host) {
+        p->d.mem = NULL;
+        return TS_OK;
+    }
+    int64_t numel = 0;
+    TS_TRY(ts_shape_numel(p->rank, p->shape, &numel, r->err));
+    size_t bytes = (size_t)numel * ts_dtype_size(p->dt);
+    void *mem = NULL;
+    TS_TRY(new_buffer(r, bytes, NULL, &mem));
+    ts_status s = bytes ? r->api->copy(mem, 0, p->d.mem, (size_t)p->d.off * ts_dtype_size(p->dt), bytes, r->err) : TS_OK;
+    if (s != TS_OK) return r->api->release(mem), s;
+    p->d = (dval){.mem = mem, .own = true};
+    return TS_OK;
+}
+
+/* An if or a while: its regions' modules, run on the values where they
+ * are: the carried values stay on the device from round to round (the
+ * body's results become the next round's operands); a condition is read
+ * on the host. out[j]: the node's results, owning what they hold. */
+static ts_status control(run *r, ts_module *const *regions, const ts_node *n, port *out)
+{
     const int ns = n->n_in;
-    ts_tensor **state = ts_mem_zalloc(sizeof *state * 2 * (size_t)(ns ? ns : 1)), **next = state + ns;
+    port *state = ts_mem_zalloc(sizeof *state * 2 * (size_t)(ns ? ns : 1)), *next = state + ns;
     if (!state) return ts_err_set(r->err, TS_ERR_OOM, "out of memory");
-    for (int i = 0; i < ns; i++) ts_tensor_retain(state[i] = in[i]);
     ts_status s = TS_OK;
-    for (;;) {
-        ts_tensor *c = NULL;
-        if ((s = ts_dev_run(regions[0], ns, state, 1, &c, NULL, r->err)) != TS_OK) break;
-        const bool go = ((const uint8_t *)c->data)[0] != 0;
-        ts_tensor_release(c);
-        if (!go || (s = ts_dev_run(regions[1], ns, state, ns, next, NULL, r->err)) != TS_OK) break;
-        for (int i = 0; i < ns; i++) {
-            ts_tensor_release(state[i]);
-            state[i] = next[i], next[i] = NULL;
+    for (int i = 0; s == TS_OK && i < ns; i++) {   /* the operands, borrowed */
+        const ts_value *v = n->in[i];
+        state[i] = (port){.d = r->v[v->id], .dt = v->type.dtype, .rank = v->type.rank};
+        state[i].d.own = false;
+        ts_tensor_retain(state[i].d.host);
+        if (!state[i].d.mem && !state[i].d.host) s = not_computed(r, v);
+        else if (!shape_of(r, v, state[i].shape)) s = ts_err_set(r->err, TS_ERR_INTERNAL, "a size is unknown");
+    }
+    if (s == TS_OK && n->op == TS_OP_IF) {
+        s = on_host(r, n->in[0]);
+        const bool then = s == TS_OK && ((const uint8_t *)r->v[n->in[0]->id].host->data)[0];
+        if (s == TS_OK) s = run_graph(regions[then ? 0 : 1], ns - 1, state + 1, n->n_out, out, false, NULL, r->err);
+    } else if (s == TS_OK) {
+        for (;;) {
+            port c = {0};
+            if ((s = run_graph(regions[0], ns, state, 1, &c, true, NULL, r->err)) != TS_OK) break;
+            const bool go = ((const uint8_t *)c.d.host->data)[0] != 0;
+            port_release(r->api, &c);
+            if (!go || (s = run_graph(regions[1], ns, state, ns, next, false, NULL, r->err)) != TS_OK) break;
+            for (int i = 0; i < ns; i++) {
+                port_release(r->api, &state[i]);
+                state[i] = next[i], next[i] = (port){0};
+            }
         }
+        for (int i = 0; s == TS_OK && i < ns; i++) s = port_own(r, &state[i]);   /* no round ran: the operands */
+        for (int i = 0; s == TS_OK && i < ns; i++) out[i] = state[i], state[i] = (port){0};
     }
-    for (int i = 0; i < ns; i++) {
-        if (s == TS_OK) out[i] = state[i];
-        else ts_tensor_release(state[i]);
-    }
+    for (int i = 0; i < ns; i++) port_release(r->api, &state[i]);
     ts_mem_free(state);
     return s;
 }
@@ -427,14 +479,23 @@ static ts_status control(run *r, ts_module *const *regions, const ts_node *n, ts
 static ts_status fallback_step(run *r, int i)
 {
     const ts_node *n = r->m->plan->steps[i].group->root;
-    ts_tensor *in[256], *out[256];
     if (n->n_in > 256 || n->n_out > 256) return ts_err_set(r->err, TS_ERR_UNSUPPORTED, "over 256 operands");
+    if (r->m->regions[i]) {
+        port out[256];
+        memset(out, 0, sizeof(port) * (size_t)n->n_out);
+        ts_status s = control(r, r->m->regions[i], n, out);
+        for (int j = 0; j < n->n_out; j++) {
+            if (s == TS_OK) r->v[n->out[j]->id] = out[j].d;
+            else port_release(r->api, &out[j]);
+        }
+        return s;
+    }
+    ts_tensor *in[256], *out[256];
     for (int j = 0; j < n->n_in; j++) {
         TS_TRY(on_host(r, n->in[j]));
         in[j] = r->v[n->in[j]->id].host;
     }
-    if (r->m->regions[i]) TS_TRY(control(r, r->m->regions[i], n, in, out));
-    else TS_TRY(ts_interp_run_node(r->ir, n, in, out));
+    TS_TRY(ts_interp_run_node(r->ir, n, in, out));
     for (int j = 0; j < n->n_out; j++) {   /* (a constant's own tensor was there: replaced) */
         ts_tensor_release(r->v[n->out[j]->id].host);
         r->v[n->out[j]->id].host = out[j];
@@ -442,31 +503,65 @@ static ts_status fallback_step(run *r, int i)
     return TS_OK;
 }
 
-ts_status ts_dev_run(ts_module *m, int n_in, ts_tensor *const *in, int n_out, ts_tensor **out, int64_t *peak,
-                     ts_err *err)
+/* Result v of run r into port p: on the host (host_results), or where it
+ * is, owning it (a buffer of the run's own is handed over, anything else
+ * copied: port_own). */
+static ts_status take_result(run *r, const ts_value *v, bool host_results, port *p)
+{
+    dval *d = &r->v[v->id];
+    *p = (port){.dt = v->type.dtype, .rank = v->type.rank};
+    if (!shape_of(r, v, p->shape)) return ts_err_set(r->err, TS_ERR_INTERNAL, "a result's size is unknown");
+    if (host_results) TS_TRY(on_host(r, v));
+    if (!d->mem && !d->host) return not_computed(r, v);
+    ts_tensor_retain(p->d.host = d->host);
+    if (host_results || !d->mem) return TS_OK;
+    p->d.mem = d->mem, p->d.off = d->off;
+    if (d->own && !r->m->plan->fusion->into[v->id]) {   /* its own buffer: handed over */
+        p->d.own = true;
+        d->own = false;
+        return TS_OK;
+    }
+    return port_own(r, p);
+}
+
+/* One run of m on in[] (where they are; borrowed), its results into
+ * out[] (owned): on the host, or host_results false, where they are. */
+static ts_status run_graph(ts_module *m, int n_in, const port *in, int n_out, port *out, bool host_results,
+                           int64_t *peak, ts_err *err)
 {
     const ts_graph *g = m->g;
     if (n_out != g->body->n_results)
         return ts_err_set(err, TS_ERR_INVALID_ARG, "the graph has %d outputs, asked for %d", g->body->n_results, n_out);
-    for (int k = 0; k < n_out; k++) out[k] = NULL;
+    if (n_in > 256) return ts_err_set(err, TS_ERR_UNSUPPORTED, "over 256 inputs");
+    /* the inputs' shapes bind the graph's dims: a value on the device only
+     * lends its shape through a tensor without data */
+    ts_tensor shapes[256], *bind[256];
+    for (int i = 0; i < n_in; i++) {
+        bind[i] = in[i].d.host;
+        if (bind[i]) continue;
+        shapes[i] = (ts_tensor){.refs = 1, .dtype = in[i].dt, .rank = in[i].rank};
+        memcpy(shapes[i].shape, in[i].shape, sizeof(int64_t) * (size_t)in[i].rank);
+        bind[i] = &shapes[i];
+    }
     pthread_mutex_lock(&m->lock);
     run r = {.m = m, .api = m->api, .err = err};
-    ts_status s = ts_interp_run_new_known(g, m->collectives, n_in, in, err, &r.ir);
+    ts_status s = ts_interp_run_new_known(g, m->collectives, n_in, bind, err, &r.ir);
     size_t nv = g->next_value_id ? g->next_value_id : 1;
     if (s == TS_OK && (!(r.v = ts_mem_zalloc(sizeof *r.v * nv)) || !(r.at = ts_mem_alloc(sizeof *r.at * nv))))
         s = ts_err_set(err, TS_ERR_OOM, "out of memory");
     for (size_t i = 0; s == TS_OK && i < nv; i++) r.at[i] = -1;
     if (s == TS_OK) s = plan_arena(&r);
-    for (int i = 0; s == TS_OK && i < n_in; i++) ts_tensor_retain(r.v[g->body->params[i]->id].host = in[i]);
+    for (int i = 0; s == TS_OK && i < n_in; i++) {   /* borrowed: never released by this run */
+        dval *d = &r.v[g->body->params[i]->id];
+        *d = (dval){.mem = in[i].d.mem, .off = in[i].d.off};
+        ts_tensor_retain(d->host = in[i].d.host);
+    }
     for (const ts_node *nd = g->body->first; s == TS_OK && nd; nd = nd->next)
         if (nd->op == TS_OP_CONST) ts_tensor_retain(r.v[nd->out[0]->id].host = nd->attrs[0].t);
     for (int i = 0; s == TS_OK && i < m->plan->n_steps; i++)
         s = m->plan->steps[i].kernel ? kernel_step(&r, i) : fallback_step(&r, i);
-    for (int k = 0; s == TS_OK && k < n_out; k++) {
-        const ts_value *v = g->body->results[k];
-        s = on_host(&r, v);
-        if (s == TS_OK) ts_tensor_retain(out[k] = r.v[v->id].host);
-    }
+    for (int k = 0; k < n_out; k++) out[k] = (port){0};
+    for (int k = 0; s == TS_OK && k < n_out; k++) s = take_result(&r, g->body->results[k], host_results, &out[k]);
     m->api->finish();
     for (size_t i = 0; r.v && i < nv; i++) {
         if (r.v[i].own) m->api->release(r.v[i].mem);
@@ -478,8 +573,23 @@ ts_status ts_dev_run(ts_module *m, int n_in, ts_tensor *const *in, int n_out, ts
     ts_interp_run_free(r.ir);
     pthread_mutex_unlock(&m->lock);
     if (s != TS_OK)
-        for (int k = 0; k < n_out; k++) ts_tensor_release(out[k]), out[k] = NULL;
+        for (int k = 0; k < n_out; k++) port_release(m->api, &out[k]);
     return s;
+}
+
+ts_status ts_dev_run(ts_module *m, int n_in, ts_tensor *const *in, int n_out, ts_tensor **out, int64_t *peak,
+                     ts_err *err)
+{
+    for (int k = 0; k < n_out; k++) out[k] = NULL;
+    if (n_in > 256 || n_out > 256) return ts_err_set(err, TS_ERR_UNSUPPORTED, "over 256 inputs or outputs");
+    port pin[256], pout[256];
+    for (int i = 0; i < n_in; i++) {
+        if (!in[i]) return ts_err_set(err, TS_ERR_INVALID_ARG, "input %d is NULL", i);
+        pin[i] = (port){.d = {.host = in[i]}, .dt = in[i]->dtype, .rank = in[i]->rank};
+    }
+    TS_TRY(run_graph(m, n_in, pin, n_out, pout, true, peak, err));
+    for (int k = 0; k < n_out; k++) out[k] = pout[k].d.host;   /* the ports' references */
+    return TS_OK;
 }
 
 /* ---- the optional slots -------------------------------------------------------------- */

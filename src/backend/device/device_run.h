@@ -32,6 +32,9 @@ typedef struct ts_devapi {
     /* bytes from mem at byte offset off into dst (waits for the launches
      * before it) */
     ts_status (*download)(void *dst, void *mem, size_t off, size_t bytes, ts_err *err);
+    /* bytes from src at byte offset src_off to dst at dst_off, on the
+     * device, in order with the launches */
+    ts_status (*copy)(void *dst, size_t dst_off, void *src, size_t src_off, size_t bytes, ts_err *err);
     /* launch kernel over `work` elements of output: mems[i] and offs[i]
      * (elements) per buffer, dims[j] per dim */
     ts_status (*launch)(void *kernel, int n_bufs, void *const *mems, const int64_t *offs, int n_dims,

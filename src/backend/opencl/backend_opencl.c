@@ -114,6 +114,12 @@ static ts_status download(void *dst, void *mem, size_t off, size_t bytes, ts_err
     return e == CL_SUCCESS ? TS_OK : cl_fail(err, "clEnqueueReadBuffer", e);
 }
 
+static ts_status copy(void *dst, size_t dst_off, void *src, size_t src_off, size_t bytes, ts_err *err)
+{
+    cl_int e = clEnqueueCopyBuffer(dev.q, src, dst, src_off, dst_off, bytes, 0, NULL, NULL);
+    return e == CL_SUCCESS ? TS_OK : cl_fail(err, "clEnqueueCopyBuffer", e);
+}
+
 static ts_status launch(void *kernel, int n_bufs, void *const *mems, const int64_t *offs, int n_dims,
                         const int64_t *dims, int64_t work, ts_err *err)
 {
@@ -148,6 +154,7 @@ static const ts_devapi api = {
     .alloc = alloc,
     .release = release,
     .download = download,
+    .copy = copy,
     .launch = launch,
     .finish = finish,
 };
