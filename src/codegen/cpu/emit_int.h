@@ -43,10 +43,23 @@ typedef struct ts_em_dialect {
 bool ts_em_device_compiles(const ts_node *n);
 /* Kernel k in dialect d (ts_emit_c_kernel is the C dialect). */
 ts_status ts_em_kernel(ts_buf *out, const ts_lkernel *k, const ts_em_dialect *d, ts_err *err);
+/* A device program: the headers named in preamble (NULL-ended), then
+ * kernels[0..n) in dialect d. */
+ts_status ts_em_program(ts_buf *out, const char *const *preamble, int n, ts_lkernel *const *kernels,
+                        const ts_em_dialect *d, ts_err *err);
 /* Append runtime header `name` (embedded at build time). */
 ts_status ts_em_paste(ts_buf *out, const char *name, ts_err *err);
 /* Table t's values, comma-separated INT64_C(...) literals. */
 void ts_em_tab_values(em *e, int t);
+
+/* Literals and operators (emit_expr.c): constant x in b; op's C over
+ * operand texts a, b, c (result dtype rdt, operand dtype adt); a cast;
+ * max/min of a float and a non-NaN constant as one comparison (false:
+ * not that shape). */
+void ts_em_put_const(const em *e, ts_buf *b, const ts_lx *x);
+void ts_em_put_op(ts_buf *o, ts_op op, ts_dtype rdt, ts_dtype adt, const char *a, const char *b, const char *c);
+void ts_em_put_cast(ts_buf *o, ts_dtype from, ts_dtype to, const char *a);
+bool ts_em_clamp_by_const(ts_buf *b, const ts_lx *x, const char *a, const char *bb);
 
 /* The C text naming x in b: a literal, a parameter, or a local declared
  * (once per function) on first use. */

@@ -43,9 +43,6 @@ ts_status ts_emit_cuda_kernel(ts_buf *out, const ts_lkernel *k, ts_err *err)
 
 ts_status ts_emit_cuda(ts_buf *out, int n, ts_lkernel *const *kernels, ts_err *err)
 {
-    TS_TRY(ts_em_paste(out, "tsrt_cuda.h", err));
-    TS_TRY(ts_em_paste(out, "tsrt_int.h", err));
-    for (int i = 0; i < n; i++) TS_TRY(ts_em_kernel(out, kernels[i], &cuda_dialect, err));
-    if (out->oom) return ts_err_set(err, TS_ERR_OOM, "out of memory emitting CUDA C");
-    return TS_OK;
+    static const char *const preamble[] = {"tsrt_cuda.h", "tsrt_int.h", NULL};
+    return ts_em_program(out, preamble, n, kernels, &cuda_dialect, err);
 }
