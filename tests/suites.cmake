@@ -240,4 +240,9 @@ set_tests_properties(test_ops_cpu PROPERTIES ENVIRONMENT "TESSERA_CACHE_DIR=${CM
 if(NOT TS_SANITIZE AND NOT TS_FUZZ)
   add_test(NAME test_ops_opencl COMMAND test_ops --target opencl WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
   set_tests_properties(test_ops_opencl PROPERTIES ENVIRONMENT "POCL_CACHE_DIR=${CMAKE_BINARY_DIR}/pocl-cache")
+  # and with a GPU's loop shape (strided shares, as the cuda dialect
+  # writes them), run on PoCL: the code a GPU gets, checked where none is
+  add_test(NAME test_ops_opencl_strided COMMAND test_ops --target opencl WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+  set_tests_properties(test_ops_opencl_strided PROPERTIES ENVIRONMENT
+                       "POCL_CACHE_DIR=${CMAKE_BINARY_DIR}/pocl-cache;TS_OPENCL_STRIDED=1")
 endif()

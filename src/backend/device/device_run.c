@@ -55,7 +55,7 @@ void ts_dev_free(ts_module *m)
         for (int r = 0; m->regions[i] && r < m->plan->steps[i].group->root->n_regions; r++)
             ts_dev_free(m->regions[i][r]);
         ts_mem_free(m->regions[i]);
-        ts_mem_free(m->region_graphs[i]);
+        if (m->region_graphs) ts_mem_free(m->region_graphs[i]);
     }
     ts_mem_free(m->regions);
     ts_mem_free(m->region_graphs);

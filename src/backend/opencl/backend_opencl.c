@@ -5,7 +5,8 @@
  * The device is the first OpenCL platform's first device, found once per
  * process (PoCL in CI; the driver caches built programs). Launches go to
  * one in-order queue; a kernel runs as min(work / 256, 1024) work-items,
- * each its share of the parallel loop. A module's kernels get their
+ * each its share of the parallel loop (contiguous on a CPU device,
+ * strided on a GPU). A module's kernels get their
  * arguments set per launch: the shared runner serialises a module's runs. */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
@@ -27,7 +28,8 @@ static struct {
     cl_context ctx;
     cl_command_queue q;
     char name[128];
-} dev = {PTHREAD_ONCE_INIT, 0, NULL, NULL, NULL, NULL, {0}};
+    bool gpu;                 /* a GPU or accelerator: strided loop shares */
+} dev = {PTHREAD_ONCE_INIT, 0, NULL, NULL, NULL, NULL, {0}, false};
 
 static void dev_init(void)
 {
@@ -42,6 +44,9 @@ static void dev_init(void)
     dev.step = "clGetDeviceIDs";
     if ((dev.code = clGetDeviceIDs(plat, CL_DEVICE_TYPE_ALL, 1, &dev.dev, NULL)) != CL_SUCCESS) return;
     clGetDeviceInfo(dev.dev, CL_DEVICE_NAME, sizeof dev.name - 1, dev.name, NULL);
+    cl_device_type type = 0;
+    clGetDeviceInfo(dev.dev, CL_DEVICE_TYPE, sizeof type, &type, NULL);
+    dev.gpu = (type & (CL_DEVICE_TYPE_GPU | CL_DEVICE_TYPE_ACCELERATOR)) != 0;
     dev.step = "clCreateContext";
     dev.ctx = clCreateContext(NULL, 1, &dev.dev, NULL, NULL, &dev.code);
     if (dev.code != CL_SUCCESS) return;
@@ -65,6 +70,18 @@ static ts_status device(ts_err *err)
 }
 
 /* ---- programs, memory, launches ------------------------------------------------------ */
+
+/* A CPU device's work-items take contiguous shares of a parallel loop (a
+ * CPU thread's cache lines: PoCL); a GPU's, strided ones (coalesced).
+ * TS_OPENCL_STRIDED=1 asks for the GPU's shape on any device, so that CI
+ * runs the code a GPU gets on PoCL. (Without a device, `describe` shows
+ * the CPU shape.) */
+static ts_status emit(ts_buf *out, int n, ts_lkernel *const *kernels, ts_err *err)
+{
+    const char *e = getenv("TS_OPENCL_STRIDED");
+    bool strided = dev.gpu || (e && strcmp(e, "1") == 0);
+    return strided ? ts_emit_cl_strided(out, n, kernels, err) : ts_emit_cl(out, n, kernels, err);
+}
 
 static void free_program(void *prog, int n, void **kernels)
 {
@@ -148,7 +165,7 @@ static void finish(void)
 static const ts_devapi api = {
     .name = "opencl",
     .compiles = ts_emit_cl_compiles,
-    .emit = ts_emit_cl,
+    .emit = emit,
     .build = build,
     .free_program = free_program,
     .alloc = alloc,

@@ -35,6 +35,7 @@ static void cl_open_fn(em *e, const ts_lkernel *k)
 }
 
 static const ts_em_dialect cl_dialect = {true, false, cl_open_fn};
+static const ts_em_dialect cl_dialect_strided = {true, true, cl_open_fn};
 
 ts_status ts_emit_cl_kernel(ts_buf *out, const ts_lkernel *k, ts_err *err)
 {
@@ -45,4 +46,10 @@ ts_status ts_emit_cl(ts_buf *out, int n, ts_lkernel *const *kernels, ts_err *err
 {
     static const char *const preamble[] = {"tsrt_cl.h", "tsrt_int.h", NULL};
     return ts_em_program(out, preamble, n, kernels, &cl_dialect, err);
+}
+
+ts_status ts_emit_cl_strided(ts_buf *out, int n, ts_lkernel *const *kernels, ts_err *err)
+{
+    static const char *const preamble[] = {"tsrt_cl.h", "tsrt_int.h", NULL};
+    return ts_em_program(out, preamble, n, kernels, &cl_dialect_strided, err);
 }

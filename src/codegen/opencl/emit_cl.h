@@ -21,6 +21,10 @@ bool ts_emit_cl_compiles(const ts_node *n);
 /* Append the OpenCL C program for kernels[0..n) to out: the preamble,
  * then each kernel. */
 ts_status ts_emit_cl(ts_buf *out, int n, ts_lkernel *const *kernels, ts_err *err);
+/* The same with a GPU's loop shape: work-item g of G runs iterations g,
+ * g + G, ... of the parallel loop (neighbouring work-items on
+ * neighbouring elements: coalesced), as the CUDA dialect does. */
+ts_status ts_emit_cl_strided(ts_buf *out, int n, ts_lkernel *const *kernels, ts_err *err);
 /* Append kernel k alone (for a program whose preamble is written). */
 ts_status ts_emit_cl_kernel(ts_buf *out, const ts_lkernel *k, ts_err *err);
 
