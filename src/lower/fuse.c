@@ -66,14 +66,14 @@ static bool cheap(const ts_fusion *f, const ts_value *v)
     return cheap(f, n->in[0]);
 }
 
-/* A template dot's operand that is a layout chain (not stored yet): read
- * in place if the chain ends at stored data and each role merges, decided
- * once every other value's storage is known. */
 bool ts_fuse_template(const ts_fusion *f, const ts_node *n)
 {
     return f->templates && ts_contract_template(n);
 }
 
+/* A template dot's operand that is a layout chain (not stored yet): read
+ * in place if the chain ends at stored data and each role merges, decided
+ * once every other value's storage is known. */
 static bool deferred_operand(const ts_fusion *f, const ts_node *n, int i)
 {
     if (n->op != TS_OP_DOT || !ts_fuse_template(f, n)) return false;
