@@ -269,6 +269,20 @@ def gen_reduce_window():
                        [0, 0, 1, 1])
     reduce_window_case("min_wide_dilated_f32", rand(r("min_wide_dilated_f32"), (2, 3, 7, 12), "f32"), "min",
                        [1, 1, 2, 3], [1, 1, 1, 2], [1, 1, 1, 2], [0, 0, 1, 2], [0, 0, 1, 0])
+    # unpadded max/min pools of short rows, which compile as two passes over
+    # chunks of whole planes (lower_window.c window_flat, D179): NaNs and
+    # signed zeros on the planes' last rows and columns, where a pass's
+    # positions fold elements of the next row or plane; a dilated height;
+    # a prime plane count (one chunk of all three); two chunks of 40
+    planes = np.round(rand(r("max_planes_nan_f32"), (2, 3, 9, 11), "f32") * 2) / 2
+    planes[0, 0, 8, 3], planes[0, 1, 4, 10], planes[1, 2, 8, 10] = NAN, -NAN, NAN
+    planes[0, 2, 0, :2], planes[1, 0, 8, 8:] = [-0.0, 0.0], [0.0, -0.0, -0.0]
+    reduce_window_case("max_planes_nan_f32", planes, "max", [1, 1, 3, 3], [1, 1, 2, 2], [1, 1, 2, 1], None,
+                       [0, 0, 0, 1])
+    reduce_window_case("min_planes_f32", rand(r("min_planes_f32"), (3, 5, 13), "f32"), "min",
+                       [1, 2, 3], [1, 1, 3], [1, 1, 2])
+    reduce_window_case("max_planes_chunks_f32", rand(r("max_planes_chunks_f32"), (2, 40, 10, 10), "f32"), "max",
+                       [1, 1, 2, 2], [1, 1, 2, 2])
 
 
 # ==== layout ===============================================================

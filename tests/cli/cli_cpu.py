@@ -528,6 +528,29 @@ def test_reduce_merged():
               "%s vs %s" % (got[2], ref[2]))
 
 
+def test_pool_planes():
+    """Unpadded max/min pools of rows under 32 columns run as two passes
+    over chunks of whole planes and a copy of the picked positions (D179):
+    2 x 40 planes of 10x10 in two chunks of 40. A pool over rows of 40
+    (with a pad) keeps D121's per-row passes. Golden loop listing; against
+    the interpreter bit for bit, with NaNs and signed zeros on the planes'
+    last rows and columns (where the passes fold across rows and planes)."""
+    model = os.path.join(MODELS, "pool_planes.ir")
+    ok, so, se = listing_matches("pool_planes", "loops")
+    check("pool planes: golden loops", ok and "for i0 in [0, 2) parallel\n    for i1 in [0, 3990) vector" in so, so + se)
+    g = np.random.default_rng(37)
+    x = np.round(g.standard_normal((2, 40, 10, 10)) * 2).astype(np.float32) / 2
+    x[0, 3, 9, 4], x[1, 39, 9, 9], x[0, 7, 2, 9] = np.nan, np.nan, -np.nan
+    x[1, 0, 0, :2], x[0, 39, 9, 8:] = [-0.0, 0.0], [0.0, -0.0]
+    y = g.standard_normal((1, 3, 9, 40)).astype(np.float32)
+    y[0, 1, 8, 39] = np.nan
+    got, ref = cpu_and_interp(model, {"x": x, "y": y}, "pool_planes")
+    if got and ref and check("pool planes: two outputs", len(got) == len(ref) == 2):
+        for i in range(2):
+            check("pool planes: output %d bit for bit" % i, got[i].tobytes() == ref[i].tobytes()
+                  and np.isnan(got[i]).any(), "%s vs %s" % (got[i], ref[i]))
+
+
 def test_roll_parts():
     """Alike nests of a kernel reading a concat's parts become one loop
     over tables of offsets and buffer numbers (D132): the five 4-channel
