@@ -284,7 +284,7 @@ TSRT_FN int tsrt_conv(const tsrt_conv_args *args, int algo, int ith, int nth, vo
  * channels on a 12x12 map: Winograd F(2x2) 72 us, GEMM_T 42 us, on a
  * Sapphire Rapids core). So the first time a unit asks for the form of a
  * shape it runs each candidate form on that shape, split as the calls
- * will be over args->threads (tsrt__tune_time), on this thread, with
+ * will be over args->threads (tsrt__tune_times), on this thread, with
  * scratch operands, and keeps the fastest (the rules' form
  * unless another is 5% faster: the timing is noisy). Once per shape per
  * unit: the answers are kept here, in the unit, for every later call
@@ -292,7 +292,7 @@ TSRT_FN int tsrt_conv(const tsrt_conv_args *args, int algo, int ith, int nth, vo
  * caller's epilogue callback when it gives one (a SiLU per element
  * weighs more in a block of few positions). TESSERA_CONV_TUNE in the
  * environment turns it off or forces a form (tsrt__tune_mode). */
-enum { TSRT__TUNE_CAP = 512, TSRT__TUNE_KEY = 18, TSRT__TUNE_REPS = 2 };
+enum { TSRT__TUNE_CAP = 512, TSRT__TUNE_KEY = 18, TSRT__TUNE_REPS = 3 };
 
 typedef struct tsrt__tune_ent {
     int64_t key[TSRT__TUNE_KEY];
@@ -337,51 +337,87 @@ static double tsrt__tune_now(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* Seconds of one call of v with weights prepared in form m, split over
- * tsrt__tune_nth(v) threads: each thread's part run here in turn, the
- * fastest of a few after a warm-up, and the slowest part is the call's
- * time. So a form whose split leaves one thread most of the work, or
- * makes every thread repeat a transform (Winograd's input on one image),
- * loses to one that splits evenly: a 64-channel 3x3 conv on a 24x24 map,
- * F(4x4) 236 us and GEMM_T 263 us on one thread, 175 and 138 on two.
- * A large value when the form fails. */
-static double tsrt__tune_time(const tsrt_conv_args *v, int m)
+/* One candidate form m of v, ready to time: scratch operands, weights
+ * prepared in m, one warm-up call made (ok: it ran). */
+typedef struct tsrt__tune_run {
+    tsrt_conv_args a;
+    float *x, *y, *wt, *u;
+    void *ws;
+    int algo, ok;
+} tsrt__tune_run;
+
+static void tsrt__tune_setup(tsrt__tune_run *r, const tsrt_conv_args *v, int m)
 {
-    tsrt_conv_args a = *v;
-    const int nth = tsrt__tune_nth(v);
+    tsrt_conv_args *a = &r->a;
+    *a = *v;
     const size_t pre = tsrt_conv_pre_size(v, m), wsb = tsrt_conv_workspace(v);
-    const size_t xn = (size_t)(a.n * a.c * a.h * a.w), yn = (size_t)(a.n * a.o * a.oh * a.ow);
-    const size_t wn = (size_t)(a.o * (a.c / a.groups) * a.kh * a.kw);
-    float *x = calloc(xn + 16, sizeof(float)), *y = calloc(yn + 16, sizeof(float));
-    float *wt = calloc(wn + 16, sizeof(float));
-    float *u = pre ? calloc(pre / sizeof(float) + 16, sizeof(float)) : NULL;
-    void *ws = malloc(wsb + 2 * TSRT_ALIGN);
-    double best = 1e30;
-    if (x && y && wt && ws && (u || !pre)) {
-        /* the caller's epilogue callback, if any, reads its operands at
-         * the coordinates of the first images (the batch has at least as
-         * many) and writes the scratch block only */
-        a.x = x, a.y = y, a.wt = wt, a.x_bs = 0, a.y_bs = 0, a.beta = 0, a.te = NULL;
-        if (u) tsrt_conv_pre_pack(&a, m, 0, a.o, u);
-        a.wu = m ? (u ? u : x) : NULL, a.wu_m = m;
-        const int algo = tsrt_conv_choose(&a);
-        void *w = tsrt__align(ws);
-        if (tsrt_conv(&a, algo, 0, 1, w) == 0) {
-            best = 0;
-            for (int ith = 0; ith < nth; ith++) {
-                double part = 1e30;
-                for (int r = 0; r < TSRT__TUNE_REPS; r++) {
-                    const double t0 = tsrt__tune_now();
-                    tsrt_conv(&a, algo, ith, nth, w);
-                    const double t = tsrt__tune_now() - t0;
-                    if (t < part) part = t;
-                }
-                if (part > best) best = part;
-            }
-        }
+    const size_t xn = (size_t)(a->n * a->c * a->h * a->w), yn = (size_t)(a->n * a->o * a->oh * a->ow);
+    const size_t wn = (size_t)(a->o * (a->c / a->groups) * a->kh * a->kw);
+    r->x = calloc(xn + 16, sizeof(float)), r->y = calloc(yn + 16, sizeof(float));
+    r->wt = calloc(wn + 16, sizeof(float));
+    r->u = pre ? calloc(pre / sizeof(float) + 16, sizeof(float)) : NULL;
+    r->ws = malloc(wsb + 2 * TSRT_ALIGN);
+    r->ok = 0;
+    if (!r->x || !r->y || !r->wt || !r->ws || (pre && !r->u)) return;
+    /* the caller's epilogue callback, if any, reads its operands at the
+     * coordinates of the first images (the batch has at least as many)
+     * and writes the scratch block only */
+    a->x = r->x, a->y = r->y, a->wt = r->wt, a->x_bs = 0, a->y_bs = 0, a->beta = 0, a->te = NULL;
+    if (r->u) tsrt_conv_pre_pack(a, m, 0, a->o, r->u);
+    a->wu = m ? (r->u ? r->u : r->x) : NULL, a->wu_m = m;
+    r->algo = tsrt_conv_choose(a);
+    r->ok = tsrt_conv(a, r->algo, 0, 1, tsrt__align(r->ws)) == 0;
+}
+
+/* Seconds of thread ith's part of one call split over nth threads. */
+static double tsrt__tune_part(tsrt__tune_run *r, int ith, int nth)
+{
+    const double t0 = tsrt__tune_now();
+    tsrt_conv(&r->a, r->algo, ith, nth, tsrt__align(r->ws));
+    return tsrt__tune_now() - t0;
+}
+
+static void tsrt__tune_free(tsrt__tune_run *r)
+{
+    free(r->x), free(r->y), free(r->wt), free(r->u), free(r->ws);
+}
+
+/* Seconds per image of one call of each candidate form cand[0..nc) of
+ * v, split over tsrt__tune_nth(v) threads: each thread's part run here
+ * in turn, the slowest part the call's time (so a form whose split
+ * leaves one thread most of the work, or makes every thread repeat a
+ * transform, loses to one that splits evenly: a 64-channel 3x3 conv on
+ * a 24x24 map, F(4x4) 236 us and GEMM_T 263 us on one thread, 175 and
+ * 138 on two). Each part is the fastest of TSRT__TUNE_REPS rounds that
+ * run every candidate in turn: a burst of another tenant's work then
+ * slows one round of every form instead of all of one form's runs (a
+ * stem conv timed 95 us against 59 in the next process, D180). A
+ * large value for a form that fails. */
+static void tsrt__tune_times(const tsrt_conv_args *v, const int *cand, int nc, double *times)
+{
+    enum { NT = 64 };
+    tsrt__tune_run run[7];
+    double part[7][NT];
+    const int nth = tsrt__tune_nth(v), parts = nth < NT ? nth : NT;   /* past 64 threads: the first 64 parts */
+    for (int i = 0; i < nc; i++) {
+        tsrt_conv_args one = *v;
+        one.n = tsrt__tune_images_of(v, cand[i]);
+        tsrt__tune_setup(&run[i], &one, cand[i]);
+        for (int ith = 0; ith < parts; ith++) part[i][ith] = 1e30;
     }
-    free(x), free(y), free(wt), free(u), free(ws);
-    return best;
+    for (int rep = 0; rep < TSRT__TUNE_REPS; rep++)
+        for (int i = 0; i < nc; i++)
+            for (int ith = 0; run[i].ok && ith < parts; ith++) {
+                const double t = tsrt__tune_part(&run[i], ith, nth);
+                if (t < part[i][ith]) part[i][ith] = t;
+            }
+    for (int i = 0; i < nc; i++) {
+        double slowest = run[i].ok ? 0 : 1e30;
+        for (int ith = 0; run[i].ok && ith < parts; ith++)
+            if (part[i][ith] > slowest) slowest = part[i][ith];
+        times[i] = slowest / (double)run[i].a.n;
+        tsrt__tune_free(&run[i]);
+    }
 }
 
 /* TESSERA_CONV_TUNE: unset or "1", time the forms; "0", the rules;
@@ -470,10 +506,9 @@ static int tsrt__conv_tuned(const tsrt_conv_args *v, int rules)
         /* timed under the lock: a second thread asking for the same shape
          * waits for the answer instead of timing it as well */
         double base = 0, best = 0, times[7];
+        tsrt__tune_times(v, cand, nc, times);
         for (int i = 0; i < nc; i++) {
-            tsrt_conv_args one = *v;
-            one.n = tsrt__tune_images_of(v, cand[i]);
-            const double t = times[i] = tsrt__tune_time(&one, cand[i]) / (double)one.n;
+            const double t = times[i];
             if (!i) base = best = t;
             else if (t < best && t < 0.95 * base) best = t, form = cand[i];
         }
