@@ -407,6 +407,16 @@ def ensure(name, batch):
     return path, {n: os.path.join(d, n + ".npy") for n in names}
 
 
+def ensure_case(case):
+    """A broad model at a batch, named as the per-kernel tools take it
+    ("squeezenet1_1_b8"): ensure()'s (model path, inputs), or None when
+    the name is not one."""
+    name, _, batch = case.rpartition("_b")
+    if name not in MODELS or not batch.isdigit() or int(batch) < 1:
+        return None
+    return ensure(name, int(batch))
+
+
 def trained_like(m, xs):
     """Undo two properties of a fresh initialisation that make a network's
     output say little about its inner layers, which is what the check

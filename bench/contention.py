@@ -26,6 +26,7 @@ import onnxruntime as ort
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import broad_models  # noqa: E402
 import models  # noqa: E402
 from run import BenchError, tessera_run  # noqa: E402
 
@@ -55,18 +56,20 @@ def ort_ms(sess, feed, runs):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("case", help="a bench model case (bench/run.py --cases list)")
+    ap.add_argument("case", help="a bench model case (bench/run.py --cases list) or a broad model and batch")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--runs", type=int, default=20, help="timed runs per side and phase (default 20)")
     ap.add_argument("--busy-ms", type=float, default=3.0)
     ap.add_argument("--idle-ms", type=float, default=7.0)
     ap.add_argument("--tessera", default=os.path.join(HERE, "..", "build", "tessera"))
     a = ap.parse_args()
-    if a.case not in models.CASES:
-        sys.exit("contention: unknown case '%s' (bench/run.py --cases list)" % a.case)
     if a.threads < 1 or a.runs < 1 or a.busy_ms < 0 or a.idle_ms < 0:
         sys.exit("contention: --threads and --runs must be positive, --busy-ms and --idle-ms not negative")
-    model, inputs = models.ensure(a.case)
+    found = models.ensure(a.case) if a.case in models.CASES else broad_models.ensure_case(a.case)
+    if not found:
+        sys.exit("contention: unknown case '%s' (bench/run.py --cases list, or a broad model and batch: "
+                 "squeezenet1_1_b8)" % a.case)
+    model, inputs = found
     feed = {name: np.load(path) for name, path in inputs.items()}
     so = ort.SessionOptions()
     so.intra_op_num_threads = a.threads

@@ -90,11 +90,9 @@ def main():
     ap.add_argument("--tessera", default=os.path.join(HERE, "..", "build", "tessera"))
     ap.add_argument("--convs", action="store_true", help="pair the conv kernels with ORT's Conv nodes")
     a = ap.parse_args()
-    if a.case in models.CASES:
-        model, inputs = models.ensure(a.case)
-    elif a.case.rpartition("_b")[0] in broad_models.MODELS:
-        name, _, batch = a.case.rpartition("_b")
-        model, inputs = broad_models.ensure(name, int(batch))
+    found = models.ensure(a.case) if a.case in models.CASES else broad_models.ensure_case(a.case)
+    if found:
+        model, inputs = found
     else:
         sys.exit("kernels_vs_ort: unknown case '%s' (bench/run.py --cases list, or a broad model "
                  "and batch: squeezenet1_1_b8)" % a.case)
