@@ -131,24 +131,42 @@ static void window_nest(lctx *c, const ts_node *n, nest *ns, ts_lx **yc, bool *i
  * no guard either. */
 enum { SEP_ROW_MAX = 4096 };
 
-static bool separable(const ts_node *n, ts_op op, int64_t *row)
+/* A max or min pool of f32 planes (D121's and D179's forms): constant
+ * shapes, every axis but the last two (h, w) a window of 1 with stride 1
+ * and no padding; its attributes and the planes' sizes. */
+typedef struct plane_pool {
+    const int64_t *win, *st, *dil, *lo;
+    int h, w;
+    int64_t Hx, Hy, Wx, Wy;
+} plane_pool;
+
+static bool plane_pool_of(const ts_node *n, ts_op op, plane_pool *g)
 {
     const ts_value *x = n->in[0], *y = n->out[0];
-    const int r = x->type.rank, h = r - 2, w = r - 1;
+    const int r = x->type.rank;
     int cnt;
-    const int64_t *win = ts_node_ints(n, "window", &cnt), *st = ts_node_ints(n, "strides", &cnt);
-    const int64_t *dil = ts_node_ints(n, "dilations", &cnt), *lo = ts_node_ints(n, "pad_lo", &cnt);
+    g->win = ts_node_ints(n, "window", &cnt), g->st = ts_node_ints(n, "strides", &cnt);
+    g->dil = ts_node_ints(n, "dilations", &cnt), g->lo = ts_node_ints(n, "pad_lo", &cnt);
     if (op == TS_OP_REDUCE_SUM || r < 2 || x->type.dtype != TS_DTYPE_F32) return false;
     for (int i = 0; i < r; i++)
         if (!ts_dim_is_const(x->type.dims[i]) || !ts_dim_is_const(y->type.dims[i])) return false;
-    for (int i = 0; i < h; i++)
-        if (win[i] != 1 || st[i] != 1 || lo[i] != 0) return false;
+    for (int i = 0; i < r - 2; i++)
+        if (g->win[i] != 1 || g->st[i] != 1 || g->lo[i] != 0) return false;
+    g->h = r - 2, g->w = r - 1;
+    g->Hx = x->type.dims[g->h].c, g->Hy = y->type.dims[g->h].c;
+    g->Wx = x->type.dims[g->w].c, g->Wy = y->type.dims[g->w].c;
+    return true;
+}
+
+static bool separable(const plane_pool *g, int64_t *row)
+{
+    const int64_t *win = g->win, *st = g->st, *dil = g->dil, *lo = g->lo;
+    const int h = g->h, w = g->w;
     if (win[h] < 2 || win[w] < 2 || win[h] > 16 || win[w] > 16 || dil[h] != 1 || lo[h] < 0 || lo[w] < 0) return false;
-    const int64_t Hx = x->type.dims[h].c, Hy = y->type.dims[h].c, Wx = x->type.dims[w].c, Wy = y->type.dims[w].c;
-    if (Hx < 1 || Hy < 1 || Wx < 1 || Wy < 1) return false;
-    if (lo[h] > win[h] - 1 || (Hy - 1) * st[h] - lo[h] > Hx - 1) return false;   /* a window without a row of x */
-    const int64_t reach = (Wy - 1) * st[w] + (win[w] - 1) * dil[w] + 1;          /* in scratch columns */
-    *row = reach > lo[w] + Wx ? reach : lo[w] + Wx;
+    if (g->Hx < 1 || g->Hy < 1 || g->Wx < 1 || g->Wy < 1) return false;
+    if (lo[h] > win[h] - 1 || (g->Hy - 1) * st[h] - lo[h] > g->Hx - 1) return false;   /* a window without a row of x */
+    const int64_t reach = (g->Wy - 1) * st[w] + (win[w] - 1) * dil[w] + 1;             /* in scratch columns */
+    *row = reach > lo[w] + g->Wx ? reach : lo[w] + g->Wx;
     return *row <= SEP_ROW_MAX;
 }
 
@@ -162,15 +180,13 @@ static void store_row(lctx *c, nest *ns, ts_lx *index, ts_lx *value)
     ts_lw_append(ns, s);
 }
 
-static void window_separable(lctx *c, const ts_node *n, ts_op op, int64_t row)
+static void window_separable(lctx *c, const ts_node *n, ts_op op, const plane_pool *g, int64_t row)
 {
     ts_lprog *p = c->p;
     const ts_value *x = n->in[0], *y = n->out[0];
-    const int r = x->type.rank, h = r - 2, w = r - 1;
-    int cnt;
-    const int64_t *win = ts_node_ints(n, "window", &cnt), *st = ts_node_ints(n, "strides", &cnt);
-    const int64_t *dil = ts_node_ints(n, "dilations", &cnt), *lo = ts_node_ints(n, "pad_lo", &cnt);
-    const int64_t Hx = x->type.dims[h].c, Wx = x->type.dims[w].c, Wy = y->type.dims[w].c;
+    const int h = g->h, w = g->w;
+    const int64_t *win = g->win, *st = g->st, *dil = g->dil, *lo = g->lo;
+    const int64_t Hx = g->Hx, Wx = g->Wx, Wy = g->Wy;
     const ts_op fold = ts_lw_combine_op(op);
     ts_lx *ident = ts_lw_identity(c, op, TS_DTYPE_F32);
     nest ns = {.tail = &c->k->body};
@@ -234,41 +250,30 @@ static void window_separable(lctx *c, const ts_node *n, ts_op op, int64_t row)
  * another order (D121). */
 enum { FLAT_MAX = 4096, FLAT_ROW_MAX = 32 };
 
-static bool flat(const ts_node *n, ts_op op, int64_t *planes)
+static bool flat(const ts_node *n, const plane_pool *g, int64_t *planes)
 {
-    const ts_value *x = n->in[0], *y = n->out[0];
-    const int r = x->type.rank, h = r - 2, w = r - 1;
-    int cnt;
-    const int64_t *win = ts_node_ints(n, "window", &cnt), *st = ts_node_ints(n, "strides", &cnt);
-    const int64_t *dil = ts_node_ints(n, "dilations", &cnt), *lo = ts_node_ints(n, "pad_lo", &cnt);
-    if (op == TS_OP_REDUCE_SUM || r < 2 || x->type.dtype != TS_DTYPE_F32) return false;
-    for (int i = 0; i < r; i++)
-        if (!ts_dim_is_const(x->type.dims[i]) || !ts_dim_is_const(y->type.dims[i])) return false;
-    for (int i = 0; i < h; i++)
-        if (win[i] != 1 || st[i] != 1 || lo[i] != 0) return false;
-    const int64_t Hx = x->type.dims[h].c, Hy = y->type.dims[h].c, Wx = x->type.dims[w].c, Wy = y->type.dims[w].c;
+    const int64_t *win = g->win, *st = g->st, *dil = g->dil, *lo = g->lo;
+    const int h = g->h, w = g->w;
+    const int64_t Hx = g->Hx, Hy = g->Hy, Wx = g->Wx, Wy = g->Wy;
     if (lo[h] || lo[w] || win[h] * win[w] < 2 || win[h] > 16 || win[w] > 16 || Hy < 1 || Wy < 1) return false;
     if ((Hy - 1) * st[h] + (win[h] - 1) * dil[h] > Hx - 1 || (Wy - 1) * st[w] + (win[w] - 1) * dil[w] > Wx - 1)
         return false;
     if (Wx >= FLAT_ROW_MAX || Hx * Wx > FLAT_MAX) return false;
     int64_t P = 1, cp = 1;
-    for (int i = 0; i < h; i++) P *= x->type.dims[i].c;
+    for (int i = 0; i < h; i++) P *= n->in[0]->type.dims[i].c;
     for (int64_t d = 1; d <= P && d * Hx * Wx <= FLAT_MAX; d++)   /* the most planes that fit, dividing P */
         if (P % d == 0) cp = d;
     *planes = cp;
     return P > 0;
 }
 
-static void window_flat(lctx *c, const ts_node *n, ts_op op, int64_t cp)
+static void window_flat(lctx *c, const ts_node *n, ts_op op, const plane_pool *g, int64_t cp)
 {
     ts_lprog *p = c->p;
     const ts_value *x = n->in[0], *y = n->out[0];
-    const int r = x->type.rank, h = r - 2, w = r - 1;
-    int cnt;
-    const int64_t *win = ts_node_ints(n, "window", &cnt), *st = ts_node_ints(n, "strides", &cnt);
-    const int64_t *dil = ts_node_ints(n, "dilations", &cnt);
-    const int64_t Wx = x->type.dims[w].c, HW = x->type.dims[h].c * Wx;
-    const int64_t Hy = y->type.dims[h].c, Wy = y->type.dims[w].c;
+    const int r = x->type.rank, h = g->h, w = g->w;
+    const int64_t *win = g->win, *st = g->st, *dil = g->dil;
+    const int64_t Wx = g->Wx, HW = g->Hx * Wx, Hy = g->Hy, Wy = g->Wy;
     const int64_t L1 = cp * HW - (win[h] - 1) * dil[h] * Wx, L2 = L1 - (win[w] - 1) * dil[w];
     const int64_t off = (L1 + 15) / 16 * 16;   /* pass 2's part of the scratch, 64-byte aligned */
     const ts_op fold = ts_lw_combine_op(op);
@@ -325,12 +330,13 @@ void ts_lw_window(lctx *c, const ts_node *n)
     ts_lx *yc[TS_MAX_RANK], *ext[TS_MAX_RANK], *wv[TS_MAX_RANK], *k[TS_MAX_RANK];
     ts_dtype dt = y->type.dtype, adt = ts_lw_acc_dtype(op, dt);
     int64_t npos = 1, row = 0, planes = 0;
-    if (flat(n, op, &planes)) {
-        window_flat(c, n, op, planes);
+    plane_pool g;
+    if (plane_pool_of(n, op, &g) && flat(n, &g, &planes)) {
+        window_flat(c, n, op, &g, planes);
         return;
     }
-    if (separable(n, op, &row)) {
-        window_separable(c, n, op, row);
+    if (plane_pool_of(n, op, &g) && separable(&g, &row)) {
+        window_separable(c, n, op, &g, row);
         return;
     }
     for (int i = 0; i < r && npos <= WINDOW_UNROLL; i++) npos *= win[i];
