@@ -15,7 +15,7 @@ its row comment in src/ir/ops.def and docs/primitives.md
 (its sections); the worked examples of those docs are cases too
 (gen_documented). Every zero is compared with its sign.
 
-The generators live in scripts/op_tests/ (common, elementwise, structure).
+The generators live in scripts/op_tests/ (common, elementwise, reductions, structure).
 
 Deterministic: every case draws from its own generator seeded by its name,
 so re-running reproduces the committed files byte for byte and adding a
@@ -29,6 +29,7 @@ import sys
 from op_tests import common
 from op_tests.common import CASES
 from op_tests.elementwise import *  # noqa: F401,F403  (the gen_* functions)
+from op_tests.reductions import *  # noqa: F401,F403
 from op_tests.structure import *  # noqa: F401,F403
 
 # ==== main =================================================================
