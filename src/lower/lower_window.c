@@ -137,7 +137,7 @@ enum { SEP_ROW_MAX = 4096 };
 typedef struct plane_pool {
     const int64_t *win, *st, *dil, *lo;
     int h, w;
-    int64_t Hx, Hy, Wx, Wy;
+    int64_t Hx, Hy, Wx, Wy, planes;   /* planes: the product of the leading axes */
 } plane_pool;
 
 static bool plane_pool_of(const ts_node *n, ts_op op, plane_pool *g)
@@ -155,6 +155,8 @@ static bool plane_pool_of(const ts_node *n, ts_op op, plane_pool *g)
     g->h = r - 2, g->w = r - 1;
     g->Hx = x->type.dims[g->h].c, g->Hy = y->type.dims[g->h].c;
     g->Wx = x->type.dims[g->w].c, g->Wy = y->type.dims[g->w].c;
+    g->planes = 1;
+    for (int i = 0; i < g->h; i++) g->planes *= x->type.dims[i].c;
     return true;
 }
 
@@ -238,8 +240,9 @@ static void window_separable(lctx *c, const ts_node *n, ts_op op, const plane_po
  * (SqueezeNet's 23- and 11-column pools ran at a third of ORT's speed,
  * D179); over a chunk the folds run on full vectors. From 32 columns
  * on the per-row passes, which fold only the rows and columns the
- * strides pick, are as fast or faster (a 47-column pool: measured). Pass 1 folds, for every position
- * t of the chunk, the window's rows below it (x[t + k*dh*W]); pass 2
+ * strides pick, are as fast or faster (a 47-column pool: measured).
+ * Pass 1 folds, for every position t of the chunk, the window's rows
+ * below it (x[t + k*dh*W]); pass 2
  * folds pass 1's columns right of it (V[t + k*dw]). Positions whose
  * window would cross a plane's last row or column hold a fold of
  * elements of other rows or planes: no result reads them, since every
@@ -250,7 +253,7 @@ static void window_separable(lctx *c, const ts_node *n, ts_op op, const plane_po
  * another order (D121). */
 enum { FLAT_MAX = 4096, FLAT_ROW_MAX = 32 };
 
-static bool flat(const ts_node *n, const plane_pool *g, int64_t *planes)
+static bool flat(const plane_pool *g, int64_t *planes)
 {
     const int64_t *win = g->win, *st = g->st, *dil = g->dil, *lo = g->lo;
     const int h = g->h, w = g->w;
@@ -259,8 +262,8 @@ static bool flat(const ts_node *n, const plane_pool *g, int64_t *planes)
     if ((Hy - 1) * st[h] + (win[h] - 1) * dil[h] > Hx - 1 || (Wy - 1) * st[w] + (win[w] - 1) * dil[w] > Wx - 1)
         return false;
     if (Wx >= FLAT_ROW_MAX || Hx * Wx > FLAT_MAX) return false;
-    int64_t P = 1, cp = 1;
-    for (int i = 0; i < h; i++) P *= n->in[0]->type.dims[i].c;
+    const int64_t P = g->planes;
+    int64_t cp = 1;
     for (int64_t d = 1; d <= P && d * Hx * Wx <= FLAT_MAX; d++)   /* the most planes that fit, dividing P */
         if (P % d == 0) cp = d;
     *planes = cp;
@@ -277,8 +280,7 @@ static void window_flat(lctx *c, const ts_node *n, ts_op op, const plane_pool *g
     const int64_t L1 = cp * HW - (win[h] - 1) * dil[h] * Wx, L2 = L1 - (win[w] - 1) * dil[w];
     const int64_t off = (L1 + 15) / 16 * 16;   /* pass 2's part of the scratch, 64-byte aligned */
     const ts_op fold = ts_lw_combine_op(op);
-    int64_t P = 1;
-    for (int i = 0; i < h; i++) P *= x->type.dims[i].c;
+    const int64_t P = g->planes;
     nest ns = {.tail = &c->k->body};
     ts_lx *xc[TS_MAX_RANK], *yc[TS_MAX_RANK];
     ts_lx *ch = ts_lw_open_loop(c, &ns, ts_lx_int(p, P / cp));
@@ -331,13 +333,15 @@ void ts_lw_window(lctx *c, const ts_node *n)
     ts_dtype dt = y->type.dtype, adt = ts_lw_acc_dtype(op, dt);
     int64_t npos = 1, row = 0, planes = 0;
     plane_pool g;
-    if (plane_pool_of(n, op, &g) && flat(n, &g, &planes)) {
-        window_flat(c, n, op, &g, planes);
-        return;
-    }
-    if (plane_pool_of(n, op, &g) && separable(&g, &row)) {
-        window_separable(c, n, op, &g, row);
-        return;
+    if (plane_pool_of(n, op, &g)) {
+        if (flat(&g, &planes)) {
+            window_flat(c, n, op, &g, planes);
+            return;
+        }
+        if (separable(&g, &row)) {
+            window_separable(c, n, op, &g, row);
+            return;
+        }
     }
     for (int i = 0; i < r && npos <= WINDOW_UNROLL; i++) npos *= win[i];
     if (npos <= WINDOW_UNROLL) {
