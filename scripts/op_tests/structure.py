@@ -291,13 +291,13 @@ def conv_expected(x, w, strides, lo, hi, ld, rd, groups):
     return store(out, dt)
 
 
-def conv_case(case, x, w, strides, lo=None, hi=None, ld=None, rd=None, groups=1):
+def conv_case(case, x, w, strides, lo=None, hi=None, ld=None, rd=None, groups=1, tol=None):
     n = x.ndim - 2
     lo, hi, ld, rd = lo or [0] * n, hi or [0] * n, ld or [1] * n, rd or [1] * n
     attrs = [("strides", ints(strides)), ("pad_lo", ints(lo)), ("pad_hi", ints(hi)),
              ("lhs_dilation", ints(ld)), ("rhs_dilation", ints(rd))]
     attrs += [("groups", str(groups))] if groups != 1 else []
-    single("conv", case, [x, w], [conv_expected(x, w, strides, lo, hi, ld, rd, groups)], attrs=attrs)
+    single("conv", case, [x, w], [conv_expected(x, w, strides, lo, hi, ld, rd, groups)], attrs=attrs, tol=tol)
 
 
 def gen_conv():
@@ -321,6 +321,12 @@ def gen_conv():
               [-1], [1], ld=[3], rd=[2])
     conv_case("f32_3d", rand(r("q"), (1, 1, 3, 3, 3), "f32"), rand(r("s"), (1, 1, 2, 2, 2), "f32"),
               [1, 2, 1], [0, 1, 0], [1, 0, 0])
+    # groups of 8 in and 8 out, and of 4 at stride 2: the CPU's GROUPED path (D181). Sums
+    # of 72 and 36 products in any order: float rounding of up to K * eps * sum |terms|
+    conv_case("f32_groups_of_8", rand(r("x"), (2, 16, 5, 4), "f32"), rand(r("y"), (16, 8, 3, 3), "f32"),
+              [1, 1], [1, 1], [1, 1], groups=2, tol=(1e-5, 1e-4))
+    conv_case("f32_groups_stride2", rand(r("z"), (1, 12, 7, 6), "f32"), rand(r("A"), (12, 4, 3, 3), "f32"),
+              [2, 2], [1, 0], [1, 1], groups=3, tol=(1e-5, 1e-4))
 
 
 # ==== data-dependent =======================================================

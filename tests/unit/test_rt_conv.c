@@ -166,10 +166,14 @@ static void check_conv(const ccase *t)
                          .stride_h = t->sh, .stride_w = t->sw, .pad_h = t->ph, .pad_w = t->pw, .dil_h = t->dh,
                          .dil_w = t->dw, .ldil_h = t->lh, .ldil_w = t->lw};
     const int dw = t->c == t->groups, one = tsrt__conv_is_1x1(&cv), wg = tsrt__conv_wg_applies(&cv);
-    for (int algo = TSRT_CONV_IM2COL; algo <= TSRT_CONV_WINOGRAD4; algo++) {
+    static const int algos[] = {TSRT_CONV_IM2COL,   TSRT_CONV_GEMM_1X1, TSRT_CONV_DEPTHWISE, TSRT_CONV_PHASED,
+                                TSRT_CONV_WINOGRAD, TSRT_CONV_WINOGRAD4, TSRT_CONV_GROUPED};
+    for (size_t ai = 0; ai < sizeof algos / sizeof algos[0]; ai++) {
+        const int algo = algos[ai];
         if ((algo == TSRT_CONV_GEMM_1X1 && !one) || (algo == TSRT_CONV_DEPTHWISE && !dw)) continue;
         if ((algo == TSRT_CONV_WINOGRAD || algo == TSRT_CONV_WINOGRAD4) && !wg) continue;
         if (algo == TSRT_CONV_PHASED && (t->lh != 1 || t->lw != 1)) continue;
+        if (algo == TSRT_CONV_GROUPED && !tsrt__grp_applies(&cv)) continue;
         for (int nth = 1; nth <= 3; nth++) {
             int ok = run_conv(t, algo, nth, 0);
             CHECK_MSG(ok, "%s nth=%d: n%lld c%lld %lldx%lld o%lld k%lldx%lld g%lld s%lld,%lld p%lld,%lld/%lld,%lld "
@@ -476,6 +480,8 @@ static void test_tile_epilogue(void)
         {2, 17, 7, 32, 1, 1, 0, 1, TSRT_CONV_GEMM_1X1},    /* tiles 6 6 6 4 4, a 1-column panel */
         {1, 40, 10, 45, 1, 1, 0, 1, TSRT_CONV_GEMM_1X1},   /* a 3-row tile, a 4-column panel */
         {2, 8, 11, 12, 3, 2, 1, 2, TSRT_CONV_PHASED},      /* groups */
+        {2, 8, 11, 12, 3, 2, 1, 2, TSRT_CONV_GROUPED},
+        {3, 16, 6, 16, 3, 1, 1, 2, TSRT_CONV_GROUPED},     /* a 6x6 map: rows shorter than their line */
         {1, 5, 9, 7, 3, 1, 1, 1, TSRT_CONV_IM2COL},
         {1, 8, 12, 8, 3, 1, 1, 8, TSRT_CONV_DEPTHWISE},    /* channel vectors: whole planes (D137) */
         {1, 8, 13, 8, 3, 1, 1, 8, TSRT_CONV_DEPTHWISE},    /* AVX-512: positions in lanes */
@@ -851,6 +857,42 @@ static void test_wg_batch(void)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_conv(&cases[i]);
 }
 
+/* GROUPED (tsrt_conv_grp.h): RegNet's groups of 8 in and 8 out, 3x3 at
+ * stride 1 and 2 on 3x3, 6x6 and odd maps (a line of positions shorter
+ * than one 24-wide tile, and several tiles); 13 outputs per group (R-row
+ * blocks and a remainder of each size on AVX2 and AVX-512); one input
+ * channel with 6 outputs (a depthwise multiplier DEPTHWISE does not
+ * take); a grouped 1x1 at stride 1 (copied, not read in place), 5x3
+ * kernels with dilation, negative pads, beta, wide image strides. */
+static void test_grouped(void)
+{
+    const ccase cases[] = {
+        /* n  c    h   w   o    kh kw g  sh sw ph pw phh pwh dh dw lh lw beta epi bs */
+        {2, 16, 3, 3, 16, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0},   /* 3x3 map: a short line */
+        {3, 24, 6, 6, 24, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1},   /* 6x6, beta, wide strides */
+        {1, 16, 13, 12, 16, 3, 3, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0}, /* stride 2, odd map */
+        {2, 12, 9, 10, 39, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0},  /* 13 outputs per group */
+        {1, 4, 8, 7, 24, 3, 3, 4, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0},    /* one input, 6 outputs */
+        {2, 18, 5, 11, 12, 1, 1, 6, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 0},  /* 1x1 stride 1 */
+        {1, 10, 12, 14, 10, 5, 3, 5, 1, 2, 2, 1, 2, 1, 2, 1, 1, 1, 0, 1, 1}, /* 5x3, dilation, stride 1x2 */
+        {1, 8, 10, 9, 16, 3, 3, 2, 2, 1, -1, 2, 0, 1, 1, 1, 1, 1, 1, 0, 0},  /* negative pad, no epilogue */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_conv(&cases[i]);
+    /* chosen for RegNet's groups of 8, not for 64 outputs per group nor for depthwise */
+    tsrt_conv_args r = {.n = 1, .c = 48, .h = 24, .w = 24, .o = 48, .kh = 3, .kw = 3, .oh = 24, .ow = 24,
+                        .groups = 6, .pad_h = 1, .pad_w = 1};
+    CHECK(tsrt_conv_choose(&r) == TSRT_CONV_GROUPED);
+    r.c = r.o = 128, r.groups = 2;
+    CHECK(tsrt_conv_choose(&r) != TSRT_CONV_GROUPED);
+    r.groups = 128;
+    CHECK(tsrt_conv_choose(&r) == TSRT_CONV_DEPTHWISE);
+    /* only where it applies: one group, or input dilation, refused */
+    tsrt_conv_args a = {.n = 1, .c = 8, .h = 5, .w = 5, .o = 8, .kh = 3, .kw = 3, .oh = 3, .ow = 3};
+    CHECK(tsrt_conv(&a, TSRT_CONV_GROUPED, 0, 1, NULL) == -1);
+    a.groups = 2, a.ldil_h = 2, a.oh = 7;
+    CHECK(tsrt_conv(&a, TSRT_CONV_GROUPED, 0, 1, NULL) == -1);
+}
+
 int main(void)
 {
     printf("tsrt ISA %d (0 generic, 1 AVX2, 2 AVX-512)\n", TSRT_ISA);
@@ -867,5 +909,6 @@ int main(void)
     test_dw_small_maps();
     test_ib_small_maps();
     test_wg_batch();
+    test_grouped();
     return check_report();
 }

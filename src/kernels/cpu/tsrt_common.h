@@ -5,7 +5,7 @@
  * The tsrt headers are pasted, in the order tsrt_common.h,
  * tsrt_gemm_api.h, tsrt_ukernel_avx512.h, tsrt_ukernel.h, tsrt_gemm_amx.h, tsrt_gemm.h,
  * then (for convolutions) tsrt_conv_args.h, tsrt_conv_gemm.h,
- * tsrt_conv_wg.h, tsrt_conv_dw.h, tsrt_conv_pt.h, tsrt_conv_wgt.h, tsrt_conv.h, into every C translation
+ * tsrt_conv_wg.h, tsrt_conv_dw.h, tsrt_conv_grp.h, tsrt_conv_pt.h, tsrt_conv_wgt.h, tsrt_conv.h, into every C translation
  * unit the CPU emitter generates (docs/kernels.md; the design is D19 in
  * docs/decisions.md), and unit tests #include them. Hence the rules every
  * tsrt header keeps:

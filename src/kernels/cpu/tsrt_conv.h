@@ -16,7 +16,7 @@
  *   rows) and zero outside. pad_h/pad_w are the low pads; the high pads
  *   follow from oh/ow, which the caller computes. A 1-D conv is h = kh = 1.
  *
- * Nine algorithms, all reporting to the epilogue in GEMM coordinates:
+ * Ten algorithms, all reporting to the epilogue in GEMM coordinates:
  * m0 = image * O + output channel, n0 = i * OW + j, rs = OH*OW, cs = 1.
  *   IM2COL     implicit GEMM per (image, group): C[o][i*OW+j] = W[o][(c,u,v)]
  *              · X'[(c,u,v)][i*OW+j]; the packed-B micro-panels of X' are
@@ -37,6 +37,9 @@
  *              tile kernel with the tiles as rows, U^T packed once per
  *              program (AVX-512, one group; tsrt_conv_wgt.h; only where
  *              tuning picks them).
+ *   GROUPED    few output channels per group: direct, the positions of
+ *              PHASED's copy in the vector lanes, W as given
+ *              (tsrt_conv_grp.h).
  *   DEPTHWISE  one input channel per group: 8 channels at a time in the
  *              vector lanes, on a transposed, zero-padded tile of input
  *              rows (KH*KW vector multiply-adds per output position, any
@@ -58,6 +61,9 @@
 #endif
 #ifndef TSRT_CONV_DW_H
 #include "tsrt_conv_dw.h"
+#endif
+#ifndef TSRT_CONV_GRP_H
+#include "tsrt_conv_grp.h"
 #endif
 #ifndef TSRT_CONV_PT_H
 #include "tsrt_conv_pt.h"
@@ -81,6 +87,10 @@
  *    AVX-512, one group, its tiles 10% fuller than the other paths' (5%
  *    against PHASED, D63), not a 3x3 stride-1 conv that Winograd takes
  *    unaided) runs GEMM_T;
+ *  - several input channels per group and at most TSRT__GRP_OG_MAX outputs
+ *    (RegNet, ResNeXt): GROUPED, unless weights were prepared for Winograd
+ *    (as a GEMM per group, M = O/G rows fill few micro-kernel tiles and
+ *    every packed panel of X' serves only those rows: D181);
  *  - 1x1, stride 1, no padding, no input dilation: the image already is the
  *    GEMM's B matrix (C/G x H*W, row-major), so the plain GEMM packing (two
  *    vector moves per 16 floats) replaces the im2col index arithmetic;
@@ -105,6 +115,7 @@ static inline int tsrt__wg2_unaided(const tsrt_conv_args *v)
 /* The GEMM path without Winograd or prepared weights. */
 static inline int tsrt__conv_plain(const tsrt_conv_args *v)
 {
+    if (tsrt__grp_chosen(v)) return TSRT_CONV_GROUPED;
     if (tsrt__conv_is_1x1(v)) return TSRT_CONV_GEMM_1X1;
     return v->ldil_h == 1 && v->ldil_w == 1 ? TSRT_CONV_PHASED : TSRT_CONV_IM2COL;
 }
@@ -120,6 +131,7 @@ TSRT_FN int tsrt_conv_choose(const tsrt_conv_args *args)
         return v.wu_m == TSRT_CONV_PRE_WGT4 ? TSRT_CONV_WINOGRAD4_T : TSRT_CONV_WINOGRAD_T;
     if (v.wu && (v.wu_m == 2 || v.wu_m == 4) && tsrt__conv_wg_applies(&v))
         return v.wu_m == 2 ? TSRT_CONV_WINOGRAD : TSRT_CONV_WINOGRAD4;
+    if (tsrt__grp_chosen(&v)) return TSRT_CONV_GROUPED;
     if (tsrt__conv_is_1x1(&v)) return TSRT_CONV_GEMM_1X1;
     /* Winograd's F(m) for the shape (tsrt_conv_wg_pre); F(2x2) below 128
      * positions only with the weights transformed once (D38) */
@@ -201,6 +213,10 @@ TSRT_FN size_t tsrt_conv_workspace(const tsrt_conv_args *args)
         const size_t dw = tsrt__dw_ws_bytes(&v);
         gw = gw > dw ? gw : dw;
     }
+    if (tsrt__grp_applies(&v)) {
+        const size_t gr = tsrt__grp_ws(&v);
+        gw = gw > gr ? gw : gr;
+    }
     if (tsrt__pt_applies(&v)) {
         const size_t fw = tsrt__pt_fold_ws(&v);
         gw = gw > fw ? gw : fw;
@@ -271,6 +287,10 @@ TSRT_FN int tsrt_conv(const tsrt_conv_args *args, int algo, int ith, int nth, vo
     case TSRT_CONV_PHASED:
         if (v.ldil_h != 1 || v.ldil_w != 1) return -1;
         tsrt__conv_gemm(&v, TSRT__CG_PHASED, ith, nth, ws);
+        return 0;
+    case TSRT_CONV_GROUPED:
+        if (!tsrt__grp_applies(&v)) return -1;
+        tsrt__conv_grp(&v, ith, nth, ws);
         return 0;
     default:
         return -1;

@@ -52,7 +52,8 @@ enum {
     TSRT_CONV_WINOGRAD4 = 6,
     TSRT_CONV_GEMM_T = 7,
     TSRT_CONV_WINOGRAD4_T = 8,
-    TSRT_CONV_WINOGRAD_T = 9
+    TSRT_CONV_WINOGRAD_T = 9,
+    TSRT_CONV_GROUPED = 10
 };
 
 /* The forms of prepared weights (tsrt_conv_pre): 4 and 2, Winograd
@@ -81,8 +82,8 @@ TSRT_FN void tsrt_conv_wg_scale(const tsrt_conv_args *args, int m, int64_t o, fl
 static inline const char *tsrt_conv_algo_name(int algo)
 {
     static const char *const names[] = {"auto",     "im2col",    "gemm_1x1", "depthwise",   "phased",
-                                        "winograd", "winograd4", "gemm_t",   "winograd4_t", "winograd_t"};
-    return algo >= 0 && algo <= 9 ? names[algo] : "?";
+                                        "winograd", "winograd4", "gemm_t",   "winograd4_t", "winograd_t", "grouped"};
+    return algo >= 0 && algo <= 10 ? names[algo] : "?";
 }
 
 /* The epilogue on the finished block y (mb x nb, row stride rs, unit
