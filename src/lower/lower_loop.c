@@ -45,6 +45,34 @@ static bool tail_eq(const ts_value *a, const ts_value *b, int m)
     return true;
 }
 
+/* Whether view op n passes its result's last m coordinates to the same
+ * last m of its operand: a reshape whose last m dims are its operand's
+ * (its coordinate runs then close at that boundary: lower.c's
+ * reshape_coords maps them one to one), a transpose that keeps those
+ * axes in place, a slice that takes them whole. A channel shuffle
+ * (reshape, transpose of the channel axes, reshape, and the split's
+ * slices) then runs over each 6x6 plane as one loop of 36 instead of
+ * rows of 6 (D182). */
+static bool view_keeps_tail(const ts_node *n, int m)
+{
+    const ts_value *x = n->in[0], *y = n->out[0];
+    const int r = y->type.rank;
+    if (!tail_eq(x, y, m)) return false;
+    int cnt = 0;
+    if (n->op == TS_OP_RESHAPE) return true;
+    if (n->op == TS_OP_TRANSPOSE) {
+        const int64_t *perm = ts_node_ints(n, "perm", &cnt);
+        for (int i = r - m; i < r; i++)
+            if (perm[i] != i) return false;
+        return true;
+    }
+    const ts_dim *start = ts_node_dims(n, "start", &cnt);
+    const int64_t *stride = ts_node_ints(n, "stride", &cnt);
+    for (int i = r - m; i < r; i++)
+        if (!ts_dim_eq(start[i], ts_dim_const(0)) || stride[i] != 1) return false;
+    return true;
+}
+
 /* Whether x, a value of top's inlined expression whose last m coordinates
  * are top's last m, passes them on unchanged to every value it reads
  * through them: elementwise nodes, a concat along an earlier axis, a
@@ -78,6 +106,8 @@ static bool merge_ok(const lctx *c, const ts_value *x, const ts_value *top, int 
         if (!used) return true;   /* reads none of the merged coordinates */
         return used == m && tail_eq(in, x, m) && merge_ok(c, in, top, m, seen);
     }
+    if (n->op == TS_OP_RESHAPE || n->op == TS_OP_TRANSPOSE || n->op == TS_OP_SLICE)
+        return view_keeps_tail(n, m) && merge_ok(c, n->in[0], top, m, seen);
     const bool ew = (ts_op_get(n->op)->flags & TS_OPF_EW) && n->op != TS_OP_BITCAST;
     if (!ew && !(n->op == TS_OP_CONCAT && ts_node_int(n, "axis") < r - m)) return false;
     for (int i = 0; i < n->n_in; i++)

@@ -761,6 +761,24 @@ def test_loops_tail():
             close("loops tail: output %d cpu vs interpreter" % k, got[k], ref[k], rtol=1e-5, atol=1e-6)
 
 
+def test_loops_shuffle():
+    """Trailing axes run as one loop through views that pass them on
+    unchanged (D182): a channel shuffle (concat, reshape, transpose of the
+    channel axes, reshape) and the split's slices over 3x3 maps are loops
+    of 9 per channel; a slice that cuts the rows keeps them. Golden loops;
+    against the interpreter."""
+    model = os.path.join(MODELS, "loops_shuffle.ir")
+    ok, so, se = listing_matches("loops_shuffle", "loops")
+    check("loops shuffle: golden loops", ok and so.count("for i2 in [0, 9) vector") == 3
+          and "for i3 in [0, 3) vector" in so, so + se)
+    g = np.random.default_rng(47)
+    arrays = {k: g.standard_normal((2, 4, 3, 3)).astype(np.float32) for k in ("x", "y")}
+    got, ref = cpu_and_interp(model, arrays, "loops_shuffle")
+    if got and ref and check("loops shuffle: three outputs", len(got) == len(ref) == 3):
+        for k in range(3):
+            close("loops shuffle: output %d cpu vs interpreter" % k, got[k], ref[k], rtol=1e-6, atol=1e-7)
+
+
 def test_split_div():
     """A vector loop whose variable the indexing divides by a constant k
     runs over the quotient with its body once per remainder (D143): a
