@@ -14,8 +14,9 @@
  * positions i*Wq + j of all output rows, run together as one line
  * (columns j >= OW of each row included: they are computed and dropped),
  * are then a GEMM's columns read in place: a tile of R output channels x
- * 24 positions (three vectors) is, per k, three unaligned vector loads,
- * R broadcasts of W[o][k] from the weights as given, and 3R FMAs. The
+ * 24 positions (three vectors; the line's last tile 8 or 16) is, per k,
+ * three unaligned vector loads, R broadcasts of W[o][k] from the weights
+ * as given, and 3R FMAs. The
  * tile goes to a scratch copy of the group's outputs on that line, and
  * each output row is copied from it to Y, then the epilogue runs on the
  * group's planes while they are in L1/L2.
@@ -85,10 +86,11 @@ static void tsrt__grp_geom(const tsrt_conv_args *v, tsrt__phx *g)
 }
 
 /* The line of positions i*Wq + j the tiles cover: up to the last output
- * position, rounded up to whole tiles. */
+ * position, rounded up to whole vectors (tiles of 24, the last of 8 or
+ * 16: a 3x3 map's line of 13 positions is two vectors, not three). */
 static inline int64_t tsrt__grp_line(const tsrt_conv_args *v, const tsrt__phx *g)
 {
-    return tsrt__rup((v->oh - 1) * g->Wq + v->ow, TSRT__GRP_Q);
+    return tsrt__rup((v->oh - 1) * g->Wq + v->ow, 8);
 }
 
 /* Workspace: off (K entries), the phase copy of one group, and the
@@ -103,37 +105,44 @@ static size_t tsrt__grp_ws(const tsrt_conv_args *v)
            3 * TSRT_ALIGN;
 }
 
-/* Rows [o, o + R) of the group's outputs on the line, s[r*L + q] for
- * q < L (a multiple of 24): x the phase images, w the first row's
- * weights (K apart). The tile's last loads reach at most 23 floats past
- * the last position's taps, inside the last phase plane's slack. */
+/* Positions [q, q + 8*NV) of rows [o, o + R) of the group's outputs on
+ * the line, s[r*L + q]: x the phase images, w the first row's weights (K
+ * apart). The last tile's loads reach at most 7 floats past the last
+ * position's taps, inside the last phase plane's slack. */
+static inline __attribute__((always_inline)) void tsrt__grp_tile(int R, int NV, int64_t K, const float *restrict x,
+                                                                  const ptrdiff_t *restrict off,
+                                                                  const float *restrict w, float *restrict s,
+                                                                  int64_t L)
+{
+    tsrt__v8 acc[TSRT__GRP_R][3];
+    for (int r = 0; r < R; r++)
+        for (int j = 0; j < NV; j++) acc[r][j] = (tsrt__v8){0};
+    for (int64_t k = 0; k < K; k++) {
+        const float *a = x + off[k];
+        tsrt__v8 xv[3];
+        for (int j = 0; j < NV; j++) TSRT__V8_LOAD(xv[j], a + 8 * j);
+        for (int r = 0; r < R; r++) {
+            /* a broadcast from memory ({0} + w would add: -0 + 0 is +0) */
+            const float wk = w[r * K + k];
+            const tsrt__v8 b = {wk, wk, wk, wk, wk, wk, wk, wk};
+            for (int j = 0; j < NV; j++) TSRT__FMA8(acc[r][j], b, xv[j]);
+        }
+    }
+    for (int r = 0; r < R; r++)
+        for (int j = 0; j < NV; j++) TSRT__V8_STORE(s + r * L + 8 * j, acc[r][j]);
+}
+
+/* Rows [o, o + R) on the whole line (L a multiple of 8): tiles of 24
+ * positions, the last of 8 or 16. */
 static inline __attribute__((always_inline)) void tsrt__grp_rows(int R, int64_t K, const float *restrict x,
                                                                   const ptrdiff_t *restrict off,
                                                                   const float *restrict w, float *restrict s,
                                                                   int64_t L)
 {
-    for (int64_t q = 0; q < L; q += TSRT__GRP_Q) {
-        tsrt__v8 acc[TSRT__GRP_R][3];
-        for (int r = 0; r < R; r++) acc[r][0] = acc[r][1] = acc[r][2] = (tsrt__v8){0};
-        for (int64_t k = 0; k < K; k++) {
-            const float *a = x + off[k] + q;
-            tsrt__v8 x0, x1, x2;
-            TSRT__V8_LOAD(x0, a), TSRT__V8_LOAD(x1, a + 8), TSRT__V8_LOAD(x2, a + 16);
-            for (int r = 0; r < R; r++) {
-                /* a broadcast from memory ({0} + w would add: -0 + 0 is +0) */
-                const float wk = w[r * K + k];
-                const tsrt__v8 b = {wk, wk, wk, wk, wk, wk, wk, wk};
-                TSRT__FMA8(acc[r][0], b, x0);
-                TSRT__FMA8(acc[r][1], b, x1);
-                TSRT__FMA8(acc[r][2], b, x2);
-            }
-        }
-        for (int r = 0; r < R; r++) {
-            TSRT__V8_STORE(s + r * L + q, acc[r][0]);
-            TSRT__V8_STORE(s + r * L + q + 8, acc[r][1]);
-            TSRT__V8_STORE(s + r * L + q + 16, acc[r][2]);
-        }
-    }
+    int64_t q = 0;
+    for (; q + TSRT__GRP_Q <= L; q += TSRT__GRP_Q) tsrt__grp_tile(R, 3, K, x + q, off, w, s + q, L);
+    if (L - q == 16) tsrt__grp_tile(R, 2, K, x + q, off, w, s + q, L);
+    else if (L - q == 8) tsrt__grp_tile(R, 1, K, x + q, off, w, s + q, L);
 }
 
 /* One R per function, so that each inlined copy keeps its accumulators
@@ -187,15 +196,16 @@ static void tsrt__grp_copy(const tsrt__phx *g, const float *x, int64_t floats)
     const tsrt_conv_args *v = g->v;
     const int64_t cg = v->c / v->groups, H = v->h, W = v->w, sh = g->sh, sw = g->sw, Wq = g->Wq;
     memset(g->buf, 0, sizeof(float) * (size_t)floats);
-    for (int64_t c = 0; c < cg; c++)
-        for (int64_t a = 0; a < g->PH; a++)
-            for (int64_t b = 0; b < g->PW; b++) {
-                /* phase (a, b): its row r is input row r*sh + a - pad_h,
-                 * its column q input column q*sw + b - pad_w; the rows and
-                 * columns inside the input, found once per phase */
-                int64_t rlo, rhi, qlo, qhi;
-                tsrt__tap_range(a - v->pad_h, sh, H, g->Hq, &rlo, &rhi);
-                tsrt__tap_range(b - v->pad_w, sw, W, Wq, &qlo, &qhi);
+    for (int64_t a = 0; a < g->PH; a++)
+        for (int64_t b = 0; b < g->PW; b++) {
+            /* phase (a, b): its row r is input row r*sh + a - pad_h, its
+             * column q input column q*sw + b - pad_w; the rows and columns
+             * inside the input, found once per phase (their divisions
+             * per channel cost a 3x3 map's unit as much as its FMAs) */
+            int64_t rlo, rhi, qlo, qhi;
+            tsrt__tap_range(a - v->pad_h, sh, H, g->Hq, &rlo, &rhi);
+            tsrt__tap_range(b - v->pad_w, sw, W, Wq, &qlo, &qhi);
+            for (int64_t c = 0; c < cg; c++) {
                 float *d = g->buf + ((c * g->PH + a) * g->PW + b) * g->plane;
                 const float *xc = x + c * H * W + (a - v->pad_h) * W + b - v->pad_w;
                 for (int64_t r = rlo; r < rhi; r++) {
@@ -203,7 +213,11 @@ static void tsrt__grp_copy(const tsrt__phx *g, const float *x, int64_t floats)
                     float *dr = d + r * Wq;
                     int64_t q = qlo;
                     if (sw == 1) {
-                        memcpy(dr + qlo, xr + qlo, sizeof(float) * (size_t)(qhi - qlo));
+                        /* rows of a few floats: a loop, not a libc call each */
+                        if (qhi - qlo <= 16)
+                            for (; q < qhi; q++) dr[q] = xr[q];
+                        else
+                            memcpy(dr + qlo, xr + qlo, sizeof(float) * (size_t)(qhi - qlo));
                         continue;
                     }
                     /* stride 2: 8 columns from 16 floats while they lie in the row */
@@ -216,6 +230,7 @@ static void tsrt__grp_copy(const tsrt__phx *g, const float *x, int64_t floats)
                     for (; q < qhi; q++) dr[q] = xr[q * sw];
                 }
             }
+        }
 }
 
 /* This thread's share of the (image, group) pairs, each: its input
@@ -250,6 +265,8 @@ static void tsrt__conv_grp(const tsrt_conv_args *v, int ith, int nth, void *ws)
                 float *dst = y + o * P + i * OW;
                 if (v->beta)
                     for (int64_t j = 0; j < OW; j++) dst[j] += src[j];
+                else if (OW <= 16)
+                    for (int64_t j = 0; j < OW; j++) dst[j] = src[j];
                 else
                     memcpy(dst, src, sizeof(float) * (size_t)OW);
             }
