@@ -16,11 +16,16 @@
  * the other on this thread, over the 1-thread time (warm): what the split
  * itself costs.
  *
- *   cmake --build build --target conv_1x1_mobilenetv2 && build/conv_1x1_mobilenetv2 [filter]
+ *   cmake --build build --target conv_1x1_mobilenetv2 && build/conv_1x1_mobilenetv2 [filter] [side] [form]
  *   cc -O3 -march=native -std=c11 -fno-math-errno -fno-trapping-math -I OLD/src \
  *      bench/conv_1x1_mobilenetv2.c -o old -lm                 # other kernels
  *
- * filter: only the shapes whose "CxH->O" name contains it. Run two builds
+ * filter: only the shapes whose "CxH->O" name contains it ("" for all);
+ * side: the network's input side, 224 by default (96: bench/broad.py's
+ * mobilenet_v2, whose last maps are 3x3); form: "plain" (default, the
+ * weights as given), "gemm_t" (W^T prepared for GEMM_T, D41/D184) or
+ * "tuned" (the form tsrt_conv_pre times and picks, as a program does).
+ * Run two builds
  * alternately to compare them (docs/kernels.md, D29). */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 199309L /* clock_gettime under -std=c11 */
@@ -84,14 +89,24 @@ int main(int argc, char **argv)
         {384, 14, 64, 2},  {384, 14, 96, 0},  {96, 14, 576, 1},  {576, 14, 96, 2},  {576, 7, 160, 0},
         {160, 7, 960, 1},  {960, 7, 160, 2},  {960, 7, 320, 0},  {320, 7, 1280, 1},
     };
-    const char *filter = argc > 1 ? argv[1] : NULL;
+    const char *filter = argc > 1 && argv[1][0] ? argv[1] : NULL;
+    const int side = argc > 2 ? atoi(argv[2]) : 224;
+    const char *form = argc > 3 ? argv[3] : "plain";
+    if (strcmp(form, "plain") && strcmp(form, "gemm_t") && strcmp(form, "tuned")) {
+        fprintf(stderr, "form: plain, gemm_t or tuned\n");
+        return 2;
+    }
+    if (side < 32 || side > 1024) {
+        fprintf(stderr, "side: 32 to 1024\n");
+        return 2;
+    }
     flush_buf = calloc(FLUSH_FLOATS, sizeof(float));
     float sink = 0;
     double tot_warm = 0, tot_model = 0;
     printf("%-14s %-9s %8s %8s %8s %8s %6s  (us, CPU time of one call, 1 thread)\n", "shape", "algo", "warm",
            "model", "model-md", "GFLOP/s", "split");
     for (size_t s = 0; s < sizeof S / sizeof S[0]; s++) {
-        const int C = S[s][0], H = S[s][1], O = S[s][2], kind = S[s][3], P = H * H;
+        const int C = S[s][0], H = (side + 224 / S[s][1] - 1) / (224 / S[s][1]), O = S[s][2], kind = S[s][3], P = H * H;
         char name[32];
         snprintf(name, sizeof name, "%dx%d->%d", C, H, O);
         if (filter && !strstr(name, filter)) continue;
@@ -105,6 +120,10 @@ int main(int argc, char **argv)
         bn_ctx e = {prm, prm + O, prm + 2 * O, prm + 3 * O, kind == 2 ? res : NULL, kind == 1, P};
         tsrt_conv_args a = {.n = 1, .c = C, .h = H, .w = H, .o = O, .kh = 1, .kw = 1, .oh = H, .ow = H,
                             .x = x, .wt = w, .y = y, .epi = epi_bn, .epi_ctx = &e};
+        const int m = !strcmp(form, "gemm_t") ? 1 : !strcmp(form, "tuned") ? tsrt_conv_pre(&a) : 0;
+        const size_t ub = m > 0 ? (tsrt_conv_pre_size(&a, m) + 63) / 64 * 64 : 0;
+        float *u = ub ? aligned_alloc(64, ub) : NULL;
+        if (u) tsrt_conv_pre_pack(&a, m, 0, O, u), a.wu = u, a.wu_m = m;
         void *ws = malloc(tsrt_conv_workspace(&a));
         double warm = 1e30;
         for (int r = 0; r < 9; r++) {
@@ -136,7 +155,7 @@ int main(int argc, char **argv)
         printf("%-14s %-9s %8.1f %8.1f %8.1f %8.1f %6.2f\n", name, tsrt_conv_algo_name(tsrt_conv_choose(&a)),
                warm * 1e6, model[0] * 1e6, model[7] * 1e6, flops / warm * 1e-9, split / warm);
         tot_warm += warm * 1e6, tot_model += model[7] * 1e6;
-        free(x), free(w), free(y), free(res), free(prm), free(ws);
+        free(x), free(w), free(y), free(res), free(prm), free(ws), free(u);
     }
     printf("total          warm %.0f us, model (medians) %.0f us (each distinct shape once)%s\n", tot_warm, tot_model,
            sink == 12345.f ? " " : "");

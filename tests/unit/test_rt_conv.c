@@ -477,7 +477,7 @@ static int pt_case(int64_t n, int64_t c, int64_t h, int64_t wd, int64_t o, int64
     else cv.te = &te;
     int ok = 1; /* the path applies to any channel count; tsrt_conv_pre says where it pays */
     const size_t ub = tsrt_conv_pre_size(&cv, 1);
-    float *u = malloc(ub);
+    float *u = aligned_alloc(64, (ub + 63) / 64 * 64); /* a program's prepared weights are aligned */
     for (size_t i = 0; i < ub / sizeof(float); i++) u[i] = NAN;
     const int64_t cut[] = {0, o / 3, o / 3 + 1 + o / 4, o};
     for (int q = 0; q < 3; q++) tsrt_conv_pre_pack(&cv, 1, cut[q], cut[q + 1], u);
@@ -524,12 +524,12 @@ static int pre_rules(const tsrt_conv_args *a)
     return tsrt__conv_pre_rules(&v);
 }
 
-/* A prepared form tuning may pick (the tiles-as-rows ones only where
- * GEMM_T's tile kernel exists). */
+/* A prepared form tuning may pick (the Winograd tiles-as-rows ones only
+ * where AVX-512's GEMM_T tile kernel exists). */
 static int valid_form(int m)
 {
     return m == TSRT_CONV_PRE_PLAIN || m == 1 || m == 2 || m == 4 ||
-           (TSRT_HAVE_PT && (m == TSRT_CONV_PRE_WGT2 || m == TSRT_CONV_PRE_WGT4));
+           (TSRT_HAVE_WGT && (m == TSRT_CONV_PRE_WGT2 || m == TSRT_CONV_PRE_WGT4));
 }
 
 /* tsrt_conv_pre times the candidate forms once per shape (D126): its
@@ -564,11 +564,11 @@ static void test_tuned_form(void)
     for (size_t i = 0; i < nw; i++) w[i] = frand();
     a.x = x, a.wt = w;
     for (int f = 0; f < 6; f++) {
-        if (!TSRT_HAVE_PT && (forms[f] == 1 || forms[f] == TSRT_CONV_PRE_WGT2 || forms[f] == TSRT_CONV_PRE_WGT4))
-            continue; /* GEMM_T's tile kernel */
+        if (!TSRT_HAVE_WGT && (forms[f] == TSRT_CONV_PRE_WGT2 || forms[f] == TSRT_CONV_PRE_WGT4))
+            continue; /* AVX-512's GEMM_T tile kernel */
         tsrt_conv_args b = a;
         const size_t pre = tsrt_conv_pre_size(&b, forms[f]);
-        float *u = malloc(pre + 64);
+        float *u = aligned_alloc(64, (pre + 127) / 64 * 64);
         tsrt_conv_pre_pack(&b, forms[f], 0, b.o, u);
         b.wu = u, b.wu_m = forms[f], b.y = f ? y1 : y0;
         void *ws = malloc(tsrt_conv_workspace(&b) + 128);
@@ -584,8 +584,7 @@ static void test_tuned_form(void)
 static void test_positions_as_rows(void)
 {
     tsrt_conv_args a = {.n = 1, .c = TSRT_PT_KMIN, .h = 7, .w = 7, .o = 64, .kh = 1, .kw = 1, .oh = 7, .ow = 7};
-    static float dummy[1];
-#if TSRT_HAVE_PT
+    static float dummy[16] __attribute__((aligned(64)));
     static const struct { int64_t n, c, h, w, o, k, s, p; } cases[] = {
         {1, 64, 7, 7, 64, 1, 1, 0},   /* tiles 12 12 12 13 rows (tsrt__pt_p0) */
         {2, 70, 5, 3, 45, 1, 1, 0},   /* 2 images; tiles 7 8 (14-row kernel masked); panels 32 13 */
@@ -606,6 +605,13 @@ static void test_positions_as_rows(void)
         {4, 20, 3, 3, 33, 3, 1, 1},   /* 3x3 on a 3x3 map: four phase copies */
         {5, 16, 6, 6, 40, 3, 2, 1},   /* stride 2 to 3x3, 5 images: 2 threads split the panels */
         {10, 24, 2, 2, 32, 1, 1, 0},  /* 2x2 maps: runs of 8 + 2 images, or 5 per thread */
+        /* 6 x 16 tiles (D184): last tiles of 1 to 5 positions, packed
+         * tiles in chunks of one (K = 4608) */
+        {1, 100, 3, 3, 40, 1, 1, 0},  /* 9 = 6 + 3 (4-row kernel) */
+        {1, 30, 1, 11, 17, 1, 1, 0},  /* 11 = 6 + 5 (6-row kernel, one row repeated) */
+        {1, 30, 1, 7, 17, 1, 1, 0},   /* 7 = 6 + 1 */
+        {1, 30, 2, 4, 17, 1, 1, 0},   /* 8 = 6 + 2 */
+        {1, 512, 5, 5, 20, 3, 1, 1},  /* 25 positions, K = 4608 */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         for (int nth = 1; nth <= 3; nth++)
@@ -636,9 +642,26 @@ static void test_positions_as_rows(void)
     CHECK(tsrt_conv_choose(&a) == TSRT_CONV_GEMM_T);
     a.wu_m = 2;
     CHECK(tsrt_conv_choose(&a) == TSRT_CONV_GEMM_1X1);
+    /* 6 x 16 tiles: W^T not aligned for their loads is refused */
+    if (!TSRT_HAVE_WGT) {
+        a.wu = (float *)(void *)((char *)dummy + 4);
+        CHECK(tsrt_conv(&a, TSRT_CONV_GEMM_T, 0, 1, NULL) == -1);
+        a.wu = dummy;
+    }
     a.wu = NULL, a.wu_m = 0;
     a.c = TSRT_PT_KMIN - 1;
     CHECK(pre_rules(&a) == 0); /* few inputs per output: GEMM_1X1 */
+#if !TSRT_HAVE_WGT
+    /* 6 x 16 tiles (D184): 960 -> 160 on a 3x3 map, 160 channels x 10
+     * rows (6 + 4) against 162 x 16 columns; 64 -> 64 on 12x12, 64 x 144
+     * against 66 x 144: 3% fuller, not taken */
+    a.c = 960, a.o = 160;
+    a.h = a.w = a.oh = a.ow = 3;
+    CHECK(pre_rules(&a) == 1);
+    a.c = a.o = 64;
+    a.h = a.w = a.oh = a.ow = 12;
+    CHECK(pre_rules(&a) == 0);
+#else
     /* 28x28, 56 channels: 56 of 64 columns of this path's tiles hold
      * outputs, GEMM_1X1's 784 of 800 positions and all 56 channels */
     a.c = 2048, a.o = 56;
@@ -664,12 +687,6 @@ static void test_positions_as_rows(void)
     CHECK(pre_rules(&b) == 4);
     b.stride_h = b.stride_w = 2, b.oh = b.ow = 14; /* stride 2: no Winograd */
     CHECK(pre_rules(&b) == 1);
-#else
-    /* without AVX-512 the path does not exist: never prepared, refused */
-    CHECK(pre_rules(&a) == 0);
-    a.wu = dummy, a.wu_m = 1;
-    CHECK(tsrt_conv_choose(&a) == TSRT_CONV_GEMM_1X1);
-    CHECK(tsrt_conv(&a, TSRT_CONV_GEMM_T, 0, 1, NULL) == -1);
 #endif
 }
 

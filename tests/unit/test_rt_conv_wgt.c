@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if TSRT_HAVE_PT
+#if TSRT_HAVE_WGT
 #include "wino_ref.h"
 
 #include "frand.h"
@@ -202,7 +202,7 @@ static void test_scale(int f)
     free(w), free(w2), free(u1), free(u2);
 }
 
-#endif /* TSRT_HAVE_PT */
+#endif /* TSRT_HAVE_WGT */
 
 /* Where the path applies, and its refusals. */
 static void test_applies(void)
@@ -211,7 +211,7 @@ static void test_applies(void)
     tsrt_conv_args a = {.n = 1, .c = 16, .h = 24, .w = 24, .o = 32, .kh = 3, .kw = 3, .oh = 24, .ow = 24,
                         .pad_h = 1, .pad_w = 1, .x = dummy, .wt = dummy, .y = dummy, .wu = dummy,
                         .wu_m = TSRT_CONV_PRE_WGT4};
-    CHECK(tsrt_conv_choose(&a) == (TSRT_HAVE_PT ? TSRT_CONV_WINOGRAD4_T : TSRT_CONV_WINOGRAD4));
+    CHECK(tsrt_conv_choose(&a) == (TSRT_HAVE_WGT ? TSRT_CONV_WINOGRAD4_T : TSRT_CONV_WINOGRAD4));
     CHECK(!strcmp(tsrt_conv_algo_name(TSRT_CONV_WINOGRAD4_T), "winograd4_t"));
     a.wu = NULL;
     CHECK(tsrt_conv(&a, TSRT_CONV_WINOGRAD4_T, 0, 1, dummy) == -1); /* no packed weights */
@@ -222,7 +222,7 @@ static void test_applies(void)
     a.groups = 1, a.stride_h = 2, a.oh = 12;
     CHECK(tsrt_conv(&a, TSRT_CONV_WINOGRAD4_T, 0, 1, dummy) == -1); /* not Winograd's shape */
     a.stride_h = 1, a.oh = 24, a.wu_m = TSRT_CONV_PRE_WGT2;
-    CHECK(tsrt_conv_choose(&a) == (TSRT_HAVE_PT ? TSRT_CONV_WINOGRAD_T : TSRT_CONV_WINOGRAD4));
+    CHECK(tsrt_conv_choose(&a) == (TSRT_HAVE_WGT ? TSRT_CONV_WINOGRAD_T : TSRT_CONV_WINOGRAD4));
     CHECK(tsrt_conv(&a, TSRT_CONV_WINOGRAD4_T, 0, 1, dummy) == -1); /* F(2x2)'s weights */
     CHECK(!strcmp(tsrt_conv_algo_name(TSRT_CONV_WINOGRAD_T), "winograd_t"));
 }
@@ -230,9 +230,9 @@ static void test_applies(void)
 int main(void)
 {
     printf("tsrt ISA %d (0 generic, 1 AVX2, 2 AVX-512), WINOGRAD4_T %s\n", TSRT_ISA,
-           TSRT_HAVE_PT ? "present" : "absent");
+           TSRT_HAVE_WGT ? "present" : "absent");
     test_applies();
-#if TSRT_HAVE_PT
+#if TSRT_HAVE_WGT
     test_cases();
     test_scale(TSRT_CONV_PRE_WGT4);
     test_scale(TSRT_CONV_PRE_WGT2);

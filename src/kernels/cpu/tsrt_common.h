@@ -271,6 +271,27 @@ typedef float tsrt__v8u __attribute__((vector_size(32), aligned(4), may_alias));
 #define TSRT__V8_LOAD(v, p) ((v) = *(const tsrt__v8u *)(const void *)(p))
 #define TSRT__V8_STORE(p, v) (*(tsrt__v8u *)(void *)(p) = (v))
 
+/* An 8x8 transpose of r[0..7] in place: r[k][j] <-> r[j][k]. Its own
+ * inverse, so it interleaves planes into [position][8] and back. */
+#define TSRT__T8(r)                                                                                          \
+    do {                                                                                                     \
+        tsrt__v8 t_[8], s_[8];                                                                               \
+        for (int k_ = 0; k_ < 8; k_ += 2) {                                                                  \
+            t_[k_] = __builtin_shufflevector(r[k_], r[k_ + 1], 0, 8, 1, 9, 4, 12, 5, 13);                    \
+            t_[k_ + 1] = __builtin_shufflevector(r[k_], r[k_ + 1], 2, 10, 3, 11, 6, 14, 7, 15);              \
+        }                                                                                                    \
+        for (int k_ = 0; k_ < 8; k_ += 4)                                                                    \
+            for (int h_ = 0; h_ < 2; h_++) {                                                                 \
+                s_[k_ + 2 * h_] = __builtin_shufflevector(t_[k_ + h_], t_[k_ + h_ + 2], 0, 1, 8, 9, 4, 5, 12, 13); \
+                s_[k_ + 2 * h_ + 1] =                                                                        \
+                    __builtin_shufflevector(t_[k_ + h_], t_[k_ + h_ + 2], 2, 3, 10, 11, 6, 7, 14, 15);       \
+            }                                                                                                \
+        for (int k_ = 0; k_ < 4; k_++) {                                                                     \
+            r[k_] = __builtin_shufflevector(s_[k_], s_[k_ + 4], 0, 1, 2, 3, 8, 9, 10, 11);                   \
+            r[k_ + 4] = __builtin_shufflevector(s_[k_], s_[k_ + 4], 4, 5, 6, 7, 12, 13, 14, 15);             \
+        }                                                                                                    \
+    } while (0)
+
 /* ---- small helpers -------------------------------------------------------- */
 
 static inline int64_t tsrt__min(int64_t a, int64_t b) { return a < b ? a : b; }

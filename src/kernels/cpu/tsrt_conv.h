@@ -68,6 +68,9 @@
 #ifndef TSRT_CONV_PT_H
 #include "tsrt_conv_pt.h"
 #endif
+#ifndef TSRT_CONV_PTP_H
+#include "tsrt_conv_ptp.h"
+#endif
 #ifndef TSRT_CONV_WGT_H
 #include "tsrt_conv_wgt.h"
 #endif
@@ -218,7 +221,11 @@ TSRT_FN size_t tsrt_conv_workspace(const tsrt_conv_args *args)
         gw = gw > gr ? gw : gr;
     }
     if (tsrt__pt_applies(&v)) {
+#if TSRT_HAVE_WGT
         const size_t fw = tsrt__pt_fold_ws(&v);
+#else
+        const size_t fw = tsrt__ptp_ws(&v, tsrt__pt_fold(&v));
+#endif
         gw = gw > fw ? gw : fw;
     }
     if (!tsrt__conv_wg_applies(&v)) return gw;
@@ -237,7 +244,9 @@ TSRT_FN size_t tsrt_conv_workspace(const tsrt_conv_args *args)
  * between them). algo: TSRT_CONV_AUTO or one tsrt_conv_choose may return;
  * returns 0, or -1 when the algorithm does not apply to the shape
  * (DEPTHWISE with several input channels per group, GEMM_1X1 on a
- * non-1x1 conv, GEMM_T without AVX-512, its packed weights, one group) or
+ * non-1x1 conv, GEMM_T without its packed weights, 32-byte aligned
+ * without AVX-512, or with several groups, the _T Winograds without
+ * AVX-512) or
  * the shape is inconsistent (C or O not divisible by the groups, output
  * size not positive), and then computes nothing. ws:
  * tsrt_conv_workspace bytes, private to the call. */
@@ -257,16 +266,14 @@ TSRT_FN int tsrt_conv(const tsrt_conv_args *args, int algo, int ith, int nth, vo
         tsrt__conv_gemm(&v, TSRT__CG_1X1, ith, nth, ws);
         return 0;
     case TSRT_CONV_GEMM_T:
-#if TSRT_HAVE_PT
         if (!tsrt__pt_applies(&v) || !v.wu || v.wu_m != 1) return -1;
+        /* the 6 x 16 micro-kernels' aligned loads of the panels */
+        if (!TSRT_HAVE_WGT && (uintptr_t)v.wu % 32) return -1;
         tsrt__conv_pt(&v, ith, nth, ws);
         return 0;
-#else
-        return -1;
-#endif
     case TSRT_CONV_WINOGRAD4_T:
     case TSRT_CONV_WINOGRAD_T:
-#if TSRT_HAVE_PT
+#if TSRT_HAVE_WGT
     {
         const int f = algo == TSRT_CONV_WINOGRAD_T ? TSRT_CONV_PRE_WGT2 : TSRT_CONV_PRE_WGT4;
         if (!tsrt__wgt_applies(&v) || !v.wu || v.wu_m != f) return -1;
@@ -375,7 +382,7 @@ static void tsrt__tune_setup(tsrt__tune_run *r, const tsrt_conv_args *v, int m)
     const size_t wn = (size_t)(a->o * (a->c / a->groups) * a->kh * a->kw);
     r->x = calloc(xn + 16, sizeof(float)), r->y = calloc(yn + 16, sizeof(float));
     r->wt = calloc(wn + 16, sizeof(float));
-    r->u = pre ? calloc(pre / sizeof(float) + 16, sizeof(float)) : NULL;
+    r->u = pre ? calloc(pre / sizeof(float) + 16 + TSRT_ALIGN / sizeof(float), sizeof(float)) : NULL;
     r->ws = malloc(wsb + 2 * TSRT_ALIGN);
     r->ok = 0;
     if (!r->x || !r->y || !r->wt || !r->ws || (pre && !r->u)) return;
@@ -383,8 +390,9 @@ static void tsrt__tune_setup(tsrt__tune_run *r, const tsrt_conv_args *v, int m)
      * coordinates of the first images (the batch has at least as many)
      * and writes the scratch block only */
     a->x = r->x, a->y = r->y, a->wt = r->wt, a->x_bs = 0, a->y_bs = 0, a->beta = 0, a->te = NULL;
-    if (r->u) tsrt_conv_pre_pack(a, m, 0, a->o, r->u);
-    a->wu = m ? (r->u ? r->u : r->x) : NULL, a->wu_m = m;
+    float *u = r->u ? tsrt__align(r->u) : NULL; /* as a program's (GEMM_T's aligned loads) */
+    if (u) tsrt_conv_pre_pack(a, m, 0, a->o, u);
+    a->wu = m ? (u ? u : r->x) : NULL, a->wu_m = m;
     r->algo = tsrt_conv_choose(a);
     r->ok = tsrt_conv(a, r->algo, 0, 1, tsrt__align(r->ws)) == 0;
 }
@@ -496,7 +504,7 @@ static int tsrt__conv_tuned(const tsrt_conv_args *v, int rules)
     int cand[7], nc = 0;
     cand[nc++] = rules;
     if (rules > 0) cand[nc++] = TSRT_CONV_PRE_PLAIN;
-    if (rules != 1 && tsrt__pt_applies(v)) cand[nc++] = 1;
+    if (rules != 1 && tsrt__pt_applies(v) && (TSRT_HAVE_WGT || tsrt__pt_fuller(v, 5))) cand[nc++] = 1;
 #ifndef TSRT_EXACT
     const int wg = tsrt__conv_wg_applies(v) && v->c / v->groups >= 16 && v->o / v->groups >= 16;
     if (wg && rules != 2) cand[nc++] = 2;

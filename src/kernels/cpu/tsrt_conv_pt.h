@@ -39,13 +39,18 @@
 #include "tsrt_conv_gemm.h"
 #endif
 
-#if TSRT_ISA == TSRT_ISA_AVX512
+/* GEMM_T exists on every ISA: AVX-512's 14 x 32 tiles reading X' in
+ * place (here), or the plain GEMM's 6 x 16 micro-kernel on packed
+ * position tiles (tsrt_conv_ptp.h, D184). The Winograd forms that run
+ * on GEMM_T's tile kernels (tsrt_conv_wgt.h) are AVX-512 only. */
 #define TSRT_HAVE_PT 1
-#else
-#define TSRT_HAVE_PT 0
-#endif
-
+#if TSRT_ISA == TSRT_ISA_AVX512
+#define TSRT_HAVE_WGT 1
 enum { TSRT__PT_MR = 14, TSRT__PT_NR = 32 };
+#else
+#define TSRT_HAVE_WGT 0
+enum { TSRT__PT_MR = TSRT_MR, TSRT__PT_NR = TSRT_NR };
+#endif
 
 /* The GEMM's K: input channels x kernel taps. */
 static inline int64_t tsrt__pt_k(const tsrt_conv_args *v)
@@ -85,18 +90,30 @@ static inline int64_t tsrt__pt_k(const tsrt_conv_args *v)
 #define TSRT_PT_KMIN 96
 #endif
 
-static inline int tsrt__pt_worth(const tsrt_conv_args *v)
+static inline int64_t tsrt__pt_rows(int64_t P);
+
+/* Whether this path's tiles hold at least `slack` percent more outputs
+ * than the plain GEMM paths' (tile area per output, up to the common
+ * factor O*P). Without AVX-512 both sides count 6-row tiles with a last
+ * one of 4 (tsrt__pt_rows), and the tuner times GEMM_T only where this
+ * holds with 5%: on larger maps it cannot win (48x48: 2-3x the plain
+ * time) and timing it cost the compile (D184). */
+static inline int tsrt__pt_fuller(const tsrt_conv_args *v, int slack)
 {
     const int64_t P = v->oh * v->ow, O = v->o;
-    /* tile area per output, up to the common factor O*P */
-    const int64_t gemm = tsrt__rup(O, TSRT_MR) * tsrt__rup(P, TSRT_NR);
-    const int64_t pt = tsrt__rup(O, TSRT__PT_NR) * tsrt__rup(P, TSRT__PT_MR);
+    const int64_t gemm = (TSRT_HAVE_WGT ? tsrt__rup(O, TSRT_MR) : tsrt__pt_rows(O)) * tsrt__rup(P, TSRT_NR);
+    const int64_t pt = tsrt__rup(O, TSRT__PT_NR) * (TSRT_HAVE_WGT ? tsrt__rup(P, TSRT__PT_MR) : tsrt__pt_rows(P));
+    return 100 * gemm >= (100 + slack) * pt;
+}
+
+static inline int tsrt__pt_worth(const tsrt_conv_args *v)
+{
     /* Against PHASED (any conv but a stride-1 1x1) 5% fuller is enough:
      * that path also pays an im2col pack of every panel of B, which this
      * one does not (the 7x7/2 stem, 9.4% fuller: 2.16-2.34 -> 1.85-1.90
      * ms on an Intel core, D63; 1.01 on Zen 4, D41) */
     const int slack = tsrt__conv_is_1x1(v) ? 10 : 5;
-    return tsrt__pt_k(v) >= TSRT_PT_KMIN && 100 * gemm >= (100 + slack) * pt;
+    return tsrt__pt_k(v) >= TSRT_PT_KMIN && tsrt__pt_fuller(v, slack);
 }
 
 /* A conv this path computes: one group, no input dilation. */
@@ -146,9 +163,17 @@ static inline int64_t tsrt__pt_p0(int64_t P, int64_t nt, int64_t t)
 }
 
 /* Rows of FMAs the tiles of P positions run (a tile under 12 rows runs
- * the 14-row kernel). */
+ * the 14-row kernel; without AVX-512, tiles of 6 and a last one of 4 or
+ * 6, tsrt__ptp_h). */
 static inline int64_t tsrt__pt_rows(int64_t P)
 {
+#if !TSRT_HAVE_WGT
+#ifdef TSRT_HAVE_UKRH
+    const int64_t r = P % TSRT_MR;
+    if (r && r <= 4) return P - r + 4;
+#endif
+    return tsrt__rup(P, TSRT_MR);
+#else
     const int64_t nt = tsrt__cdiv(P, TSRT__PT_MR);
     int64_t rows = 0;
     for (int64_t t = 0; t < nt; t++) {
@@ -156,6 +181,7 @@ static inline int64_t tsrt__pt_rows(int64_t P)
         rows += h >= 12 ? h : TSRT__PT_MR;
     }
     return rows;
+#endif
 }
 
 /* Images whose positions one run of tiles spans (D150), 1 for none: on a
@@ -198,7 +224,8 @@ static inline size_t tsrt__pt_fold_ws(const tsrt_conv_args *v)
     return off_bytes + copies + 2 * TSRT_ALIGN;
 }
 
-#if TSRT_HAVE_PT
+/* Without AVX-512: tsrt_conv_ptp.h. */
+#if TSRT_ISA == TSRT_ISA_AVX512
 
 #define TSRT__PT_FMA(i)                                                       \
     do {                                                                      \
@@ -544,6 +571,6 @@ static void tsrt__conv_pt(const tsrt_conv_args *v, int ith, int nth, void *ws)
     }
 }
 
-#endif /* TSRT_HAVE_PT */
+#endif /* TSRT_ISA == TSRT_ISA_AVX512 */
 
 #endif /* TSRT_CONV_PT_H */

@@ -49,7 +49,7 @@ static inline int64_t tsrt__wgt_xi(int m) { return (m + 2) * (m + 2); }
 /* A conv this path computes: Winograd's shapes, one group, AVX-512. */
 static inline int tsrt__wgt_applies(const tsrt_conv_args *v)
 {
-    return TSRT_HAVE_PT && v->groups == 1 && tsrt__conv_wg_applies(v);
+    return TSRT_HAVE_WGT && v->groups == 1 && tsrt__conv_wg_applies(v);
 }
 
 /* Bytes of the packed U^T of form f: xi x rup(O, 32) x C. */
@@ -147,7 +147,7 @@ static size_t tsrt__wgt_ws_bytes(const tsrt_conv_args *v, int m)
     return (size_t)(l.off + l.ring + l.vv + l.mm) * sizeof(float) + 5 * TSRT_ALIGN;
 }
 
-#if TSRT_HAVE_PT
+#if TSRT_HAVE_WGT
 /* The conv in F(m x m), v->wu the packed U^T. Threads split the row tiles of the
  * batch's tiles (tsrt__pt_p0 over cdiv(NT, 14) of them), each running the
  * transforms of its own; where that is uneven (3 row tiles on 2 threads,
@@ -205,6 +205,6 @@ static void tsrt__conv_wgt(const tsrt_conv_args *v, int m, int ith, int nth, voi
         }
     }
 }
-#endif /* TSRT_HAVE_PT */
+#endif /* TSRT_HAVE_WGT */
 
 #endif /* TSRT_CONV_WGT_H */
