@@ -157,6 +157,34 @@ static ts_lx *clamped_start(lctx *c, const ts_node *n, const ts_value *start, in
     return ts_lx_op(p, TS_OP_MAX, TS_DTYPE_I64, v, ts_lx_int(p, 0), NULL);
 }
 
+/* A concat of at least 4 parts (at most 64) of one constant extent E
+ * along its axis (a recurrence's steps stacked) read at coords: part
+ * q = coord / E at coord % E, the parts' expressions made one by
+ * ts_roll_exprs (their buffers and differing constants in tables indexed
+ * by q: a load through bufs[tab[q]]) instead of a chain of m - 1 guards,
+ * each tested per element (a bidirectional LSTM's output: 31 per
+ * element, D185). NULL where the parts are not alike, or in a
+ * template's epilogue (whose C function has no tables). */
+static ts_lx *concat_by_table(lctx *c, const ts_node *n, ts_lx **coords, ts_lx **xc)
+{
+    ts_lprog *p = c->p;
+    const int m = n->n_in, axis = (int)ts_node_int(n, "axis"), rank = n->out[0]->type.rank;
+    if (m < 4 || m > 64 || c->k->tmpl) return NULL;
+    const ts_dim e = n->in[0]->type.dims[axis];
+    for (int j = 0; j < m; j++)
+        if (!ts_dim_is_const(n->in[j]->type.dims[axis]) || !ts_dim_eq(n->in[j]->type.dims[axis], e)) return NULL;
+    if (e.c < 1) return NULL;
+    ts_lx *ext = ts_lx_int(p, e.c);
+    ts_lx *q = e.c == 1 ? coords[axis] : ts_lx_idiv(p, coords[axis], ext);
+    ts_lx *parts[64];
+    for (int j = 0; j < m; j++) {
+        memcpy(xc, coords, sizeof *xc * (size_t)rank);
+        xc[axis] = e.c == 1 ? ts_lx_int(p, 0) : ts_lx_imod(p, coords[axis], ext);
+        if (!(parts[j] = ts_lw_value_at(c, n->in[j], xc, false))) return NULL;
+    }
+    return ts_roll_exprs(p, c->k, parts, m, q);
+}
+
 static ts_lx *view_at(lctx *c, const ts_node *n, ts_lx **coords)
 {
     ts_lprog *p = c->p;
@@ -225,7 +253,8 @@ static ts_lx *view_at(lctx *c, const ts_node *n, ts_lx **coords)
     }
     case TS_OP_CONCAT: {
         int axis = (int)ts_node_int(n, "axis");
-        ts_lx *r = NULL, *off = ts_lx_int(p, 0);
+        ts_lx *r = concat_by_table(c, n, coords, xc), *off = ts_lx_int(p, 0);
+        if (r) return r;
         ts_lx *parts[256], *offs[256];
         int m = n->n_in < 256 ? n->n_in : 256;
         for (int j = 0; j < m; j++) {

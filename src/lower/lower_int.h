@@ -68,6 +68,11 @@ void ts_lw_delinear_rec(lctx *c, int n, const ts_dim *dims, ts_lx *lin, ts_lx **
 /* Runs of alike top-level nests of k as one loop over tables (roll.c,
  * D132); after scheduling. */
 void ts_roll_nests(ts_lprog *p, ts_lkernel *k);
+/* x[0..r) (one nest's expressions, sharing its variables) as one
+ * expression whose differing integer constants and load buffers are read
+ * from tables of k indexed by `index` (roll.c, D185); NULL when they are
+ * not alike or r is over 64. */
+ts_lx *ts_roll_exprs(ts_lprog *p, ts_lkernel *k, ts_lx *const *x, int r, ts_lx *index);
 /* Vector loops whose variable is divided by a constant k: over the
  * quotient, the body once per remainder (split.c, D143). */
 void ts_split_divisors(ts_lprog *p, ts_lkernel *k);

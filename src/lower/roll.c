@@ -28,8 +28,9 @@ typedef struct roll {
     bool dry;               /* only matching: no tables made */
     int *vmap, *amap;       /* [j * n + var of nest j] = nest 0's var, or -1 */
     int nv, na;
-    ts_lx *pv;              /* the run's loop variable */
+    ts_lx *pv;              /* the run's loop variable (inline: the table index) */
     int budget;
+    bool inline_;           /* ts_roll_exprs: one nest, the expressions share their variables */
 } roll;
 
 /* The table of vals[0..r) indexed by the run's variable (or, dry, any
@@ -113,8 +114,12 @@ static ts_lx *expr(roll *R, ts_lx *const *x)
         for (int j = 0; j < R->r; j++) vals[j] = x[j]->ci;
         return table(R, vals);
     case TS_LX_DIM: case TS_LX_PARAM: return same ? x0 : NULL;
-    case TS_LX_VAR: return map_lx(R, R->vmap, R->nv, x) ? ts_lx_var(R->p, x0->var, x0->depth + 1) : NULL;
-    case TS_LX_ACC: return map_lx(R, R->amap, R->na, x) ? ts_lx_acc(R->p, x0->dt, x0->var, x0->depth + 1) : NULL;
+    case TS_LX_VAR:
+        if (R->inline_) return same ? x0 : NULL;
+        return map_lx(R, R->vmap, R->nv, x) ? ts_lx_var(R->p, x0->var, x0->depth + 1) : NULL;
+    case TS_LX_ACC:
+        if (R->inline_) return same ? x0 : NULL;
+        return map_lx(R, R->amap, R->na, x) ? ts_lx_acc(R->p, x0->dt, x0->var, x0->depth + 1) : NULL;
     case TS_LX_TAB: case TS_LX_LOADI: return NULL;
     case TS_LX_LOAD: {
         bool one = true;
@@ -143,6 +148,15 @@ static ts_lx *expr(roll *R, ts_lx *const *x)
         if (!(a[i] = expr(R, sub))) return NULL;
     }
     return ts_lx_rebuild(R->p, x0, a, 0);
+}
+
+ts_lx *ts_roll_exprs(ts_lprog *p, ts_lkernel *k, ts_lx *const *x, int r, ts_lx *index)
+{
+    if (r < 2 || r > ROLL_MAX) return NULL;
+    roll R = {.p = p, .k = k, .r = r, .dry = true, .pv = index, .budget = ROLL_BUDGET, .inline_ = true};
+    if (!expr(&R, x)) return NULL;   /* matched before any table is made */
+    R.dry = false, R.budget = ROLL_BUDGET;
+    return expr(&R, x);
 }
 
 /* Statement lists s[0..r) as nest 0's, one loop deeper (s is advanced);

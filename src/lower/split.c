@@ -9,7 +9,11 @@
  * were gathers. With i = k*q + j the vector loop runs over q and its body
  * is the statements k times, j a constant in each: i / k is q, i % k is j,
  * so each copy loads along q with unit stride, the phase selects fold
- * away, and the k stores interleave (the C compiler's store groups). */
+ * away, and the k stores interleave (the C compiler's store groups).
+ * Where k is large and the quotient takes few values (a row of two
+ * 128-float halves from two buffers: a bidirectional LSTM's outputs,
+ * D185), the roles swap: the vector loop runs over the remainder and the
+ * body is copied once per quotient, a constant in each. */
 #include "lower/lower_int.h"
 
 #include "core/core.h"
@@ -42,8 +46,9 @@ static int64_t divisor(const ts_lx *x, int v, int *budget)
 typedef struct split {
     ts_lprog *p;
     int v;            /* the loop variable */
-    int64_t k, j;     /* the divisor; this copy's remainder */
-    ts_lx *q, *i;     /* the quotient's variable; k*q + j */
+    int64_t k;        /* the divisor */
+    ts_lx *q, *i;     /* the new loop variable; what v is in this copy */
+    ts_lx *dv, *md;   /* what v / k and v % k are in this copy */
     ts_lx **memo;     /* by node id, for this copy */
     uint32_t n;
 } split;
@@ -58,7 +63,7 @@ static ts_lx *subst(split *s, ts_lx *x)
         r = s->i;
     } else if ((x->k == TS_LX_IDIV || x->k == TS_LX_IMOD) && x->a[0]->k == TS_LX_VAR && x->a[0]->var == s->v &&
                x->a[1]->k == TS_LX_CONST && x->a[1]->ci == s->k) {
-        r = x->k == TS_LX_IDIV ? s->q : ts_lx_int(s->p, s->j);
+        r = x->k == TS_LX_IDIV ? s->dv : s->md;
     } else {
         ts_lx *a[3] = {NULL, NULL, NULL};
         for (int i = 0; i < 3; i++)
@@ -128,17 +133,28 @@ static void split_loop(ts_lprog *p, ts_lkernel *k, ts_ls *l)
         else if (e || f) d = e ? e : f;
     }
     const int64_t ext = l->extent->ci;
-    if (budget < 0 || d < 2 || d > SPLIT_MAX_K || ext % d || ext / d < SPLIT_MIN_Q) return;
+    if (budget < 0 || d < 2 || ext % d) return;
+    /* by remainder: the loop over the quotient, a copy per remainder; by
+     * quotient: the loop over the remainder, a copy per quotient */
+    const bool by_rem = d <= SPLIT_MAX_K && ext / d >= SPLIT_MIN_Q;
+    const bool by_quo = !by_rem && ext / d >= 2 && ext / d <= SPLIT_MAX_K && d >= SPLIT_MIN_Q;
+    if (!by_rem && !by_quo) return;
+    const int64_t copies = by_rem ? d : ext / d;
     split s = {.p = p, .v = l->var, .k = d, .n = ts_lprog_n_exprs(p)};
     s.memo = ts_mem_zalloc(sizeof *s.memo * (size_t)s.n);
     if (!s.memo) return;
     const int qv = k->n_vars++;
     s.q = ts_lx_var(p, qv, l->depth);
     ts_ls *body = NULL, **tail = &body;
-    for (int64_t j = 0; j < d && tail; j++) {
+    for (int64_t j = 0; j < copies && tail; j++) {
         memset(s.memo, 0, sizeof *s.memo * (size_t)s.n);
-        s.j = j;
-        s.i = ts_lx_add(p, ts_lx_mul(p, s.q, ts_lx_int(p, d)), ts_lx_int(p, j));
+        if (by_rem) {
+            s.dv = s.q, s.md = ts_lx_int(p, j);
+            s.i = ts_lx_add(p, ts_lx_mul(p, s.q, ts_lx_int(p, d)), ts_lx_int(p, j));
+        } else {
+            s.dv = ts_lx_int(p, j), s.md = s.q;
+            s.i = ts_lx_add(p, ts_lx_int(p, j * d), s.q);
+        }
         ts_ls **t = NULL;
         ts_ls *c = s.i ? copy_stmts(&s, l->body, &t) : NULL;
         *tail = c;
@@ -147,7 +163,7 @@ static void split_loop(ts_lprog *p, ts_lkernel *k, ts_ls *l)
     ts_mem_free(s.memo);
     if (!tail) return;   /* out of memory: the program's status says so */
     l->var = qv;
-    l->extent = ts_lx_int(p, ext / d);
+    l->extent = ts_lx_int(p, by_rem ? ext / d : d);
     l->body = body;
 }
 

@@ -292,6 +292,28 @@ def test_loops_shuffle():
             close("loops shuffle: output %d cpu vs interpreter" % k, got[k], ref[k], rtol=1e-6, atol=1e-7)
 
 
+def test_concat_table():
+    """A concat of many parts of one extent (a recurrence's steps, each
+    stored for the next step's product) reads part q = i through tables
+    of buffer numbers, not a chain of guards; the two directions' halves
+    of a row (i / 8) are two stores, each over a remainder loop of 8
+    (D185). A bidirectional recurrence's output, 4 steps: golden loops;
+    against the interpreter."""
+    model = os.path.join(MODELS, "concat_table.ir")
+    ok, so, se = listing_matches("concat_table", "loops")
+    tail = so.split("(transpose)")[-1]
+    check("concat table: golden loops", ok and "tab1 = [3, 2, 1, 0]" in so and "lt(" not in tail
+          and tail.count("bufs[tab") == 2 and "for i3 in [0, 8) vector" in tail, so + se)
+    g = np.random.default_rng(53)
+    arrays = {"a": g.standard_normal((4, 2, 8)).astype(np.float32),
+              "w": (0.3 * g.standard_normal((8, 8))).astype(np.float32),
+              "h0": g.standard_normal((2, 8)).astype(np.float32)}
+    got, ref = cpu_and_interp(model, arrays, "concat_table")
+    if got and ref and check("concat table: two outputs", len(got) == len(ref) == 2):
+        for k in range(2):
+            close("concat table: output %d cpu vs interpreter" % k, got[k], ref[k], rtol=1e-5, atol=1e-6)
+
+
 def test_split_div():
     """A vector loop whose variable the indexing divides by a constant k
     runs over the quotient with its body once per remainder (D143): a

@@ -43,7 +43,8 @@ from cli_cpu import (test_concat_in_place, test_concat_strided, test_conv_over_o
                      test_tile_epilogue)
 from cli_listings import (test_reduce_merged, test_pool_planes, test_roll_parts, test_scan_strided,  # noqa: E402
                           test_epilogue_split, test_sections, test_tail_lanes, test_control_compiled,
-                          test_loops_merged, test_loops_tail, test_loops_shuffle, test_split_div)
+                          test_loops_merged, test_loops_tail, test_loops_shuffle, test_split_div,
+                          test_concat_table)
 from cli_cuda import test_cuda_target  # noqa: E402
 from cli_opencl import test_opencl_target  # noqa: E402
 
@@ -803,7 +804,7 @@ def main():
                      test_parameter_only_values_run_first,
                      test_runtime_unit, test_gather_compiled, test_concat_in_place, test_concat_strided, test_tail_lanes,
                      test_epilogue_split, test_sections, test_reduce_merged, test_pool_planes, test_roll_parts, test_scan_strided,
-                     test_control_compiled, test_loops_merged, test_loops_tail, test_loops_shuffle, test_split_div, test_shared_packing, test_indexing_compiled,
+                     test_control_compiled, test_loops_merged, test_loops_tail, test_loops_shuffle, test_split_div, test_concat_table, test_shared_packing, test_indexing_compiled,
                      test_conv_over_one_position, test_light_compile, test_opencl_target, test_cuda_target) + ONNX_TESTS:
             try:
                 test()
