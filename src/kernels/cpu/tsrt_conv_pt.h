@@ -224,6 +224,34 @@ static inline size_t tsrt__pt_fold_ws(const tsrt_conv_args *v)
     return off_bytes + copies + 2 * TSRT_ALIGN;
 }
 
+/* Whether GEMM_T's threads split a batch by whole images: in equal
+ * shares, or at least four per thread (D147). */
+static inline int tsrt__pt_by_images(const tsrt_conv_args *v, int nth)
+{
+    return v->n >= nth && (v->n % nth == 0 || v->n >= 4 * nth);
+}
+
+/* Thread ith's share of GEMM_T's images n[0..1), panels q[0..1) and
+ * tiles t[0..1) (each set to the whole range by the caller): whole
+ * images where tsrt__pt_by_images; else the tiles where the input (x_big)
+ * outweighs the weights or there are fewer panels than threads and the
+ * tiles may be split (tiles_ok); else the panels; else the images; else
+ * the tiles (D60, D147). */
+static inline void tsrt__pt_share(const tsrt_conv_args *v, int64_t np, int64_t nt, int x_big, int tiles_ok, int ith,
+                                  int nth, int64_t *n, int64_t *q, int64_t *t)
+{
+    if (tsrt__pt_by_images(v, nth))
+        n[0] = v->n * ith / nth, n[1] = v->n * (ith + 1) / nth;
+    else if (tiles_ok && (x_big || np < nth) && nt >= nth)
+        t[0] = nt * ith / nth, t[1] = nt * (ith + 1) / nth;
+    else if (np >= nth)
+        q[0] = np * ith / nth, q[1] = np * (ith + 1) / nth;
+    else if (v->n >= nth)
+        n[0] = v->n * ith / nth, n[1] = v->n * (ith + 1) / nth;
+    else
+        t[0] = nt * ith / nth, t[1] = nt * (ith + 1) / nth;
+}
+
 /* Without AVX-512: tsrt_conv_ptp.h. */
 #if TSRT_ISA == TSRT_ISA_AVX512
 
@@ -475,27 +503,19 @@ static void tsrt__conv_pt(const tsrt_conv_args *v, int ith, int nth, void *ws)
     tsrt__phx g;
     tsrt__phx_geom(v, &g);
     /* this thread's images x panels [q0, q1) x tiles [t0, t1) */
-    int64_t n0 = 0, n1 = v->n, q0 = 0, q1 = np, t0 = 0, t1 = nt;
+    int64_t n[2] = {0, v->n}, q[2] = {0, np}, t[2] = {0, nt};
     /* more of X to copy, or to read in place, than of W to read */
     const int x_big = (g.copy ? tsrt__phx_floats(&g) : v->c * v->h * v->w) > K * O;
-    const int by_images = v->n >= nth && (v->n % nth == 0 || v->n >= 4 * nth);
+    const int by_images = tsrt__pt_by_images(v, nth);
     const int64_t G = tsrt__pt_fold(v);
     if (G > 1 && (by_images || np >= nth)) {
-        if (by_images) n0 = v->n * ith / nth, n1 = v->n * (ith + 1) / nth;
-        else q0 = np * ith / nth, q1 = np * (ith + 1) / nth;
-        if (n0 < n1 && q0 < q1) tsrt__conv_pt_fold(v, G, n0, n1, q0, q1, ws);
+        if (by_images) n[0] = v->n * ith / nth, n[1] = v->n * (ith + 1) / nth;
+        else q[0] = np * ith / nth, q[1] = np * (ith + 1) / nth;
+        if (n[0] < n[1] && q[0] < q[1]) tsrt__conv_pt_fold(v, G, n[0], n[1], q[0], q[1], ws);
         return;
     }
-    if (by_images)
-        n0 = v->n * ith / nth, n1 = v->n * (ith + 1) / nth;
-    else if ((x_big || np < nth) && nt >= nth)
-        t0 = nt * ith / nth, t1 = nt * (ith + 1) / nth;
-    else if (np >= nth)
-        q0 = np * ith / nth, q1 = np * (ith + 1) / nth;
-    else if (v->n >= nth)
-        n0 = v->n * ith / nth, n1 = v->n * (ith + 1) / nth;
-    else
-        t0 = nt * ith / nth, t1 = nt * (ith + 1) / nth;
+    tsrt__pt_share(v, np, nt, x_big, 1, ith, nth, n, q, t);
+    const int64_t n0 = n[0], n1 = n[1], q0 = q[0], q1 = q[1], t0 = t[0], t1 = t[1];
     if (n0 >= n1 || q0 >= q1 || t0 >= t1) return;
     size_t off_bytes, phx_bytes;
     tsrt__conv_gemm_ws(v, &off_bytes, &phx_bytes);

@@ -107,26 +107,21 @@ static void tsrt__ptp_pack(const tsrt__ptp_run *r, int64_t PT, int64_t t0, int64
  * changes the ABI without AVX, -Wpsabi). A switch of constant-size copies: a tile's
  * segments are 6 positions but at a run's or an image's end. */
 #define TSRT__PTP_N(C) C(1) C(2) C(3) C(4) C(5) C(6) C(7) C(8)
-static inline void tsrt__ptp_st(float *p, const tsrt__v8 *v, int64_t n)
+static inline void tsrt__ptp_mv(void *d, const void *s, int64_t n)
 {
     switch (n) {
 #define TSRT__C(k)                                                                                                   \
-    case k: memcpy(p, v, k * sizeof(float)); break;
+    case k: memcpy(d, s, k * sizeof(float)); break;
         TSRT__PTP_N(TSRT__C)
 #undef TSRT__C
     default: break;
     }
 }
+static inline void tsrt__ptp_st(float *p, const tsrt__v8 *v, int64_t n) { tsrt__ptp_mv(p, v, n); }
 static inline void tsrt__ptp_ld(tsrt__v8 *v, const float *p, int64_t n)
 {
     *v = (tsrt__v8){0};
-    switch (n) {
-#define TSRT__C(k)                                                                                                   \
-    case k: memcpy(v, p, k * sizeof(float)); break;
-        TSRT__PTP_N(TSRT__C)
-#undef TSRT__C
-    default: break;
-    }
+    tsrt__ptp_mv(v, p, n);
 }
 #undef TSRT__PTP_N
 
@@ -239,19 +234,10 @@ static void tsrt__conv_pt(const tsrt_conv_args *v, int ith, int nth, void *ws)
     tsrt__phx_geom(v, &g);
     const int64_t F = g.copy ? tsrt__rup(tsrt__phx_floats(&g), 16) : v->x_bs;
     const int64_t ntr = tsrt__ptp_tiles(G * P); /* tiles of a full run */
-    int64_t n0 = 0, n1 = v->n, q0 = 0, q1 = np, t0 = 0, t1 = ntr;
+    int64_t n[2] = {0, v->n}, q[2] = {0, np}, t[2] = {0, ntr};
     const int x_big = (g.copy ? tsrt__phx_floats(&g) : v->c * v->h * v->w) > K * O;
-    const int by_images = v->n >= nth && (v->n % nth == 0 || v->n >= 4 * nth);
-    if (by_images)
-        n0 = v->n * ith / nth, n1 = v->n * (ith + 1) / nth;
-    else if (G == 1 && (x_big || np < nth) && ntr >= nth)
-        t0 = ntr * ith / nth, t1 = ntr * (ith + 1) / nth;
-    else if (np >= nth)
-        q0 = np * ith / nth, q1 = np * (ith + 1) / nth;
-    else if (v->n >= nth)
-        n0 = v->n * ith / nth, n1 = v->n * (ith + 1) / nth;
-    else
-        t0 = ntr * ith / nth, t1 = ntr * (ith + 1) / nth;
+    tsrt__pt_share(v, np, ntr, x_big, G == 1, ith, nth, n, q, t); /* tiles first only in runs of one image */
+    const int64_t n0 = n[0], n1 = n[1], q0 = q[0], q1 = q[1], t0 = t[0], t1 = t[1];
     if (n0 >= n1 || q0 >= q1 || t0 >= t1) return;
     size_t off_bytes, phx_bytes;
     tsrt__conv_gemm_ws(v, &off_bytes, &phx_bytes);
