@@ -575,6 +575,59 @@ def test_shared_packing():
         close("shared packing: cpu vs interpreter", got[0], ref[0], rtol=1e-4, atol=1e-5)
 
 
+def test_shared_shapes():
+    """Template kernels that differ only in their constant shapes share
+    their C (D186): the shapes are read from D after the run-time dims,
+    so two 1x1 convs with 8 and 12 input channels (constant weights,
+    prepared once per program), a batch n known only at run time, and two
+    products of different sizes compile to one conv and one product
+    kernel. Each keeps its own shape: the outputs are the interpreter's,
+    at batch 2 and 3 on one and two threads."""
+    g = np.random.default_rng(31)
+
+    def const(name, shape):
+        v = (g.standard_normal(shape) / 3).astype(np.float32)
+        return "  %%%s: f32[%s] = const() {value=[%s]}" % (name, ", ".join(map(str, shape)),
+                                                         ", ".join("%r" % float(x) for x in v.ravel()))
+    conv = "{strides=[1, 1], pad_lo=[0, 0], pad_hi=[0, 0], lhs_dilation=[1, 1], rhs_dilation=[1, 1]}"
+    lines = ["graph @shapes(%x: f32[n, 8, 5, 5], %y: f32[n, 12, 5, 5], %a: f32[3, 8], %c: f32[5, 12]) {",
+             const("w1", (16, 8, 1, 1)), const("w2", (16, 12, 1, 1)), const("b", (8, 4)), const("d", (12, 4)),
+             "  %zero: f32[] = const() {value=[0]}",
+             "  %z: f32[n, 16, 5, 5] = broadcast(%zero) {shape=[n, 16, 5, 5], axes=[]}",
+             "  %c1: f32[n, 16, 5, 5] = conv(%x, %w1) " + conv,
+             "  %r1: f32[n, 16, 5, 5] = max(%c1, %z)",
+             "  %c2: f32[n, 16, 5, 5] = conv(%y, %w2) " + conv,
+             "  %r2: f32[n, 16, 5, 5] = max(%c2, %z)",
+             "  %p1: f32[3, 4] = dot(%a, %b) {lhs_contract=[1], rhs_contract=[0]}",
+             "  %p2: f32[5, 4] = dot(%c, %d) {lhs_contract=[1], rhs_contract=[0]}",
+             "  return %r1, %r2, %p1, %p2", "}"]
+    model = tmp("shared_shapes.ir")
+    with open(model, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    rc, so, se = tessera("ir", model, "--fusion")
+    check("shared shapes: four kernels", rc == 0 and so.startswith("fusion of @shapes: 4 kernels"), so + se)
+    rc, so, se = tessera("ir", model, "--emit", "c")
+    kernels = "".join(u for u in so.split("/* ==== translation unit ") if "(shared by every program)" not in u)
+    defs = re.findall(r"^void (ts_k\d+)\(", kernels, re.M)
+    check("shared shapes: one conv and one product emitted", rc == 0 and len(defs) == 2 and
+          kernels.count("tsrt_conv(&a, ") == 1 and kernels.count("tsrt_sgemm(&g, ") == 1, "%s\n%s" % (defs, se))
+    check("shared shapes: the constant shapes read from D", "a.c = D[" in kernels and "g.k = D[" in kernels,
+          kernels[-3000:])
+    for n in (2, 3):
+        arrays = {"x": g.standard_normal((n, 8, 5, 5)).astype(np.float32),
+                  "y": g.standard_normal((n, 12, 5, 5)).astype(np.float32),
+                  "a": g.standard_normal((3, 8)).astype(np.float32), "c": g.standard_normal((5, 12)).astype(np.float32)}
+        tag = "shared_shapes_%d" % n
+        inputs = ["%s=%s" % (k, save("%s_%s.npy" % (tag, k), v)) for k, v in arrays.items()]
+        ref = run_interp(model, inputs, tag + "_interp")
+        for threads in ("1", "2"):
+            with env(TESSERA_CACHE_DIR=tmp("jit_cache_shared_shapes")):
+                got = run_model(model, inputs, "%s_cpu%s" % (tag, threads), ["--target", "cpu", "--threads", threads])
+            for i in range(4):
+                if got and ref:
+                    close("shared shapes: batch %d, %s threads, output %d" % (n, threads, i), got[i], ref[i])
+
+
 def test_indexing_compiled():
     """scatter, dynamic_slice and dynamic_update_slice compile (D123): no
     fallback in their listings (their values: tests/ops on --target cpu);

@@ -13,10 +13,12 @@
 #include <string.h>
 #include <time.h>
 
-/* Kernels per translation unit before another unit is worth a compiler
- * process; at most MAX_TU units (the split must not depend on the machine,
- * or the cache key would). */
-enum { KERNELS_PER_TU = 24, MAX_TU = 4 };   /* kernel units; the shared runtime unit comes on top */
+/* Kernels, or bytes of their C, per translation unit before another
+ * unit is worth a compiler process (gcc -O3 takes ~10 ms per KB of loop
+ * kernels, a unit's pasted headers and process ~0.1 s); at most MAX_TU
+ * units (the split must not depend on the machine, or the cache key
+ * would). */
+enum { KERNELS_PER_TU = 24, BYTES_PER_TU = 64 << 10, MAX_TU = 4 };   /* the shared runtime unit comes on top */
 
 void ts_cpu_program_free(ts_cpu_program *p)
 {
@@ -240,7 +242,12 @@ static ts_status sources(const ts_cpu_program *p, bool exact, int *n_units, ts_b
     for (int i = 0; i < p->n_steps; i++)
         if (p->steps[i].kernel && !p->steps[i].dup) ks[nk++] = p->steps[i].kernel;
     const int needs = ts_emit_needs(nk, ks);
-    int n = (nk + KERNELS_PER_TU - 1) / KERNELS_PER_TU;
+    size_t total = 0;
+    for (int i = 0; i < p->n_steps; i++)
+        if (p->steps[i].kernel && !p->steps[i].dup) total += p->steps[i].code_bytes;
+    const int by_bytes = (int)((total + BYTES_PER_TU - 1) / BYTES_PER_TU), by_count = (nk + KERNELS_PER_TU - 1) / KERNELS_PER_TU;
+    int n = by_bytes > by_count ? by_bytes : by_count;
+    n = n > nk ? nk : n;
     n = n < 1 ? 1 : n > MAX_TU ? MAX_TU : n;
     *n_units = n;
     /* the runtime templates read it (tsrt_conv_wg_pre); it is part of the

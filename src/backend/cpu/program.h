@@ -10,6 +10,8 @@
 #include <stdatomic.h>
 
 typedef struct ts_jit_module ts_jit_module;
+/* A kernel's D: its run-time dims, then its parameters (ts_emit_c_params) */
+enum { TS_CPU_MAX_D = 64 };
 typedef void (*ts_kernel_fn)(void *const *bufs, const int64_t *D, int ith, int nth, void *ws);
 typedef size_t (*ts_kernel_ws_fn)(const int64_t *D);
 typedef size_t (*ts_kernel_pbsize_fn)(void *const *bufs, const int64_t *D, int nth);

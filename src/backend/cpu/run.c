@@ -12,6 +12,7 @@
  * arena; their results are the interpreter's own tensors.
  */
 #include "backend/cpu/program.h"
+#include "codegen/cpu/emit.h"
 
 #include "interp/interp.h"
 #include "runtime/plan.h"
@@ -288,10 +289,12 @@ static ts_status packed_b(run *r, const ts_cpu_step *st, void *const *bufs, cons
 static ts_status prepare(run *r, const ts_cpu_step *st, ts_pool *pool, void **bufs, int64_t *D, int64_t *work_out)
 {
     const ts_lkernel *k = st->kernel;
-    if (k->n_bufs > 256 || k->n_dims > 64)
-        return ts_err_set(r->err, TS_ERR_UNSUPPORTED, "kernel %s: over 256 buffers or 64 dims", k->name);
+    if (k->n_bufs > 256 || k->n_dims + ts_emit_c_params(k, NULL) > TS_CPU_MAX_D)
+        return ts_err_set(r->err, TS_ERR_UNSUPPORTED, "kernel %s: over 256 buffers or %d dims and parameters", k->name,
+                          TS_CPU_MAX_D);
     const ts_symbind *b = ts_interp_run_binds(r->ir);
     for (int i = 0; i < k->n_dims; i++) TS_TRY(ts_dim_eval(k->dims[i], b, &D[i], r->err));
+    ts_emit_c_params(k, D + k->n_dims);   /* the template's constant arguments (D186) */
     int64_t work = 1;
     for (int i = 0; i < k->n_bufs; i++) {
         const ts_value *v = k->bufs[i].v;
@@ -334,7 +337,7 @@ static ts_status kernel_step(run *r, const ts_cpu_step *st, ts_pool *pool)
 {
     const ts_lkernel *k = st->kernel;
     void *bufs[257];   /* one more: a packed constant B */
-    int64_t D[64], work = 1;
+    int64_t D[TS_CPU_MAX_D], work = 1;
     TS_TRY(prepare(r, st, pool, bufs, D, &work));
     int nth = pool ? ts_pool_size(pool) : 1;
     /* templates split work themselves; loop kernels by their elements
@@ -485,7 +488,7 @@ static ts_status section_steps(run *r, const ts_cpu_section *sec, ts_pool *pool,
     for (int j = 0; j < n; j++) {
         const ts_lkernel *k = p->steps[sec->first + j].kernel;
         nb += k->n_bufs + 1;
-        nd += k->n_dims;
+        nd += k->n_dims + ts_emit_c_params(k, NULL);
     }
     launch *l = ts_mem_zalloc(sizeof *l * (size_t)n);
     void **bufs = ts_mem_alloc(sizeof *bufs * (size_t)nb);
@@ -517,7 +520,7 @@ static ts_status section_steps(run *r, const ts_cpu_section *sec, ts_pool *pool,
         ws_off[j] = ws_total;
         if (s == TS_OK && st->ws_fn) ws_total += l[j].ws_each = (st->ws_fn(D + od) + 63) & ~(size_t)63;
         ob += st->kernel->n_bufs + 1;
-        od += st->kernel->n_dims;
+        od += st->kernel->n_dims + ts_emit_c_params(st->kernel, NULL);
     }
     uint8_t *ws = NULL;
     if (s == TS_OK && ws_total) s = workspace(r, ws_total, 1, &ws);

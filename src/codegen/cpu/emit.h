@@ -8,7 +8,8 @@
  *     void NAME(void *const *bufs, const int64_t *D, int ith, int nth);
  *
  * bufs[i] is the kernel's buffer i (ts_lkernel.bufs), D[k] the value of its
- * run-time dim k (ts_lkernel.dims), and (ith, nth) which share of the
+ * run-time dim k (ts_lkernel.dims), then a template kernel's parameters
+ * (ts_emit_c_params), and (ith, nth) which share of the
  * parallel loop this call runs: every ith in [0, nth) must be called once
  * for the kernel to be complete. */
 #ifndef TS_CODEGEN_CPU_EMIT_H
@@ -27,6 +28,11 @@ ts_status ts_emit_c(ts_buf *out, int n, ts_lkernel *const *kernels, bool rt_exte
 /* Append the C of kernel k alone (its functions, as ts_emit_c writes
  * them in a unit). */
 ts_status ts_emit_c_kernel(ts_buf *out, const ts_lkernel *k, ts_err *err);
+/* The values a template kernel's C reads from D after its run-time dims
+ * (D[k->n_dims + j] = vals[j]): its constant template arguments, in
+ * order; returns how many (0 for a loop kernel); vals may be NULL to
+ * count. The caller passes them with the dims at every call. */
+int ts_emit_c_params(const ts_lkernel *k, int64_t *vals);
 /* The TS_NEEDS_* bits of kernels[0..n): which templates they call. */
 int ts_emit_needs(int n, ts_lkernel *const *kernels);
 /* Append the unit defining the templates `needs` asks for, with hidden

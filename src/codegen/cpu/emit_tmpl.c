@@ -8,10 +8,31 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Declared locals for the template's arguments; their names in names[]. */
-static void template_args(em *e, const ts_ltmpl *t, ts_buf *names)
+int ts_emit_c_params(const ts_lkernel *k, int64_t *vals)
 {
-    for (int i = 0; i < t->n_args; i++) ts_em_ref(e, &names[i], t->arg[i], false);
+    const ts_ltmpl *t = k->tmpl;
+    int n = 0;
+    for (int i = 0; t && i < t->n_args; i++)
+        if (t->arg[i]->k == TS_LX_CONST) {
+            if (vals) vals[n] = t->arg[i]->ci;
+            n++;
+        }
+    return n;
+}
+
+/* The template's arguments, their names in names[]: declared locals,
+ * and each constant one read from D after the kernel's dims
+ * (ts_emit_c_params), not written as a literal: the templates take their
+ * shapes at run time anyway, and kernels that differ only in them (a
+ * dense block's 1x1 convs, each wider by 32 input channels) then have
+ * the same C and compile once (D119, D186). */
+static void template_args(em *e, const ts_lkernel *k, ts_buf *names)
+{
+    const ts_ltmpl *t = k->tmpl;
+    for (int i = 0, j = k->n_dims; i < t->n_args; i++) {
+        if (t->arg[i]->k == TS_LX_CONST) ts_buf_printf(&names[i], "D[%d]", j++);
+        else ts_em_ref(e, &names[i], t->arg[i], false);
+    }
 }
 
 /* `tsrt_sgemm_args g` filled from the template's arguments (names). */
@@ -39,7 +60,7 @@ static void pack_head(em *e, const ts_lkernel *k, int pass, ts_buf *names)
     ts_em_prologue(e, k);
     ts_em_reset(e);
     memset(names, 0, sizeof *names * TS_TMPL_MAX_ARGS);
-    template_args(e, k->tmpl, names);
+    template_args(e, k, names);
 }
 
 /* A constant B packed once (D26): NAME_pbsize(bufs, D, nth) is the bytes of the
@@ -216,7 +237,7 @@ static void sort_kernel(em *e, const ts_lkernel *k)
         else ts_em_prologue(e, k);
         ts_em_reset(e);
         memset(names, 0, sizeof names);
-        template_args(e, t, names);
+        template_args(e, k, names);
         if (pass == 0) ts_buf_printf(out, "    return tsrt_sort_workspace(%s);\n}\n", names[1].data);
         else
             ts_buf_printf(out, "    tsrt_sort_%s((const %s *)b%d, b%d, b%d, %s, %s, %s, %s, ith, nth, ws);\n}\n", sfx, T,
@@ -273,7 +294,7 @@ void ts_em_template_kernel(em *e, const ts_lkernel *k)
     for (int i = 0; i < k->n_dims; i++) ts_buf_printf(out, "    const int64_t D%d = D[%d];\n", i, i);
     ts_em_reset(e);
     memset(names, 0, sizeof names);
-    template_args(e, t, names);
+    template_args(e, k, names);
     if (gemm) ts_buf_printf(out, "    size_t s = tsrt_sgemm_workspace(%s, %s, %s);\n", names[0].data, names[1].data, names[2].data);
     else {
         conv_args(out, t, names);
@@ -291,7 +312,7 @@ void ts_em_template_kernel(em *e, const ts_lkernel *k)
     ts_em_prologue(e, k);
     ts_em_reset(e);
     memset(names, 0, sizeof names);
-    template_args(e, t, names);
+    template_args(e, k, names);
     if (whole_epi || t->te_rest) ts_buf_printf(out, "    %s_ctx ctx = {bufs, D};\n", k->name);
     if (gemm) {
         gemm_args(out, t, names);
