@@ -186,6 +186,18 @@ static void tsrt__phx_offsets(const tsrt__phx *g, ptrdiff_t *off)
 /* Copies phase rows [r0, r1) of every channel and phase of the group whose
  * first input channel is at x into g->buf. */
 #define TSRT__PHX_ROWBUF 1024
+#if TSRT_ISA == TSRT_ISA_AVX2
+typedef int tsrt__i8 __attribute__((vector_size(32)));
+/* The 8 floats from p (a padded row's columns j..j+7) whose columns lie
+ * in [lo, hi), zeros elsewhere; the others are not read (vmaskmovps:
+ * vector extensions, no <immintrin.h>). */
+static inline tsrt__v8 tsrt__phx_load8(const float *p, int64_t j, int64_t lo, int64_t hi)
+{
+    const tsrt__i8 l = (int)j + (tsrt__i8){0, 1, 2, 3, 4, 5, 6, 7};
+    return __builtin_ia32_maskloadps256((const tsrt__v8 *)p, (l >= (int)lo) & (l < (int)hi));
+}
+#endif
+
 static void tsrt__phx_copy(const tsrt__phx *g, const float *x, int64_t r0, int64_t r1)
 {
     const tsrt_conv_args *v = g->v;
@@ -198,12 +210,16 @@ static void tsrt__phx_copy(const tsrt__phx *g, const float *x, int64_t r0, int64
      * next row of the plane (written later) or the plane's slack. */
     const int64_t Lp = tsrt__rup(Wq, 8) * sw;
     const int fast = (sw == 2 || sw == 4) && Lp + 32 <= TSRT__PHX_ROWBUF;
+#if TSRT_ISA != TSRT_ISA_AVX2
     float rb[TSRT__PHX_ROWBUF] __attribute__((aligned(TSRT_ALIGN)));
-    int64_t lo = 0, hi = 0; /* the image's columns in rb: [lo, hi) */
+#endif
+    int64_t lo = 0, hi = 0; /* the image's columns in the padded row (rb): [lo, hi) */
     if (fast) {
         lo = tsrt__min(Lp, tsrt__max(0, v->pad_w)), hi = tsrt__max(lo, tsrt__min(Lp, W + v->pad_w));
+#if TSRT_ISA != TSRT_ISA_AVX2
         for (int64_t q = 0; q < lo; q++) rb[q] = 0.0f;
         for (int64_t q = hi; q < Lp + 32; q++) rb[q] = 0.0f;
+#endif
     }
 #if TSRT_ISA == TSRT_ISA_AVX512
     /* AVX-512: the padded row's 16-float chunks straight from the image by
@@ -245,13 +261,21 @@ static void tsrt__phx_copy(const tsrt__phx *g, const float *x, int64_t r0, int64
                     }
                     for (int64_t j = 0; j < Lp + 32; j += 16)
                         _mm512_store_ps(rb + j, _mm512_maskz_loadu_ps(mk[j / 16], xr + j - v->pad_w));
-#else
+#elif TSRT_ISA != TSRT_ISA_AVX2
                     memcpy(rb + lo, xr + lo - v->pad_w, sizeof(float) * (size_t)(hi - lo));
 #endif
                     for (int64_t q = 0; q < Wq; q += 8) {
-                        const float *s = rb + q * sw;
+#if TSRT_ISA == TSRT_ISA_AVX2
+/* AVX2: the padded row's chunks by masked loads from the image, not from
+ * rb: a memcpy into rb read back by 32-byte loads stalled on store
+ * forwarding, ~50 cycles a row (a 64-channel 24x24 stride-2 conv: the
+ * copy 19% of 154 us, 141 us without) */
+#define TSRT__PHX_LD(r, o) (r) = tsrt__phx_load8(xr + q * sw + (o) - v->pad_w, q * sw + (o), lo, hi)
+#else
+#define TSRT__PHX_LD(r, o) TSRT__V8_LOAD(r, rb + q * sw + (o))
+#endif
                         tsrt__v8 a0, a1;
-                        TSRT__V8_LOAD(a0, s), TSRT__V8_LOAD(a1, s + 8);
+                        TSRT__PHX_LD(a0, 0), TSRT__PHX_LD(a1, 8);
                         if (sw == 2) {
                             TSRT__V8_STORE(d0 + q, __builtin_shufflevector(a0, a1, 0, 2, 4, 6, 8, 10, 12, 14));
                             if (g->PW > 1)
@@ -260,7 +284,7 @@ static void tsrt__phx_copy(const tsrt__phx *g, const float *x, int64_t r0, int64
                             continue;
                         }
                         tsrt__v8 a2, a3;
-                        TSRT__V8_LOAD(a2, s + 16), TSRT__V8_LOAD(a3, s + 24);
+                        TSRT__PHX_LD(a2, 16), TSRT__PHX_LD(a3, 24);
 #define TSRT__PHX_CUT4(b)                                                                           \
     do {                                                                                            \
         const tsrt__v8 l_ = __builtin_shufflevector(a0, a1, b, b + 4, b + 8, b + 12, b, b + 4, b + 8, b + 12); \
@@ -273,6 +297,7 @@ static void tsrt__phx_copy(const tsrt__phx *g, const float *x, int64_t r0, int64
                         if (g->PW > 3) TSRT__PHX_CUT4(3);
 #undef TSRT__PHX_CUT4
                     }
+#undef TSRT__PHX_LD
                     continue;
                 }
                 for (int64_t b = 0; b < g->PW; b++) {
