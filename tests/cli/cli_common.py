@@ -33,6 +33,14 @@ def tmp(name):
     return os.path.join(TMP, name)
 
 
+def write_ir(name, lines):
+    """IR text lines written to the scratch file `name`; its path."""
+    path = tmp(name)
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return path
+
+
 def save(name, array):
     path = tmp(name)
     np.save(path, array)

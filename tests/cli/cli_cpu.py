@@ -11,7 +11,7 @@ import subprocess
 import numpy as np
 
 from cli_common import (MODELS, ROOT, check, close, cpu_and_interp, env, expect_error, run_interp, run_model, save,
-                        tessera, tmp)
+                        tessera, tmp, write_ir)
 
 
 def test_cpu_target():
@@ -389,9 +389,7 @@ def test_runtime_unit():
         lines.append("  %%c%d: f32[5, 8] = const() {value=splat(%g)}" % (i, 1 + i / 64))
         lines.append("  %%h%d: f32[5, 8] = mul(%%d%d, %%c%d)" % (i, i, i))
     lines += ["  return %%h%d" % n, "}"]
-    model = tmp("chain.ir")
-    with open(model, "w") as f:
-        f.write("\n".join(lines) + "\n")
+    model = write_ir("chain.ir", lines)
     rc, so, se = tessera("ir", model, "--emit", "c")
     units = so.split("/* ==== translation unit ")[1:]
     check("templates: a runtime unit, then kernel units",
@@ -554,9 +552,7 @@ def test_shared_packing():
         lines += ["  %%d%d: f32[1, 512] = dot(%%x%d, %%w) {lhs_contract=[1], rhs_contract=[0]}" % (i, i),
                   "  %%x%d: f32[1, 512] = tanh(%%d%d)" % (i + 1, i)]
     lines += ["  return %x8", "}"]
-    model = tmp("shared_packing.ir")
-    with open(model, "w") as f:
-        f.write("\n".join(lines) + "\n")
+    model = write_ir("shared_packing.ir", lines)
     rc, so, se = tessera("ir", model, "--fusion")
     check("shared code: eight kernels", rc == 0 and so.startswith("fusion of @shared: 8 kernels"), so + se)
     rc, so, se = tessera("ir", model, "--emit", "c")
@@ -601,9 +597,7 @@ def test_shared_shapes():
              "  %p1: f32[3, 4] = dot(%a, %b) {lhs_contract=[1], rhs_contract=[0]}",
              "  %p2: f32[5, 4] = dot(%c, %d) {lhs_contract=[1], rhs_contract=[0]}",
              "  return %r1, %r2, %p1, %p2", "}"]
-    model = tmp("shared_shapes.ir")
-    with open(model, "w") as f:
-        f.write("\n".join(lines) + "\n")
+    model = write_ir("shared_shapes.ir", lines)
     rc, so, se = tessera("ir", model, "--fusion")
     check("shared shapes: four kernels", rc == 0 and so.startswith("fusion of @shapes: 4 kernels"), so + se)
     rc, so, se = tessera("ir", model, "--emit", "c")

@@ -270,6 +270,17 @@ typedef float tsrt__v8 __attribute__((vector_size(32)));
 typedef float tsrt__v8u __attribute__((vector_size(32), aligned(4), may_alias));
 #define TSRT__V8_LOAD(v, p) ((v) = *(const tsrt__v8u *)(const void *)(p))
 #define TSRT__V8_STORE(p, v) (*(tsrt__v8u *)(void *)(p) = (v))
+#if TSRT_ISA == TSRT_ISA_AVX2
+/* The 8 floats at p, lanes i with j + i in [lo, hi); zero in the others,
+ * which are not read (vmaskmovps, through the builtin that gcc and clang
+ * share: no <immintrin.h>). */
+typedef int tsrt__i8 __attribute__((vector_size(32)));
+#define TSRT__V8_LOAD_IN(v, p, j, lo, hi)                                                                    \
+    do {                                                                                                     \
+        const tsrt__i8 l_ = (int)(j) + (tsrt__i8){0, 1, 2, 3, 4, 5, 6, 7};                                   \
+        (v) = __builtin_ia32_maskloadps256((const tsrt__v8 *)(const void *)(p), (l_ >= (int)(lo)) & (l_ < (int)(hi))); \
+    } while (0)
+#endif
 
 /* An 8x8 transpose of r[0..7] in place: r[k][j] <-> r[j][k]. Its own
  * inverse, so it interleaves planes into [position][8] and back. */

@@ -186,18 +186,6 @@ static void tsrt__phx_offsets(const tsrt__phx *g, ptrdiff_t *off)
 /* Copies phase rows [r0, r1) of every channel and phase of the group whose
  * first input channel is at x into g->buf. */
 #define TSRT__PHX_ROWBUF 1024
-#if TSRT_ISA == TSRT_ISA_AVX2
-typedef int tsrt__i8 __attribute__((vector_size(32)));
-/* The 8 floats from p (a padded row's columns j..j+7) whose columns lie
- * in [lo, hi), zeros elsewhere; the others are not read (vmaskmovps:
- * vector extensions, no <immintrin.h>). */
-static inline tsrt__v8 tsrt__phx_load8(const float *p, int64_t j, int64_t lo, int64_t hi)
-{
-    const tsrt__i8 l = (int)j + (tsrt__i8){0, 1, 2, 3, 4, 5, 6, 7};
-    return __builtin_ia32_maskloadps256((const tsrt__v8 *)p, (l >= (int)lo) & (l < (int)hi));
-}
-#endif
-
 static void tsrt__phx_copy(const tsrt__phx *g, const float *x, int64_t r0, int64_t r1)
 {
     const tsrt_conv_args *v = g->v;
@@ -270,12 +258,13 @@ static void tsrt__phx_copy(const tsrt__phx *g, const float *x, int64_t r0, int64
  * rb: a memcpy into rb read back by 32-byte loads stalled on store
  * forwarding, ~50 cycles a row (a 64-channel 24x24 stride-2 conv: the
  * copy 19% of 154 us, 141 us without) */
-#define TSRT__PHX_LD(r, o) (r) = tsrt__phx_load8(xr + q * sw + (o) - v->pad_w, q * sw + (o), lo, hi)
+#define TSRT__PHX_LD(r, o) TSRT__V8_LOAD_IN(r, xr + q * sw + (o) - v->pad_w, q * sw + (o), lo, hi)
 #else
 #define TSRT__PHX_LD(r, o) TSRT__V8_LOAD(r, rb + q * sw + (o))
 #endif
                         tsrt__v8 a0, a1;
-                        TSRT__PHX_LD(a0, 0), TSRT__PHX_LD(a1, 8);
+                        TSRT__PHX_LD(a0, 0);
+                        TSRT__PHX_LD(a1, 8);
                         if (sw == 2) {
                             TSRT__V8_STORE(d0 + q, __builtin_shufflevector(a0, a1, 0, 2, 4, 6, 8, 10, 12, 14));
                             if (g->PW > 1)
@@ -284,7 +273,8 @@ static void tsrt__phx_copy(const tsrt__phx *g, const float *x, int64_t r0, int64
                             continue;
                         }
                         tsrt__v8 a2, a3;
-                        TSRT__PHX_LD(a2, 16), TSRT__PHX_LD(a3, 24);
+                        TSRT__PHX_LD(a2, 16);
+                        TSRT__PHX_LD(a3, 24);
 #define TSRT__PHX_CUT4(b)                                                                           \
     do {                                                                                            \
         const tsrt__v8 l_ = __builtin_shufflevector(a0, a1, b, b + 4, b + 8, b + 12, b, b + 4, b + 8, b + 12); \
