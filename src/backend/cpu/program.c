@@ -155,7 +155,10 @@ static ts_status plan(const ts_graph *g, ts_cpu_program **out, ts_err *err)
         p->steps[i].group = p->plan->steps[i].group;
         p->steps[i].elem_cost = elem_cost(p->fusion, p->steps[i].group, seen);
         p->steps[i].kernel = p->plan->steps[i].kernel;
-        if (p->steps[i].kernel) p->steps[i].sym = p->steps[i].kernel->name;
+        if (p->steps[i].kernel) {
+            p->steps[i].sym = p->steps[i].kernel->name;
+            p->steps[i].n_params = ts_emit_c_params(p->steps[i].kernel, NULL);
+        }
     }
     ts_mem_free(seen);
     s = share_code(p, err);
@@ -239,13 +242,12 @@ static ts_status sources(const ts_cpu_program *p, bool exact, int *n_units, ts_b
     if (!ks) return ts_err_set(err, TS_ERR_OOM, "out of memory");
     ts_lkernel **mine = ks + p->n_steps + 1;
     int nk = 0;
+    size_t total = 0;   /* bytes of their C */
     for (int i = 0; i < p->n_steps; i++)
-        if (p->steps[i].kernel && !p->steps[i].dup) ks[nk++] = p->steps[i].kernel;
+        if (p->steps[i].kernel && !p->steps[i].dup) ks[nk++] = p->steps[i].kernel, total += p->steps[i].code_bytes;
     const int needs = ts_emit_needs(nk, ks);
-    size_t total = 0;
-    for (int i = 0; i < p->n_steps; i++)
-        if (p->steps[i].kernel && !p->steps[i].dup) total += p->steps[i].code_bytes;
-    const int by_bytes = (int)((total + BYTES_PER_TU - 1) / BYTES_PER_TU), by_count = (nk + KERNELS_PER_TU - 1) / KERNELS_PER_TU;
+    const int by_bytes = (int)((total + BYTES_PER_TU - 1) / BYTES_PER_TU);
+    const int by_count = (nk + KERNELS_PER_TU - 1) / KERNELS_PER_TU;
     int n = by_bytes > by_count ? by_bytes : by_count;
     n = n > nk ? nk : n;
     n = n < 1 ? 1 : n > MAX_TU ? MAX_TU : n;

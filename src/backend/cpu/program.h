@@ -37,6 +37,7 @@ typedef struct ts_cpu_step {
     bool dup;
     size_t code_bytes;       /* the size of its C, to balance the units */
     int64_t elem_cost;       /* a loop or row kernel's cost per element, in simple ops' units (>= 1, D160) */
+    int n_params;            /* a template kernel's parameters, in D after its dims (ts_emit_c_params, D186) */
     ts_kernel_ws_fn ws_fn;   /* templates: workspace bytes per thread */
     ts_kernel_pbsize_fn pbsize_fn;   /* a GEMM with a constant B: its packed size and packer ... */
     ts_kernel_pack_fn pack_fn;

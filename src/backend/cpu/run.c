@@ -289,7 +289,7 @@ static ts_status packed_b(run *r, const ts_cpu_step *st, void *const *bufs, cons
 static ts_status prepare(run *r, const ts_cpu_step *st, ts_pool *pool, void **bufs, int64_t *D, int64_t *work_out)
 {
     const ts_lkernel *k = st->kernel;
-    if (k->n_bufs > 256 || k->n_dims + ts_emit_c_params(k, NULL) > TS_CPU_MAX_D)
+    if (k->n_bufs > 256 || k->n_dims + st->n_params > TS_CPU_MAX_D)
         return ts_err_set(r->err, TS_ERR_UNSUPPORTED, "kernel %s: over 256 buffers or %d dims and parameters", k->name,
                           TS_CPU_MAX_D);
     const ts_symbind *b = ts_interp_run_binds(r->ir);
@@ -488,7 +488,7 @@ static ts_status section_steps(run *r, const ts_cpu_section *sec, ts_pool *pool,
     for (int j = 0; j < n; j++) {
         const ts_lkernel *k = p->steps[sec->first + j].kernel;
         nb += k->n_bufs + 1;
-        nd += k->n_dims + ts_emit_c_params(k, NULL);
+        nd += k->n_dims + p->steps[sec->first + j].n_params;
     }
     launch *l = ts_mem_zalloc(sizeof *l * (size_t)n);
     void **bufs = ts_mem_alloc(sizeof *bufs * (size_t)nb);
@@ -520,7 +520,7 @@ static ts_status section_steps(run *r, const ts_cpu_section *sec, ts_pool *pool,
         ws_off[j] = ws_total;
         if (s == TS_OK && st->ws_fn) ws_total += l[j].ws_each = (st->ws_fn(D + od) + 63) & ~(size_t)63;
         ob += st->kernel->n_bufs + 1;
-        od += st->kernel->n_dims + ts_emit_c_params(st->kernel, NULL);
+        od += st->kernel->n_dims + st->n_params;
     }
     uint8_t *ws = NULL;
     if (s == TS_OK && ws_total) s = workspace(r, ws_total, 1, &ws);
