@@ -451,10 +451,12 @@ static void test_wg_pretransformed(void)
  * the packed W^T (three uneven thread shares into a NaN-filled buffer:
  * every float written) through GEMM_T against the double-precision
  * product with the epilogue applied after it, within (K + 3) eps sum
- * |terms|; te (row with a NaN channel, col, residual, clamp) or, with
- * te_cb, the same epilogue as a callback; beta adds to y. */
-static int pt_case(int64_t n, int64_t c, int64_t h, int64_t wd, int64_t o, int64_t k, int64_t st, int64_t p,
-                   int nth, int beta, int te_cb)
+ * |terms|; te (row with a NaN channel, col, residual, clamp: the PT_*
+ * bits of terms; 0: no te) or, with te_cb, the same epilogue as a
+ * callback; beta adds to y. */
+enum { PT_ROW = 1, PT_COL = 2, PT_RES = 4, PT_CLAMP = 8, PT_ALL = 15 };
+static int pt_case_terms(int64_t n, int64_t c, int64_t h, int64_t wd, int64_t o, int64_t k, int64_t st, int64_t p,
+                         int nth, int beta, int te_cb, int terms)
 {
     const int64_t oh = (h + 2 * p - k) / st + 1, ow = (wd + 2 * p - k) / st + 1, P = oh * ow, ny = n * o * P;
     const int64_t K = c * k * k;
@@ -467,14 +469,15 @@ static int pt_case(int64_t n, int64_t c, int64_t h, int64_t wd, int64_t o, int64
     for (int64_t i = 0; i < ny; i++) y[i] = y0[i] = beta ? frand() : NAN, res[i] = 3 * frand();
     for (int64_t i = 0; i < n * o; i++) row[i] = i % o == 2 ? NAN : frand();
     for (int64_t i = 0; i < P; i++) col[i] = frand();
-    tsrt_tepi te = {.row = row, .col = col, .res = res, .res_rs = P, .lo = 0.0f, .hi = 0.75f,
-                    .clamp = TSRT_TE_MAX | TSRT_TE_MAX_PZ | TSRT_TE_MIN};
+    tsrt_tepi te = {.row = terms & PT_ROW ? row : NULL, .col = terms & PT_COL ? col : NULL,
+                    .res = terms & PT_RES ? res : NULL, .res_rs = P, .lo = 0.0f, .hi = 0.75f,
+                    .clamp = terms & PT_CLAMP ? TSRT_TE_MAX | TSRT_TE_MAX_PZ | TSRT_TE_MIN : 0};
     te_ctx e = {&te, 0, 0};
     tsrt_conv_args cv = {.n = n, .c = c, .h = h, .w = wd, .o = o, .kh = k, .kw = k, .oh = oh, .ow = ow,
                          .stride_h = st, .stride_w = st, .pad_h = p, .pad_w = p, .x = x, .wt = w, .y = y,
                          .beta = beta};
     if (te_cb) cv.epi = epi_te, cv.epi_ctx = &e;
-    else cv.te = &te;
+    else if (terms) cv.te = &te;
     int ok = 1; /* the path applies to any channel count; tsrt_conv_pre says where it pays */
     const size_t ub = tsrt_conv_pre_size(&cv, 1);
     float *u = aligned_alloc(64, (ub + 63) / 64 * 64); /* a program's prepared weights are aligned */
@@ -504,7 +507,7 @@ static int pt_case(int64_t n, int64_t c, int64_t h, int64_t wd, int64_t o, int64
                 if (beta) d += y0[yi], mag += fabs(y0[yi]);
                 float v = (float)d;
                 te_ctx e2 = {&te, 0, 0};
-                epi_te(&e2, &v, 0, 1, img * o + oc, q, 1, 1);
+                if (terms || te_cb) epi_te(&e2, &v, 0, 1, img * o + oc, q, 1, 1);
                 const double tol = (double)(K + 3) * FLT_EPSILON * mag + 1e-6;
                 if (isnan(v) ? !isnan(y[yi]) : !(fabs((double)y[yi] - v) <= tol)) {
                     if (ok) fprintf(stderr, "  pt: y[%lld][%lld][%lld] = %g, want %g\n", (long long)img,
@@ -514,6 +517,12 @@ static int pt_case(int64_t n, int64_t c, int64_t h, int64_t wd, int64_t o, int64
             }
     free(x), free(w), free(y), free(y0), free(row), free(col), free(res), free(u), free(ws);
     return ok;
+}
+
+static int pt_case(int64_t n, int64_t c, int64_t h, int64_t wd, int64_t o, int64_t k, int64_t st, int64_t p,
+                   int nth, int beta, int te_cb)
+{
+    return pt_case_terms(n, c, h, wd, o, k, st, p, nth, beta, te_cb, PT_ALL);
 }
 #endif
 
@@ -618,6 +627,18 @@ static void test_positions_as_rows(void)
             CHECK_MSG(pt_case(cases[i].n, cases[i].c, cases[i].h, cases[i].w, cases[i].o, cases[i].k, cases[i].s,
                               cases[i].p, nth, nth == 2, nth == 3),
                       "positions-as-rows case %zu nth %d", i, nth);
+    /* without beta or a position term the channel term and the clamp run
+     * in the tile kernel, the residual in the store of a full tile (D188):
+     * each mix of terms, on 6x6 maps (whole tiles; panels 16 16 8) and a
+     * 3x3 map folded across images (tiles that span two) */
+    static const int terms[] = {0, PT_ROW, PT_CLAMP, PT_ROW | PT_CLAMP, PT_RES, PT_ROW | PT_RES,
+                                PT_ROW | PT_RES | PT_CLAMP, PT_ROW | PT_COL | PT_CLAMP};
+    for (size_t i = 0; i < sizeof terms / sizeof terms[0]; i++)
+        for (int nth = 1; nth <= 2; nth++) {
+            CHECK_MSG(pt_case_terms(3, 64, 6, 6, 40, 1, 1, 0, nth, 0, 0, terms[i]), "terms %d nth %d", terms[i], nth);
+            CHECK_MSG(pt_case_terms(4, 20, 3, 3, 33, 1, 1, 0, nth, 0, 0, terms[i]), "terms %d (3x3) nth %d", terms[i],
+                      nth);
+        }
     /* the scale folded into the packed copy is the packed copy of the
      * scaled weights, bit for bit */
     {

@@ -120,19 +120,40 @@ static inline void tsrt__ptp_mv(void *d, const void *s, int64_t n)
 static inline void tsrt__ptp_st(float *p, const tsrt__v8 *v, int64_t n) { tsrt__ptp_mv(p, v, n); }
 static inline void tsrt__ptp_ld(tsrt__v8 *v, const float *p, int64_t n)
 {
+#if TSRT_ISA == TSRT_ISA_AVX2
+    /* a masked load: the copy's two pieces, read back as one vector, do
+     * not forward */
+    TSRT__V8_LOAD_IN(*v, p, 0, 0, n);
+#else
     *v = (tsrt__v8){0};
     tsrt__ptp_mv(v, p, n);
+#endif
 }
 #undef TSRT__PTP_N
 
+/* Halves and quarters of a vector (tsrt__ptp_put6's 6-float stores). */
+typedef float tsrt__v4f __attribute__((vector_size(16)));
+typedef float tsrt__v2f __attribute__((vector_size(8)));
+
 typedef int32_t tsrt__v8i __attribute__((vector_size(32)));
+
+/* max(q, lo), + z, min(., hi): tsrt__te_tile's clamp, as a compare and
+ * a select (lo > x ? lo : x keeps a NaN x). */
+static inline void tsrt__ptp_clamp(tsrt__v8 *q, const tsrt__v8 *lo, const tsrt__v8 *hi, const tsrt__v8 *z)
+{
+    tsrt__v8i m = *lo > *q;
+    *q = (tsrt__v8)((m & (tsrt__v8i)*lo) | (~m & (tsrt__v8i)*q));
+    *q += *z;
+    m = *hi < *q;
+    *q = (tsrt__v8)((m & (tsrt__v8i)*hi) | (~m & (tsrt__v8i)*q));
+}
 
 /* Rows [s, s + len) of stack tile t (positions x 16 channels) into Y at
  * y (channel 0 of the panel, the segment's first position; channel o's
  * row at y + o*P), nr channels: per 8 channels an 8x8 transpose, then
  * per channel beta's old values and te (at the segment's origin, or
  * NULL) in tsrt__te_tile's order of operations, the same bits (max and
- * min as a compare and a select: lo > x ? lo : x keeps a NaN x). */
+ * min as tsrt__ptp_clamp's). */
 static void tsrt__ptp_put(const float *restrict t, int64_t s, int64_t len, float *restrict y, int64_t P, int64_t nr,
                           int beta, const tsrt_tepi *te)
 {
@@ -157,13 +178,58 @@ static void tsrt__ptp_put(const float *restrict t, int64_t s, int64_t len, float
                 q += te->row ? te->row[o] : -0.0f;
                 q += col;
                 if (te->res) tsrt__ptp_ld(&u, te->res + o * te->res_rs, len), q += u;
-                tsrt__v8i m = lo > q;
-                q = (tsrt__v8)((m & (tsrt__v8i)lo) | (~m & (tsrt__v8i)q));
-                q += z;
-                m = hi < q;
-                q = (tsrt__v8)((m & (tsrt__v8i)hi) | (~m & (tsrt__v8i)q));
+                tsrt__ptp_clamp(&q, &lo, &hi, &z);
             }
             tsrt__ptp_st(yo, &q, len);
+        }
+    }
+}
+
+/* A full tile of one image, with no beta and no position term: the
+ * channel term is the tile's column term (a last panel's padded to 16 on
+ * the stack: the kernel reads all 16), so the micro-kernel applies it
+ * (and the clamp, without a residual) in registers, in tsrt__te_tile's
+ * order (the absent row term adds -0, which changes nothing); the store
+ * is two transposes and 16 rows of 6 positions, the residual and then
+ * the clamp added there. The general store (tsrt__ptp_put: its epilogue
+ * per channel, partial stores of any length) ran ~960 instructions per
+ * tile against the kernel's ~1450 at K = 64 (callgrind): 38% of a 1x1
+ * conv's time on 6x6 maps (D188). */
+static inline int tsrt__ptp_fast(const tsrt_conv_args *v, int64_t mr, int64_t len)
+{
+    return mr == TSRT_MR && len == TSRT_MR && !v->beta && (!v->te || !v->te->col);
+}
+
+/* nr channels of the 6 x 16 stack tile t into Y at y (channel o's 6
+ * positions at y + o*P), with res (channel o's at res + o*res_rs, or
+ * NULL) added and then te's clamp (NULL: none). */
+static void tsrt__ptp_put6(const float *restrict t, float *restrict y, int64_t P, int64_t nr, const float *res,
+                           ptrdiff_t res_rs, const tsrt_tepi *te)
+{
+    const tsrt__v8 nz = (tsrt__v8){0} - 0.0f;
+    tsrt__v8 lo = nz, hi = nz, z = nz;
+    if (te) {
+        lo = (tsrt__v8){0} + (te->clamp & TSRT_TE_MAX ? te->lo : -INFINITY);
+        hi = (tsrt__v8){0} + (te->clamp & TSRT_TE_MIN ? te->hi : INFINITY);
+        z = (tsrt__v8){0} + (te->clamp & TSRT_TE_MAX_PZ ? 0.0f : -0.0f);
+    }
+    for (int h = 0; 8 * h < nr; h++) {
+        tsrt__v8 r[8];
+        for (int i = 0; i < 8; i++) TSRT__V8_LOAD(r[i], t + (i < TSRT_MR ? i : TSRT_MR - 1) * TSRT_NR + 8 * h);
+        TSRT__T8(r);
+        for (int j = 0; j < 8 && 8 * h + j < nr; j++) {
+            const int64_t o = 8 * h + j;
+            float *yo = y + o * P;
+            if (res) {
+                tsrt__v8 u;
+                tsrt__ptp_ld(&u, res + o * res_rs, TSRT_MR);
+                r[j] += u;
+            }
+            if (te) tsrt__ptp_clamp(&r[j], &lo, &hi, &z);
+            const tsrt__v4f l4 = __builtin_shufflevector(r[j], r[j], 0, 1, 2, 3);
+            const tsrt__v2f h2 = __builtin_shufflevector(r[j], r[j], 4, 5);
+            memcpy(yo, &l4, sizeof l4);
+            memcpy(yo + 4, &h2, sizeof h2);
         }
     }
 }
@@ -181,6 +247,27 @@ static void tsrt__ptp_tile(const tsrt__ptp_run *r, int64_t i0, int64_t PT, int64
     if (mr < TSRT_MR && tsrt__ptp_h(mr) == 4) tsrt__ukrh(4, K, pa, 0, b, tb, TSRT_NR, 0, NULL);
     else
 #endif
+    if (tsrt__ptp_fast(v, mr, tsrt__min(mr, P - p0 % P))) {
+        const int64_t img = i0 + p0 / P;
+        const int64_t p = p0 % P;
+        const float *res = v->te && v->te->res ? v->te->res + (img * O + o0) * v->te->res_rs + p : NULL;
+        tsrt_tepi tt;
+        float cb[TSRT_NR] __attribute__((aligned(TSRT_ALIGN))); /* a last panel's channel terms, padded */
+        if (v->te) {
+            tt = *v->te;
+            tt.col = tt.row ? tt.row + img * O + o0 : NULL;
+            if (tt.col && nr < TSRT_NR) {
+                for (int64_t j = 0; j < TSRT_NR; j++) cb[j] = j < nr ? tt.col[j] : 0.0f;
+                tt.col = cb;
+            }
+            tt.row = NULL, tt.res = NULL;
+            if (res) tt.clamp = 0; /* after the residual, in the store */
+        }
+        tsrt__ukr_full(K, pa, b, tb, TSRT_NR, 0, v->te ? &tt : NULL);
+        tsrt__ptp_put6(tb, v->y + img * v->y_bs + o0 * P + p, P, nr, res, res ? v->te->res_rs : 0,
+                       res && v->te->clamp ? v->te : NULL);
+        return;
+    } else
         tsrt__ukr_full(K, pa, b, tb, TSRT_NR, 0, NULL);
     for (int64_t s = 0; s < mr;) {
         const int64_t gi = p0 + s, img = i0 + gi / P, p = gi % P, len = tsrt__min(mr - s, P - p);
