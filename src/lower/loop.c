@@ -494,9 +494,11 @@ static void put_ls(ts_buf *b, const ts_ls *s, int indent)
 void ts_lkernel_print(ts_buf *b, const ts_lkernel *k)
 {
     ts_buf_printf(b, "kernel %s (%s):", k->name, k->what);
-    for (int i = 0; i < k->n_bufs; i++)
-        ts_buf_printf(b, " b%d=%%%s%s", i, k->bufs[i].v->name ? k->bufs[i].v->name : "?",
-                      k->bufs[i].written ? "(out)" : "");
+    for (int i = 0; i < k->n_bufs; i++) {
+        ts_buf_printf(b, " b%d=%%%s", i, k->bufs[i].v->name ? k->bufs[i].v->name : "?");
+        if (k->bufs[i].off) ts_buf_printf(b, "+%lld", (long long)k->bufs[i].off);   /* bound there (D189) */
+        ts_buf_puts(b, k->bufs[i].written ? "(out)" : "");
+    }
     ts_buf_puts(b, "\n");
     for (int i = 0; i < k->n_tabs; i++) {
         ts_buf_printf(b, "  tab%d = [", i);

@@ -93,6 +93,7 @@ typedef struct ts_lbuf {
     const ts_value *v;    /* the graph value it holds */
     ts_dtype dt;
     bool written;         /* an output of this kernel */
+    int64_t off;          /* elements the runtime adds to its base at each launch (D189) */
 } ts_lbuf;
 
 /* An index buffer a kernel reads through (gather): every element must
@@ -254,6 +255,10 @@ void ts_lkernel_check(ts_lprog *p, ts_lkernel *k, int buf, ts_lx *bound, const t
 int ts_lkernel_tab(ts_lprog *p, ts_lkernel *k, const int64_t *v, int n);
 
 ts_status ts_lprog_status(const ts_lprog *p, ts_err *err);
+/* Takes a constant term common to every access of a buffer out of the
+ * kernel's indices into ts_lbuf.off (offsets.c, D189): for a backend
+ * that binds each buffer at base + off. */
+ts_status ts_lkernel_hoist_offsets(ts_lprog *p, ts_lkernel *k, ts_err *err);
 void ts_lprog_fail(ts_lprog *p, ts_status s, const char *fmt, ...) TS_PRINTF(3, 4);
 
 /* The text form of a kernel's loops (for `tessera ir --loops` and tests). */

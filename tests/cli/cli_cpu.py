@@ -571,6 +571,14 @@ def test_shared_packing():
         close("shared packing: cpu vs interpreter", got[0], ref[0], rtol=1e-4, atol=1e-5)
 
 
+def emitted_kernels(model):
+    """`tessera ir MODEL --emit c`: (rc, the C of the model's own units,
+    the kernel functions defined there, stderr)."""
+    rc, so, se = tessera("ir", model, "--emit", "c")
+    kernels = "".join(u for u in so.split("/* ==== translation unit ") if "(shared by every program)" not in u)
+    return rc, kernels, re.findall(r"^void (ts_k\d+)\(", kernels, re.M), se
+
+
 def test_shared_shapes():
     """Template kernels that differ only in their constant shapes share
     their C (D186): the shapes are read from D after the run-time dims,
@@ -600,9 +608,7 @@ def test_shared_shapes():
     model = write_ir("shared_shapes.ir", lines)
     rc, so, se = tessera("ir", model, "--fusion")
     check("shared shapes: four kernels", rc == 0 and so.startswith("fusion of @shapes: 4 kernels"), so + se)
-    rc, so, se = tessera("ir", model, "--emit", "c")
-    kernels = "".join(u for u in so.split("/* ==== translation unit ") if "(shared by every program)" not in u)
-    defs = re.findall(r"^void (ts_k\d+)\(", kernels, re.M)
+    rc, kernels, defs, se = emitted_kernels(model)
     check("shared shapes: one conv and one product emitted", rc == 0 and len(defs) == 2 and
           kernels.count("tsrt_conv(&a, ") == 1 and kernels.count("tsrt_sgemm(&g, ") == 1, "%s\n%s" % (defs, se))
     check("shared shapes: the constant shapes read from D", "a.c = D[" in kernels and "g.k = D[" in kernels,
@@ -620,6 +626,43 @@ def test_shared_shapes():
             for i in range(4):
                 if got and ref:
                     close("shared shapes: batch %d, %s threads, output %d" % (n, threads, i), got[i], ref[i])
+
+
+def test_shared_offsets():
+    """Kernels that differ only in the constant offsets at which they read
+    a buffer share their C (D189): six recurrent steps h = tanh(h.w op
+    x[t]), each a product whose epilogue reads its row of x (three
+    through a callback, op mul; three through the tile epilogue's
+    residual, op add), compile to one kernel per kind, the offsets bound
+    by the runtime. The outputs are the interpreter's on 1 and 2 threads."""
+    g = np.random.default_rng(37)
+    w = (g.standard_normal((8, 8)) / 3).astype(np.float32)
+    lines = ["graph @steps(%x: f32[7, 8]) {",
+             "  %w: f32[8, 8] = const() {value=[" + ", ".join("%r" % float(v) for v in w.ravel()) + "]}",
+             "  %s0: f32[1, 8] = slice(%x) {start=[0, 0], limit=[1, 8], stride=[1, 1]}",
+             "  %h0: f32[1, 8] = tanh(%s0)"]
+    for t in range(1, 7):
+        lines += ["  %%d%d: f32[1, 8] = dot(%%h%d, %%w) {lhs_contract=[1], rhs_contract=[0]}" % (t, t - 1),
+                  "  %%s%d: f32[1, 8] = slice(%%x) {start=[%d, 0], limit=[%d, 8], stride=[1, 1]}" % (t, t, t + 1),
+                  "  %%a%d: f32[1, 8] = %s(%%d%d, %%s%d)" % (t, "mul" if t < 4 else "add", t, t),
+                  "  %%h%d: f32[1, 8] = tanh(%%a%d)" % (t, t)]
+    lines += ["  return %h6", "}"]
+    model = write_ir("shared_offsets.ir", lines)
+    rc, so, se = tessera("ir", model, "--fusion")
+    check("shared offsets: seven kernels", rc == 0 and so.startswith("fusion of @steps: 7 kernels"), so + se)
+    rc, kernels, defs, se = emitted_kernels(model)
+    check("shared offsets: the steps' kernels emitted once per kind", rc == 0 and len(defs) == 3, "%s\n%s" % (defs, se))
+    check("shared offsets: the residual read at offset 0", "te.res = b3 + INT64_C(0);" in kernels, kernels[-3000:])
+    x = g.standard_normal((7, 8)).astype(np.float32)
+    inputs = ["x=%s" % save("shared_offsets_x.npy", x)]
+    ref = run_interp(model, inputs, "shared_offsets_interp")
+    for threads in ("1", "2"):
+        with env(TESSERA_CACHE_DIR=tmp("jit_cache_shared_offsets")):
+            got = run_model(model, inputs, "shared_offsets_cpu%s" % threads, ["--target", "cpu", "--threads", threads])
+        if got and ref:
+            close("shared offsets: %s threads" % threads, got[0], ref[0])
+        else:
+            check("shared offsets: %s threads ran" % threads, False, "")
 
 
 def test_indexing_compiled():

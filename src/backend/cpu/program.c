@@ -155,13 +155,14 @@ static ts_status plan(const ts_graph *g, ts_cpu_program **out, ts_err *err)
         p->steps[i].group = p->plan->steps[i].group;
         p->steps[i].elem_cost = elem_cost(p->fusion, p->steps[i].group, seen);
         p->steps[i].kernel = p->plan->steps[i].kernel;
+        if (p->steps[i].kernel && s == TS_OK) s = ts_lkernel_hoist_offsets(p->plan->lp, p->steps[i].kernel, err);
         if (p->steps[i].kernel) {
             p->steps[i].sym = p->steps[i].kernel->name;
             p->steps[i].n_params = ts_emit_c_params(p->steps[i].kernel, NULL);
         }
     }
     ts_mem_free(seen);
-    s = share_code(p, err);
+    if (s == TS_OK) s = share_code(p, err);
     if (s != TS_OK) {
         ts_cpu_program_free(p);
         return s;

@@ -300,7 +300,7 @@ static ts_status prepare(run *r, const ts_cpu_step *st, ts_pool *pool, void **bu
         const ts_value *v = k->bufs[i].v;
         if (k->bufs[i].written && !r->vals[v->id]) TS_TRY(output_tensor(r, v, &r->vals[v->id]));
         if (!r->vals[v->id]) return ts_err_set(r->err, TS_ERR_INTERNAL, "kernel %s: an operand was not computed", k->name);
-        bufs[i] = r->vals[v->id]->data;
+        bufs[i] = (char *)r->vals[v->id]->data + k->bufs[i].off * (int64_t)ts_dtype_size(k->bufs[i].dt);
         /* the largest output measures the work (a row kernel also writes
          * per-row statistics: those are not its size); a reduction's, the
          * largest operand too (a global pool's output is a value per
