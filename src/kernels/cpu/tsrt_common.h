@@ -270,6 +270,14 @@ typedef float tsrt__v8 __attribute__((vector_size(32)));
 typedef float tsrt__v8u __attribute__((vector_size(32), aligned(4), may_alias));
 #define TSRT__V8_LOAD(v, p) ((v) = *(const tsrt__v8u *)(const void *)(p))
 #define TSRT__V8_STORE(p, v) (*(tsrt__v8u *)(void *)(p) = (v))
+/* acc += w * b on 8 floats. GCC compiles the units without FMA
+ * contraction (-std=c11): the FMA builtin, not <immintrin.h>, whose
+ * parsing costs ~0.3 s per unit. Clang contracts `a += w * b` itself. */
+#if defined(__FMA__) && defined(__GNUC__) && !defined(__clang__)
+#define TSRT__FMA8(acc, w, b) ((acc) = __builtin_ia32_vfmaddps256((w), (b), (acc)))
+#else
+#define TSRT__FMA8(acc, w, b) ((acc) += (w) * (b))
+#endif
 #if TSRT_ISA == TSRT_ISA_AVX2
 /* The 8 floats at p, lanes i with j + i in [lo, hi); zero in the others,
  * which are not read (vmaskmovps, through the builtin that gcc and clang

@@ -42,15 +42,6 @@ static int tsrt__dwc_applies(const tsrt_conv_args *v)
     return v->c == v->groups && v->ldil_h == 1 && v->ldil_w == 1;
 }
 
-/* GCC compiles the units without FMA contraction (-std=c11); the FMA
- * builtin, not <immintrin.h>, whose parsing costs ~0.3 s per unit. Clang
- * contracts `a += w * b` itself. */
-#if defined(__FMA__) && defined(__GNUC__) && !defined(__clang__)
-#define TSRT__FMA8(acc, w, b) ((acc) = __builtin_ia32_vfmaddps256((w), (b), (acc)))
-#else
-#define TSRT__FMA8(acc, w, b) ((acc) += (w) * (b))
-#endif
-
 /* The channel vector: L lanes, its loads, stores, multiply-add and LxL
  * transpose. 16 lanes on AVX-512: half the multiply-adds, loads and
  * transposes per element of 8 (D155). The workspace is sized for the

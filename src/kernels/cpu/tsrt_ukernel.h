@@ -123,6 +123,8 @@
  * variables: gcc kept an array of them (or pointers to them) on the stack. */
 /* F on every row; a list of blocks: brace it under an if */
 #define TSRT__AVX2_ALL(F) F(0, c00, c01) F(1, c10, c11) F(2, c20, c21) F(3, c30, c31) F(4, c40, c41) F(5, c50, c51)
+/* one row: the M = 1 kernel (tsrt__ukr_row, tsrt_gemm.h) */
+#define TSRT__AVX2_ALL1(F) F(0, c00, c01)
 #define TSRT__AVX2_ADD2(i, r0, r1, p)                                         \
     {                                                                         \
         tsrt__v8 u0_, u1_;                                                    \
