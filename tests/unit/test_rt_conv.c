@@ -141,8 +141,9 @@ static void test_shapes(void)
  *    K > KC and O not a multiple of MR; a 1x1 conv whose K lies between
  *    KC and the pointwise path's limit with one short row tile (its
  *    whole-K packed A in the workspace, tsrt__ws_split); 1x1 convs with
- *    few output channels, whose input is read in place (D67: several
- *    column blocks with beta, a last panel of 2 columns, packed);
+ *    few output channels, whose input is read in place (D67 on
+ *    AVX-512: several column blocks with beta, a last panel of 2 columns,
+ *    packed; D191 on AVX2, K >= 64: 6- and 4-row tiles, K % 4 of 0 and 3);
  *  - depthwise in channel vectors (tsrt_conv_dw.h): 3x3 stride 1 and 2
  *    on odd maps (7x7, 15x13), planes of several row chunks (the tile's
  *    rows moved up between chunks, threads starting mid-plane), a row
@@ -181,8 +182,10 @@ static void test_fast_paths(void)
         {1, 40, 7, 8, 13, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0},   /* N = 56, K = 360 */
         {1, 300, 9, 9, 19, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0, 1, 1},  /* N = 81 */
         {1, 300, 5, 6, 6, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0, 1, 0},   /* KC < K <= PW_KMAX, one short tile */
-        {1, 32, 70, 70, 16, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 0}, /* X in place: 2 column blocks, beta */
-        {1, 40, 10, 13, 24, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0, 1, 0}, /* X in place, a last panel of 2 */
+        {1, 32, 70, 70, 16, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 0}, /* X in place (AVX-512): 2 column blocks, beta */
+        {1, 40, 10, 13, 24, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0, 1, 0}, /* X in place (AVX-512), a last panel of 2 */
+        {1, 96, 11, 13, 16, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 0}, /* X in place (any): 6 + 6 + 4 rows, K % 4 = 0, beta */
+        {2, 67, 9, 9, 30, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0, 1, 1}, /* X in place (any): 5 x 6 rows, K % 4 = 3 */
         {2, 270, 6, 3, 25, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 0},  /* N = 18 */
         {1, 30, 10, 10, 12, 3, 3, 1, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0}, /* N = 25, K = 270 */
         {2, 5, 7, 7, 5, 3, 3, 5, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1},     /* dw 7x7 */

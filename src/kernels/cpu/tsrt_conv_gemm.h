@@ -445,8 +445,26 @@ static void tsrt__phx_pack(const void *vctx, int64_t p0, int64_t kc, int64_t j0,
  * 144 and 256 outputs alike, the in-place rows straddling cache lines for
  * every row tile). */
 #ifndef TSRT_PW_INPLACE_OMAX
+#if TSRT_ISA == TSRT_ISA_AVX2
+#define TSRT_PW_INPLACE_OMAX 32
+#else
 #define TSRT_PW_INPLACE_OMAX 128
 #endif
+#endif
+/* On AVX2 (Zen 3, D191) only from this many input channels, and not when
+ * X's rows are a multiple of 4 KiB apart: K = 32 convs on 48x48 and
+ * 112x112 maps ran 1.3-1.5x slower in place, 96 channels of 32x32 (rows
+ * 4 KiB apart, every channel's line in the same L1 set) 1.4x. */
+#if TSRT_ISA == TSRT_ISA_AVX2
+#define TSRT_PW_INPLACE_KMIN 64
+#else
+#define TSRT_PW_INPLACE_KMIN 0
+#endif
+static inline int tsrt__pw_inplace_shape(const tsrt__gop *op)
+{
+    return op->m <= TSRT_PW_INPLACE_OMAX && op->k >= TSRT_PW_INPLACE_KMIN &&
+           (TSRT_ISA != TSRT_ISA_AVX2 || op->b_rs % 1024 != 0);
+}
 /* Bytes of X up to which the small-K path splits rows between threads. */
 #ifndef TSRT_PW_SPLIT_BYTES
 #define TSRT_PW_SPLIT_BYTES (256 * 1024)
@@ -531,7 +549,7 @@ TSRT__OUTLINE void tsrt__pw_range(const tsrt__gop *op, int64_t i0, int64_t i1, i
     /* X read in place (see TSRT_PW_INPLACE_OMAX) when every row tile has
      * a kernel of its own: no packed A, whose edge kernel wants packed B */
 #ifdef TSRT_HAVE_UKR_UAB
-    int inplace = op->m <= TSRT_PW_INPLACE_OMAX;
+    int inplace = tsrt__pw_inplace_shape(op);
     for (int64_t ir = i0; ir < i1 && inplace; ir += tsrt__tile_h(mc, ir - i0))
         if (!tsrt__pw_own_h(tsrt__tile_h(mc, ir - i0))) inplace = 0;
 #else

@@ -42,6 +42,15 @@
 #define TSRT__AVX2_ASM_STEP(a0, a1, a2, a3, a4, a5, b0, b1)                   \
     "vmovaps " b0 "(%[b]), %[v0]\n\t"                                        \
     "vmovaps " b1 "(%[b]), %[v1]\n\t"                                        \
+    TSRT__AVX2_ASM_FMA6(a0, a1, a2, a3, a4, a5)
+/* The same step with the two B vectors at any memory operands m0, m1
+ * (B read in place: unaligned, rows ldb apart). */
+#define TSRT__AVX2_ASM_STEPM(a0, a1, a2, a3, a4, a5, m0, m1)                  \
+    "vmovups " m0 ", %[v0]\n\t"                                              \
+    "vmovups " m1 ", %[v1]\n\t"                                              \
+    TSRT__AVX2_ASM_FMA6(a0, a1, a2, a3, a4, a5)
+/* A step's broadcasts of A and its twelve FMAs, B in v0 and v1. */
+#define TSRT__AVX2_ASM_FMA6(a0, a1, a2, a3, a4, a5)                           \
     "vbroadcastss " a0 ", %[x]\n\t"                                          \
     "vbroadcastss " a1 ", %[y]\n\t"                                          \
     "vfmadd231ps %[v0], %[x], %[c00]\n\t"                                    \
@@ -64,6 +73,7 @@
 /* Expands the address-list macros below before TSRT__AVX2_ASM_STEP
  * splits its arguments. */
 #define TSRT__AVX2_STEP(...) TSRT__AVX2_ASM_STEP(__VA_ARGS__)
+#define TSRT__AVX2_STEPM(...) TSRT__AVX2_ASM_STEPM(__VA_ARGS__)
 
 /* Packed A (a[p*6 + i], 24 bytes per step): the six byte offsets. */
 /* The 12 accumulators c00..c51 of a 6x16 tile set to 0. */
@@ -114,6 +124,37 @@
     "jne 3b\n"                                                                \
     "4:\n\t"
 #define TSRT__AVX2_S16UA(d, b0, b1) TSRT__AVX2_STEP(TSRT__AVX2_UA(d), b0, b1)
+/* The k loop of a kernel reading A in place and B in place too (row p of
+ * its 16 columns at b + p*ldb: a 1x1 conv's input, D191): S(d, m0, m1)
+ * one step with B's two vectors at memory operands m0, m1; %[lb] = ldb
+ * in bytes, %[b3] = b + 3*ldb. */
+#define TSRT__AVX2_LOOP_UAB(S)                                                \
+    "test %[k4], %[k4]\n\t"                                                   \
+    "je 2f\n\t"                                                               \
+    ".p2align 5\n"                                                            \
+    "1:\n\t"                                                                  \
+    S("0", "(%[b])", "32(%[b])")                                              \
+    S("4", "(%[b],%[lb],1)", "32(%[b],%[lb],1)")                              \
+    S("8", "(%[b],%[lb],2)", "32(%[b],%[lb],2)")                              \
+    S("12", "(%[b3])", "32(%[b3])")                                           \
+    "add $16, %[a]\n\t"                                                       \
+    "add $16, %[a3]\n\t"                                                      \
+    "lea (%[b],%[lb],4), %[b]\n\t"                                            \
+    "lea (%[b3],%[lb],4), %[b3]\n\t"                                          \
+    "dec %[k4]\n\t"                                                           \
+    "jne 1b\n"                                                                \
+    "2:\n\t"                                                                  \
+    "test %[k1], %[k1]\n\t"                                                   \
+    "je 4f\n"                                                                 \
+    "3:\n\t"                                                                  \
+    S("0", "(%[b])", "32(%[b])")                                              \
+    "add $4, %[a]\n\t"                                                        \
+    "add $4, %[a3]\n\t"                                                       \
+    "add %[lb], %[b]\n\t"                                                     \
+    "dec %[k1]\n\t"                                                           \
+    "jne 3b\n"                                                                \
+    "4:\n\t"
+#define TSRT__AVX2_S16UAB(d, m0, m1) TSRT__AVX2_STEPM(TSRT__AVX2_UA(d), m0, m1)
 
 /* The end of a 6 x 16 tile, on the accumulators c00..c51 (row i: ci0 =
  * columns 0-7, ci1 = 8-15): the old C added when accumulating, then the
@@ -340,6 +381,12 @@ TSRT__OUTLINE void tsrt__ukr_full_ua8(int64_t k, const float *restrict a, ptrdif
 #define TSRT__AVX2_ASM_STEP4(a0, a1, a2, a3, b0, b1)                           \
     "vmovaps " b0 "(%[b]), %[v0]\n\t"                                        \
     "vmovaps " b1 "(%[b]), %[v1]\n\t"                                        \
+    TSRT__AVX2_ASM_FMA4(a0, a1, a2, a3)
+#define TSRT__AVX2_ASM_STEP4M(a0, a1, a2, a3, m0, m1)                          \
+    "vmovups " m0 ", %[v0]\n\t"                                              \
+    "vmovups " m1 ", %[v1]\n\t"                                              \
+    TSRT__AVX2_ASM_FMA4(a0, a1, a2, a3)
+#define TSRT__AVX2_ASM_FMA4(a0, a1, a2, a3)                                   \
     "vbroadcastss " a0 ", %[x]\n\t"                                          \
     "vbroadcastss " a1 ", %[y]\n\t"                                          \
     "vfmadd231ps %[v0], %[x], %[c00]\n\t"                                    \
@@ -356,6 +403,8 @@ TSRT__OUTLINE void tsrt__ukr_full_ua8(int64_t k, const float *restrict a, ptrdif
 #define TSRT__AVX2_PA4(o0, o1, o2, o3) o0 "(%[a])", o1 "(%[a])", o2 "(%[a])", o3 "(%[a])"
 #define TSRT__AVX2_UA4(d) d "(%[a])", d "(%[a],%[r],1)", d "(%[a],%[r],2)", d "(%[a3])"
 #define TSRT__AVX2_S4UA(d, b0, b1) TSRT__AVX2_STEP4(TSRT__AVX2_UA4(d), b0, b1)
+#define TSRT__AVX2_STEP4M(...) TSRT__AVX2_ASM_STEP4M(__VA_ARGS__)
+#define TSRT__AVX2_S4UAB(d, m0, m1) TSRT__AVX2_STEP4M(TSRT__AVX2_UA4(d), m0, m1)
 #define TSRT__AVX2_ZERO_C4                                                    \
     "vxorps %[c00], %[c00], %[c00]\n\t"                                       \
     "vxorps %[c01], %[c01], %[c01]\n\t"                                       \
@@ -418,6 +467,53 @@ TSRT__OUTLINE void tsrt__ukr4_ua(int64_t k, const float *restrict a, ptrdiff_t l
         TSRT__AVX2_LOOP_UA(TSRT__AVX2_S4UA)
         : [a] "+r"(a), [a3] "+r"(a3), [b] "+r"(b), [k4] "+r"(k4), [k1] "+r"(k1), TSRT__AVX2_OUT4
         : [r] "r"(r)
+        : "cc", "memory");
+    TSRT__AVX2_FINISH_ROWS(TSRT__AVX2_ALL4);
+}
+
+/* A read in place (lda) and B too: row p of the 16 columns at b + p*ldb
+ * (the pointwise path's input read without packing, D67 on AVX-512,
+ * D191 here): 6 x 16, and 4 x 16 (tsrt__ukrh_uab, h == 4). */
+#define TSRT_HAVE_UKR_UAB 1
+TSRT__OUTLINE void tsrt__ukr_full_uab(int64_t k, const float *restrict a, ptrdiff_t lda, const float *restrict b,
+                                      ptrdiff_t ldb, float *restrict c, ptrdiff_t rs, int beta, const tsrt_tepi *te)
+{
+    tsrt__v8 c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51;
+    for (int i = 0; i < 6; i++) {
+        __builtin_prefetch(c + i * rs, 1, 3);
+        __builtin_prefetch(c + i * rs + 15, 1, 3);
+    }
+    int64_t k4 = k / 4, k1 = k % 4;
+    const float *a3 = a + 3 * lda, *b3 = b + 3 * ldb;
+    const ptrdiff_t r = lda * (ptrdiff_t)sizeof(float), lb = ldb * (ptrdiff_t)sizeof(float);
+    tsrt__v8 v0, v1, x, y;
+    __asm__ volatile(
+        TSRT__AVX2_ZERO_C
+        TSRT__AVX2_LOOP_UAB(TSRT__AVX2_S16UAB)
+        : [a] "+r"(a), [a3] "+r"(a3), [b] "+r"(b), [b3] "+r"(b3), [k4] "+r"(k4), [k1] "+r"(k1),
+          [c00] "=&x"(c00), [c01] "=&x"(c01), [c10] "=&x"(c10), [c11] "=&x"(c11),
+          [c20] "=&x"(c20), [c21] "=&x"(c21), [c30] "=&x"(c30), [c31] "=&x"(c31),
+          [c40] "=&x"(c40), [c41] "=&x"(c41), [c50] "=&x"(c50), [c51] "=&x"(c51),
+          [v0] "=&x"(v0), [v1] "=&x"(v1), [x] "=&x"(x), [y] "=&x"(y)
+        : [r] "r"(r), [lb] "r"(lb)
+        : "cc", "memory");
+    TSRT__AVX2_FINISH;
+}
+
+TSRT__OUTLINE void tsrt__ukrh_uab(int64_t h, int64_t k, const float *restrict a, ptrdiff_t lda,
+                                  const float *restrict b, ptrdiff_t ldb, float *restrict c, ptrdiff_t rs, int beta,
+                                  const tsrt_tepi *te)
+{
+    (void)h; /* 4: tsrt__is_tileh */
+    tsrt__v8 c00, c01, c10, c11, c20, c21, c30, c31, v0, v1, x, y;
+    int64_t k4 = k / 4, k1 = k % 4;
+    const float *a3 = a + 3 * lda, *b3 = b + 3 * ldb;
+    const ptrdiff_t r = lda * (ptrdiff_t)sizeof(float), lb = ldb * (ptrdiff_t)sizeof(float);
+    __asm__ volatile(
+        TSRT__AVX2_ZERO_C4
+        TSRT__AVX2_LOOP_UAB(TSRT__AVX2_S4UAB)
+        : [a] "+r"(a), [a3] "+r"(a3), [b] "+r"(b), [b3] "+r"(b3), [k4] "+r"(k4), [k1] "+r"(k1), TSRT__AVX2_OUT4
+        : [r] "r"(r), [lb] "r"(lb)
         : "cc", "memory");
     TSRT__AVX2_FINISH_ROWS(TSRT__AVX2_ALL4);
 }
