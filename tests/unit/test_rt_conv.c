@@ -288,13 +288,16 @@ static int te_conv(int64_t n, int64_t c, int64_t h, int64_t o, int64_t k, int64_
     float *x = malloc(sizeof(float) * (size_t)(n * c * h * h)), *w = malloc(sizeof(float) * (size_t)(o * c / g * k * k));
     float *y1 = malloc(sizeof(float) * (size_t)ny), *y2 = malloc(sizeof(float) * (size_t)ny);
     float *row = malloc(sizeof(float) * (size_t)(n * o)), *res = malloc(sizeof(float) * (size_t)ny);
+    float *col = malloc(sizeof(float) * (size_t)plane);
     for (int64_t i = 0; i < n * c * h * h; i++) x[i] = frand();
     for (int64_t i = 0; i < o * c / g * k * k; i++) w[i] = frand();
     for (int64_t i = 0; i < ny; i++) y1[i] = y2[i] = beta ? frand() : NAN, res[i] = 3 * frand();
     for (int64_t i = 0; i < n * o; i++) row[i] = i % o == 2 ? NAN : frand();
-    /* clamped by -0 on 3 threads: the +0 of MAX_PZ then changes bits */
-    tsrt_tepi te = {.row = row, .res = res, .res_rs = plane, .lo = nth == 3 ? -0.0f : 0.0f, .hi = 0.75f,
-                    .clamp = TSRT_TE_MAX | TSRT_TE_MAX_PZ | TSRT_TE_MIN};
+    for (int64_t i = 0; i < plane; i++) col[i] = 0.5f * frand();
+    /* clamped by -0 on 3 threads: the +0 of MAX_PZ then changes bits; a
+     * position term (col) on the single-thread runs */
+    tsrt_tepi te = {.row = row, .col = nth == 1 ? col : NULL, .res = res, .res_rs = plane,
+                    .lo = nth == 3 ? -0.0f : 0.0f, .hi = 0.75f, .clamp = TSRT_TE_MAX | TSRT_TE_MAX_PZ | TSRT_TE_MIN};
     /* split: the terms, then te.rest (D138), against the whole callback */
     te_ctx e1 = {&te, 0, split}, e2 = e1;
     tsrt_conv_args cv = {.n = n, .c = c, .h = h, .w = h, .o = o, .kh = k, .kw = k, .oh = oh, .ow = oh, .groups = g,
@@ -310,7 +313,7 @@ static int te_conv(int64_t n, int64_t c, int64_t h, int64_t o, int64_t k, int64_
     ok &= memcmp(y1, y2, sizeof(float) * (size_t)ny) == 0;
     if (e2.calls) ok = 0, fprintf(stderr, "  the callback ran %d times beside te\n", e2.calls);
     if (split && !er.calls) ok = 0, fprintf(stderr, "  te.rest never ran\n");
-    free(x), free(w), free(y1), free(y2), free(row), free(res), free(ws);
+    free(x), free(w), free(y1), free(y2), free(row), free(res), free(col), free(ws);
     return ok;
 }
 

@@ -290,6 +290,39 @@ typedef int tsrt__i8 __attribute__((vector_size(32)));
     } while (0)
 #endif
 
+typedef int32_t tsrt__v8i __attribute__((vector_size(32)));
+
+/* The tile epilogue's clamp as vectors (NULL te: none): max by lo, then
+ * + z, then min by hi (tsrt__v8_clamp). */
+static inline void tsrt__te_bounds(const tsrt_tepi *te, tsrt__v8 *lo, tsrt__v8 *hi, tsrt__v8 *z)
+{
+    *lo = *hi = *z = (tsrt__v8){0} - 0.0f;
+    if (!te) return;
+    *lo = (tsrt__v8){0} + (te->clamp & TSRT_TE_MAX ? te->lo : -INFINITY);
+    *hi = (tsrt__v8){0} + (te->clamp & TSRT_TE_MIN ? te->hi : INFINITY);
+    *z = (tsrt__v8){0} + (te->clamp & TSRT_TE_MAX_PZ ? 0.0f : -0.0f);
+}
+
+/* max(q, lo), + z, min(., hi): tsrt__te_tile's clamp, as a compare and
+ * a select (lo > x ? lo : x keeps a NaN x). Pointers, not values: a
+ * vector passed by value changes the ABI without AVX (-Wpsabi). */
+static inline void tsrt__v8_clamp(tsrt__v8 *q, const tsrt__v8 *lo, const tsrt__v8 *hi, const tsrt__v8 *z)
+{
+#ifdef __AVX__
+    /* vmaxps/vminps return the second operand unless the first is larger
+     * (smaller): the same bits, two instructions instead of eight */
+    *q = __builtin_ia32_maxps256(*lo, *q);
+    *q += *z;
+    *q = __builtin_ia32_minps256(*hi, *q);
+    return;
+#endif
+    tsrt__v8i m = *lo > *q;
+    *q = (tsrt__v8)((m & (tsrt__v8i)*lo) | (~m & (tsrt__v8i)*q));
+    *q += *z;
+    m = *hi < *q;
+    *q = (tsrt__v8)((m & (tsrt__v8i)*hi) | (~m & (tsrt__v8i)*q));
+}
+
 /* An 8x8 transpose of r[0..7] in place: r[k][j] <-> r[j][k]. Its own
  * inverse, so it interleaves planes into [position][8] and back. */
 #define TSRT__T8(r)                                                                                          \

@@ -135,36 +135,18 @@ static inline void tsrt__ptp_ld(tsrt__v8 *v, const float *p, int64_t n)
 typedef float tsrt__v4f __attribute__((vector_size(16)));
 typedef float tsrt__v2f __attribute__((vector_size(8)));
 
-typedef int32_t tsrt__v8i __attribute__((vector_size(32)));
-
-/* max(q, lo), + z, min(., hi): tsrt__te_tile's clamp, as a compare and
- * a select (lo > x ? lo : x keeps a NaN x). */
-static inline void tsrt__ptp_clamp(tsrt__v8 *q, const tsrt__v8 *lo, const tsrt__v8 *hi, const tsrt__v8 *z)
-{
-    tsrt__v8i m = *lo > *q;
-    *q = (tsrt__v8)((m & (tsrt__v8i)*lo) | (~m & (tsrt__v8i)*q));
-    *q += *z;
-    m = *hi < *q;
-    *q = (tsrt__v8)((m & (tsrt__v8i)*hi) | (~m & (tsrt__v8i)*q));
-}
-
 /* Rows [s, s + len) of stack tile t (positions x 16 channels) into Y at
  * y (channel 0 of the panel, the segment's first position; channel o's
  * row at y + o*P), nr channels: per 8 channels an 8x8 transpose, then
  * per channel beta's old values and te (at the segment's origin, or
  * NULL) in tsrt__te_tile's order of operations, the same bits (max and
- * min as tsrt__ptp_clamp's). */
+ * min as tsrt__v8_clamp's). */
 static void tsrt__ptp_put(const float *restrict t, int64_t s, int64_t len, float *restrict y, int64_t P, int64_t nr,
                           int beta, const tsrt_tepi *te)
 {
-    const tsrt__v8 nz = (tsrt__v8){0} - 0.0f;
-    tsrt__v8 col = nz, lo = nz, hi = nz, z = nz;
-    if (te) {
-        if (te->col) tsrt__ptp_ld(&col, te->col, len);
-        lo = (tsrt__v8){0} + (te->clamp & TSRT_TE_MAX ? te->lo : -INFINITY);
-        hi = (tsrt__v8){0} + (te->clamp & TSRT_TE_MIN ? te->hi : INFINITY);
-        z = (tsrt__v8){0} + (te->clamp & TSRT_TE_MAX_PZ ? 0.0f : -0.0f);
-    }
+    tsrt__v8 col = (tsrt__v8){0} - 0.0f, lo, hi, z;
+    tsrt__te_bounds(te, &lo, &hi, &z);
+    if (te && te->col) tsrt__ptp_ld(&col, te->col, len);
     for (int64_t h = 0; 8 * h < nr; h++) {
         tsrt__v8 r[8];
         for (int64_t i = 0; i < 8; i++) TSRT__V8_LOAD(r[i], t + tsrt__min(s + i, TSRT_MR - 1) * TSRT_NR + 8 * h);
@@ -178,7 +160,7 @@ static void tsrt__ptp_put(const float *restrict t, int64_t s, int64_t len, float
                 q += te->row ? te->row[o] : -0.0f;
                 q += col;
                 if (te->res) tsrt__ptp_ld(&u, te->res + o * te->res_rs, len), q += u;
-                tsrt__ptp_clamp(&q, &lo, &hi, &z);
+                tsrt__v8_clamp(&q, &lo, &hi, &z);
             }
             tsrt__ptp_st(yo, &q, len);
         }
@@ -206,13 +188,8 @@ static inline int tsrt__ptp_fast(const tsrt_conv_args *v, int64_t mr, int64_t le
 static void tsrt__ptp_put6(const float *restrict t, float *restrict y, int64_t P, int64_t nr, const float *res,
                            ptrdiff_t res_rs, const tsrt_tepi *te)
 {
-    const tsrt__v8 nz = (tsrt__v8){0} - 0.0f;
-    tsrt__v8 lo = nz, hi = nz, z = nz;
-    if (te) {
-        lo = (tsrt__v8){0} + (te->clamp & TSRT_TE_MAX ? te->lo : -INFINITY);
-        hi = (tsrt__v8){0} + (te->clamp & TSRT_TE_MIN ? te->hi : INFINITY);
-        z = (tsrt__v8){0} + (te->clamp & TSRT_TE_MAX_PZ ? 0.0f : -0.0f);
-    }
+    tsrt__v8 lo, hi, z;
+    tsrt__te_bounds(te, &lo, &hi, &z);
     for (int h = 0; 8 * h < nr; h++) {
         tsrt__v8 r[8];
         for (int i = 0; i < 8; i++) TSRT__V8_LOAD(r[i], t + (i < TSRT_MR ? i : TSRT_MR - 1) * TSRT_NR + 8 * h);
@@ -225,7 +202,7 @@ static void tsrt__ptp_put6(const float *restrict t, float *restrict y, int64_t P
                 tsrt__ptp_ld(&u, res + o * res_rs, TSRT_MR);
                 r[j] += u;
             }
-            if (te) tsrt__ptp_clamp(&r[j], &lo, &hi, &z);
+            if (te) tsrt__v8_clamp(&r[j], &lo, &hi, &z);
             const tsrt__v4f l4 = __builtin_shufflevector(r[j], r[j], 0, 1, 2, 3);
             const tsrt__v2f h2 = __builtin_shufflevector(r[j], r[j], 4, 5);
             memcpy(yo, &l4, sizeof l4);

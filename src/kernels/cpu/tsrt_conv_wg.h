@@ -122,8 +122,6 @@ static int tsrt__wg_segs(const tsrt__wg *g, int64_t t0, int64_t te, tsrt__wg_seg
     return n;
 }
 
-typedef int32_t tsrt__v8i __attribute__((vector_size(32)));
-
 /* r = lanes [l0, l1) of a, the others of r (a macro: vectors passed by
  * value change the ABI without AVX, -Wpsabi). */
 #define TSRT__BLEND(r, a, l0, l1)                                                        \
