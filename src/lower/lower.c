@@ -463,6 +463,16 @@ ts_dtype ts_lw_acc_dtype(ts_op reduce, ts_dtype dt)
     return sum && dt == TS_DTYPE_F32 ? TS_DTYPE_F64 : dt;
 }
 
+/* The same for a reduction of n terms (n < 0: not known when lowering):
+ * the sum or product of at most two f32 terms is exact in f64, so
+ * rounding it once gives the f32 operation's bits, and the accumulator
+ * stays f32, without the conversions (a linear Resize's two taps per
+ * axis, D192). */
+static ts_dtype acc_dtype_n(ts_op reduce, ts_dtype dt, int64_t n)
+{
+    return n >= 0 && n <= 2 ? dt : ts_lw_acc_dtype(reduce, dt);
+}
+
 ts_op ts_lw_combine_op(ts_op reduce)
 {
     switch (reduce) {
@@ -536,6 +546,7 @@ static ts_lx *reduce_unrolled(lctx *c, const ts_node *n, const bool *red, ts_lx 
         if (npos > REDUCE_UNROLL) return NULL;
     }
     if (npos < 1) return NULL;
+    adt = acc_dtype_n(n->op, n->out[0]->type.dtype, npos);
     int64_t kk[TS_MAX_RANK] = {0};
     ts_lx *xc[TS_MAX_RANK], *a = n->op == TS_OP_REDUCE_SUM ? ts_lw_identity(c, n->op, adt) : NULL;
     for (;;) {
@@ -775,8 +786,13 @@ static void lower_row(lctx *c, const ts_group *g)
         c->stage_xc = p <= stage_end ? xc : NULL;
         if (is_reduce(n)) {
             ts_lx *ext[TS_MAX_RANK], *rv[TS_MAX_RANK];
-            for (int i = 0; i < ni; i++) ext[i] = ts_lw_dim(c, sp->type.dims[no + i]);
-            ts_dtype dt = v->type.dtype, adt = ts_lw_acc_dtype(n->op, dt);
+            int64_t terms = 1;
+            for (int i = 0; i < ni; i++) {
+                ext[i] = ts_lw_dim(c, sp->type.dims[no + i]);
+                terms = terms >= 0 && ts_dim_is_const(sp->type.dims[no + i]) && sp->type.dims[no + i].c <= 2
+                            ? terms * sp->type.dims[no + i].c : -1;
+            }
+            ts_dtype dt = v->type.dtype, adt = acc_dtype_n(n->op, dt, terms);
             ts_ls **inner = NULL;
             int acc = 0;
             ts_lx *a = ts_lw_open_reduction(c, &ns, n->op, adt, ni, ext, rv, &inner, &acc);

@@ -701,3 +701,36 @@ def test_conv_over_one_position():
     got, ref = cpu_and_interp(model, arrays, "se_dot")
     if got and ref:
         close("conv over one position: cpu vs interpreter", got[0], ref[0], rtol=1e-5, atol=1e-6)
+
+
+def test_short_sums():
+    """A sum or product of two f32 terms is accumulated in f32, not f64
+    (D192): the two-term result is exact in f64, so rounding it once is
+    the f32 operation. The emitted kernel of the two-term reductions has
+    no double arithmetic, the three-term one keeps it; outputs bit for
+    bit the interpreter's (which sums in f64) on pairs that cancel, differ
+    by 2^40 in magnitude, overflow, underflow, are -0, NaN or infinite."""
+    model = write_ir("short_sums.ir", [
+        "graph @short_sums(%x: f32[16, 2], %y: f32[16, 2], %z: f32[16, 3]) {",
+        "  %s: f32[16] = reduce_sum(%x) {axes=[1]}",
+        "  %p: f32[16] = reduce_prod(%y) {axes=[1]}",
+        "  %t: f32[16] = reduce_sum(%z) {axes=[1]}",
+        "  return %s, %p, %t",
+        "}"])
+    rc, so, se = tessera("ir", model, "--emit", "c")
+    kernels = so.split("\nvoid ts_k")[1:]
+    check("short sums: f32 accumulators for two terms, f64 for three",
+          rc == 0 and any("0x1p+0f" in k and "double" not in k for k in kernels)
+          and any("(double)" in k for k in kernels), so[-1500:] + se)
+    big = 3.0e38
+    pairs = [(1.0, 2.0 ** -40), (1.0, -1.0), (-0.0, -0.0), (-0.0, 0.0), (np.inf, -np.inf), (big, big),
+             (1e-30, 1e-30), (1.5, -1.5 + 2.0 ** -22), (np.nan, 1.0), (-np.inf, 5.0), (1e20, 1e20),
+             (0.1, 0.2), (16777216.0, 1.0), (-3.0, 2.0 ** -30), (7.0, -0.0), (1e-45, 1e-45)]
+    x = np.array(pairs, dtype=np.float32)
+    g = np.random.default_rng(37)
+    z = g.standard_normal((16, 3)).astype(np.float32)
+    got, ref = cpu_and_interp(model, {"x": x, "y": x[::-1].copy(), "z": z}, "short_sums")
+    if got and ref and check("short sums: 3 outputs", len(got) == len(ref) == 3):
+        for name, a, b in zip(("sum", "prod", "three-term sum"), got, ref):
+            check("short sums: %s bit for bit" % name, a.view(np.uint32).tolist() == b.view(np.uint32).tolist(),
+                  "cpu %s, interpreter %s" % (a, b))
