@@ -98,63 +98,43 @@
  * d is the byte offset of the step within each row. */
 #define TSRT__AVX2_UA(d)                                                      \
     d "(%[a])", d "(%[a],%[r],1)", d "(%[a],%[r],2)", d "(%[a3])", d "(%[a3],%[r],1)", d "(%[a3],%[r],2)"
-/* The k loop of a kernel reading A in place: S(d, b0, b1) is one step,
- * d the byte offset of its A column within the rows, b0/b1 those of its
- * two B vectors; four steps per branch, then the k % 4 left. */
+/* The k loop of a kernel reading A in place: S(d, m0, m1) is one step,
+ * d the byte offset of its A column within the rows, m0/m1 the memory
+ * operands of its two B vectors (Pi, Qi for step i of four per branch);
+ * ADV4 and ADV1 move B on by four steps and by one (the k % 4 left). */
+#define TSRT__AVX2_LOOP_AB(S, P0, Q0, P1, Q1, P2, Q2, P3, Q3, ADV4, ADV1)    \
+    "test %[k4], %[k4]\n\t"                                                   \
+    "je 2f\n\t"                                                               \
+    ".p2align 5\n"                                                            \
+    "1:\n\t"                                                                  \
+    S("0", P0, Q0) S("4", P1, Q1) S("8", P2, Q2) S("12", P3, Q3)              \
+    "add $16, %[a]\n\t"                                                       \
+    "add $16, %[a3]\n\t"                                                      \
+    ADV4                                                                      \
+    "dec %[k4]\n\t"                                                           \
+    "jne 1b\n"                                                                \
+    "2:\n\t"                                                                  \
+    "test %[k1], %[k1]\n\t"                                                   \
+    "je 4f\n"                                                                 \
+    "3:\n\t"                                                                  \
+    S("0", P0, Q0)                                                            \
+    "add $4, %[a]\n\t"                                                        \
+    "add $4, %[a3]\n\t"                                                       \
+    ADV1                                                                      \
+    "dec %[k1]\n\t"                                                           \
+    "jne 3b\n"                                                                \
+    "4:\n\t"
+/* B a packed micro-panel (64 bytes per step) */
 #define TSRT__AVX2_LOOP_UA(S)                                                 \
-    "test %[k4], %[k4]\n\t"                                                   \
-    "je 2f\n\t"                                                               \
-    ".p2align 5\n"                                                            \
-    "1:\n\t"                                                                  \
-    S("0", "0", "32") S("4", "64", "96") S("8", "128", "160") S("12", "192", "224") \
-    "add $16, %[a]\n\t"                                                       \
-    "add $16, %[a3]\n\t"                                                      \
-    "add $256, %[b]\n\t"                                                      \
-    "dec %[k4]\n\t"                                                           \
-    "jne 1b\n"                                                                \
-    "2:\n\t"                                                                  \
-    "test %[k1], %[k1]\n\t"                                                   \
-    "je 4f\n"                                                                 \
-    "3:\n\t"                                                                  \
-    S("0", "0", "32")                                                         \
-    "add $4, %[a]\n\t"                                                        \
-    "add $4, %[a3]\n\t"                                                       \
-    "add $64, %[b]\n\t"                                                       \
-    "dec %[k1]\n\t"                                                           \
-    "jne 3b\n"                                                                \
-    "4:\n\t"
-#define TSRT__AVX2_S16UA(d, b0, b1) TSRT__AVX2_STEP(TSRT__AVX2_UA(d), b0, b1)
-/* The k loop of a kernel reading A in place and B in place too (row p of
- * its 16 columns at b + p*ldb: a 1x1 conv's input, D191): S(d, m0, m1)
- * one step with B's two vectors at memory operands m0, m1; %[lb] = ldb
- * in bytes, %[b3] = b + 3*ldb. */
+    TSRT__AVX2_LOOP_AB(S, "0(%[b])", "32(%[b])", "64(%[b])", "96(%[b])", "128(%[b])", "160(%[b])", \
+                       "192(%[b])", "224(%[b])", "add $256, %[b]\n\t", "add $64, %[b]\n\t")
+/* B read in place too (row p of its 16 columns at b + p*ldb: a 1x1
+ * conv's input, D191): %[lb] = ldb in bytes, %[b3] = b + 3*ldb. */
 #define TSRT__AVX2_LOOP_UAB(S)                                                \
-    "test %[k4], %[k4]\n\t"                                                   \
-    "je 2f\n\t"                                                               \
-    ".p2align 5\n"                                                            \
-    "1:\n\t"                                                                  \
-    S("0", "(%[b])", "32(%[b])")                                              \
-    S("4", "(%[b],%[lb],1)", "32(%[b],%[lb],1)")                              \
-    S("8", "(%[b],%[lb],2)", "32(%[b],%[lb],2)")                              \
-    S("12", "(%[b3])", "32(%[b3])")                                           \
-    "add $16, %[a]\n\t"                                                       \
-    "add $16, %[a3]\n\t"                                                      \
-    "lea (%[b],%[lb],4), %[b]\n\t"                                            \
-    "lea (%[b3],%[lb],4), %[b3]\n\t"                                          \
-    "dec %[k4]\n\t"                                                           \
-    "jne 1b\n"                                                                \
-    "2:\n\t"                                                                  \
-    "test %[k1], %[k1]\n\t"                                                   \
-    "je 4f\n"                                                                 \
-    "3:\n\t"                                                                  \
-    S("0", "(%[b])", "32(%[b])")                                              \
-    "add $4, %[a]\n\t"                                                        \
-    "add $4, %[a3]\n\t"                                                       \
-    "add %[lb], %[b]\n\t"                                                     \
-    "dec %[k1]\n\t"                                                           \
-    "jne 3b\n"                                                                \
-    "4:\n\t"
-#define TSRT__AVX2_S16UAB(d, m0, m1) TSRT__AVX2_STEPM(TSRT__AVX2_UA(d), m0, m1)
+    TSRT__AVX2_LOOP_AB(S, "(%[b])", "32(%[b])", "(%[b],%[lb],1)", "32(%[b],%[lb],1)", "(%[b],%[lb],2)", \
+                       "32(%[b],%[lb],2)", "(%[b3])", "32(%[b3])",                                     \
+                       "lea (%[b],%[lb],4), %[b]\n\t" "lea (%[b3],%[lb],4), %[b3]\n\t", "add %[lb], %[b]\n\t")
+#define TSRT__AVX2_S16UA(d, m0, m1) TSRT__AVX2_STEPM(TSRT__AVX2_UA(d), m0, m1)
 
 /* The end of a 6 x 16 tile, on the accumulators c00..c51 (row i: ci0 =
  * columns 0-7, ci1 = 8-15): the old C added when accumulating, then the
@@ -402,9 +382,8 @@ TSRT__OUTLINE void tsrt__ukr_full_ua8(int64_t k, const float *restrict a, ptrdif
 #define TSRT__AVX2_STEP4(...) TSRT__AVX2_ASM_STEP4(__VA_ARGS__)
 #define TSRT__AVX2_PA4(o0, o1, o2, o3) o0 "(%[a])", o1 "(%[a])", o2 "(%[a])", o3 "(%[a])"
 #define TSRT__AVX2_UA4(d) d "(%[a])", d "(%[a],%[r],1)", d "(%[a],%[r],2)", d "(%[a3])"
-#define TSRT__AVX2_S4UA(d, b0, b1) TSRT__AVX2_STEP4(TSRT__AVX2_UA4(d), b0, b1)
 #define TSRT__AVX2_STEP4M(...) TSRT__AVX2_ASM_STEP4M(__VA_ARGS__)
-#define TSRT__AVX2_S4UAB(d, m0, m1) TSRT__AVX2_STEP4M(TSRT__AVX2_UA4(d), m0, m1)
+#define TSRT__AVX2_S4UA(d, m0, m1) TSRT__AVX2_STEP4M(TSRT__AVX2_UA4(d), m0, m1)
 #define TSRT__AVX2_ZERO_C4                                                    \
     "vxorps %[c00], %[c00], %[c00]\n\t"                                       \
     "vxorps %[c01], %[c01], %[c01]\n\t"                                       \
@@ -489,7 +468,7 @@ TSRT__OUTLINE void tsrt__ukr_full_uab(int64_t k, const float *restrict a, ptrdif
     tsrt__v8 v0, v1, x, y;
     __asm__ volatile(
         TSRT__AVX2_ZERO_C
-        TSRT__AVX2_LOOP_UAB(TSRT__AVX2_S16UAB)
+        TSRT__AVX2_LOOP_UAB(TSRT__AVX2_S16UA)
         : [a] "+r"(a), [a3] "+r"(a3), [b] "+r"(b), [b3] "+r"(b3), [k4] "+r"(k4), [k1] "+r"(k1),
           [c00] "=&x"(c00), [c01] "=&x"(c01), [c10] "=&x"(c10), [c11] "=&x"(c11),
           [c20] "=&x"(c20), [c21] "=&x"(c21), [c30] "=&x"(c30), [c31] "=&x"(c31),
@@ -511,7 +490,7 @@ TSRT__OUTLINE void tsrt__ukrh_uab(int64_t h, int64_t k, const float *restrict a,
     const ptrdiff_t r = lda * (ptrdiff_t)sizeof(float), lb = ldb * (ptrdiff_t)sizeof(float);
     __asm__ volatile(
         TSRT__AVX2_ZERO_C4
-        TSRT__AVX2_LOOP_UAB(TSRT__AVX2_S4UAB)
+        TSRT__AVX2_LOOP_UAB(TSRT__AVX2_S4UA)
         : [a] "+r"(a), [a3] "+r"(a3), [b] "+r"(b), [b3] "+r"(b3), [k4] "+r"(k4), [k1] "+r"(k1), TSRT__AVX2_OUT4
         : [r] "r"(r), [lb] "r"(lb)
         : "cc", "memory");
