@@ -524,15 +524,15 @@ void ts_lw_to_end(nest *ns)
 /* A reduction over a few positions (constant extents, at most
  * REDUCE_UNROLL in all) is one expression per result element, the
  * positions folded in row-major order as the loop would, in the same
- * accumulator dtype: the result's last axis is then the innermost loop,
- * where the vectorizer works, instead of a loop of two trips around an
- * accumulator (a bilinear Resize's two taps per axis: fcn_head's
+ * accumulator dtype (f32 for two terms, D192): the result's last axis is
+ * then the innermost loop, where the vectorizer works, instead of a loop
+ * of two trips around an accumulator (a bilinear Resize's two taps per axis: fcn_head's
  * horizontal pass 200 -> ~25 us, D120). Sums start from 0, as the loop
  * does (a sum of -0s is +0); max, min and prod from the first position.
  * NULL: not such a reduction. */
 enum { REDUCE_UNROLL = 16 };
 
-static ts_lx *reduce_unrolled(lctx *c, const ts_node *n, const bool *red, ts_lx **yc, ts_dtype adt)
+static ts_lx *reduce_unrolled(lctx *c, const ts_node *n, const bool *red, ts_lx **yc)
 {
     const ts_value *x = n->in[0];
     const int xr = x->type.rank;
@@ -546,7 +546,7 @@ static ts_lx *reduce_unrolled(lctx *c, const ts_node *n, const bool *red, ts_lx 
         if (npos > REDUCE_UNROLL) return NULL;
     }
     if (npos < 1) return NULL;
-    adt = acc_dtype_n(n->op, n->out[0]->type.dtype, npos);
+    const ts_dtype adt = acc_dtype_n(n->op, n->out[0]->type.dtype, npos);
     int64_t kk[TS_MAX_RANK] = {0};
     ts_lx *xc[TS_MAX_RANK], *a = n->op == TS_OP_REDUCE_SUM ? ts_lw_identity(c, n->op, adt) : NULL;
     for (;;) {
@@ -590,7 +590,7 @@ static void lower_reduce(lctx *c, const ts_node *n)
     }
     ts_ls **inner = NULL;
     ts_dtype dt = y->type.dtype, adt = ts_lw_acc_dtype(n->op, dt);
-    ts_lx *a = reduce_unrolled(c, n, red, yc, adt);
+    ts_lx *a = reduce_unrolled(c, n, red, yc);
     if (a) {
         ts_lw_store(c, &ns, y, yc, ts_lx_cast(c->p, a, dt));
         return;

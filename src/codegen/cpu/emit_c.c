@@ -721,7 +721,7 @@ static ts_status paste_runtime(ts_buf *out, int needs, bool only_api, ts_err *er
     }
     if (needs & TS_NEEDS_CONV) {
         /* each part needs only the ones before it; tsrt_conv.h last */
-        static const char *const conv_parts[] = {"tsrt_conv_args.h", "tsrt_conv_gemm.h", "tsrt_conv_wg.h",
+        static const char *const conv_parts[] = {"tsrt_conv_args.h", "tsrt_conv_pw.h", "tsrt_conv_gemm.h", "tsrt_conv_wg.h",
                                                  "tsrt_conv_dw.h",   "tsrt_conv_grp.h",  "tsrt_conv_pt.h",
                                                  "tsrt_conv_ptp.h",  "tsrt_conv_wgt.h",  "tsrt_conv.h"};
         for (size_t i = 0; i < (only_api ? 1 : sizeof conv_parts / sizeof conv_parts[0]); i++)
