@@ -734,3 +734,40 @@ def test_short_sums():
         for name, a, b in zip(("sum", "prod", "three-term sum"), got, ref):
             check("short sums: %s bit for bit" % name, a.view(np.uint32).tolist() == b.view(np.uint32).tolist(),
                   "cpu %s, interpreter %s" % (a, b))
+
+
+def test_strided_lanes():
+    """A sum or max over a strided axis (the middle one of [4, 600, 3])
+    keeps one set of 16 lanes; a contiguous row of 600 four (D193): four
+    sets of strided loads cost gcc seconds and ran no faster. Outputs: the
+    interpreter's, with a strided sum that overflows in f32 lanes (redone
+    in order: 3e38 + 3e38 - 3e38 is 3e38), and a NaN and a -0 in the max."""
+    model = write_ir("strided_lanes.ir", [
+        "graph @strided(%x: f32[4, 600, 3], %y: f32[3, 600]) {",
+        "  %s: f32[4, 3] = reduce_sum(%x) {axes=[1]}",
+        "  %m: f32[4, 3] = reduce_max(%x) {axes=[1]}",
+        "  %t: f32[3] = reduce_sum(%y) {axes=[1]}",
+        "  return %s, %m, %t",
+        "}"])
+    rc, so, se = tessera("ir", model, "--emit", "c")
+    kernels = so.split("\nvoid ts_k")[1:]
+    sets = [re.search(r"lane\d+_3\[l\]", k) is not None for k in kernels]
+    check("strided lanes: one set for the strided sum and max, four for the row",
+          rc == 0 and sets == [False, False, True], "four sets per kernel: %s\n%s" % (sets, se))
+    g = np.random.default_rng(41)
+    x = g.standard_normal((4, 600, 3)).astype(np.float32)
+    x[1, 16, 0], x[1, 80, 0], x[1, 144, 0] = 3e38, 3e38, -3e38
+    x[2, 7, 1] = np.nan
+    x[3, :, 2] = -np.abs(x[3, :, 2])
+    x[3, 100, 2] = -0.0
+    y = g.standard_normal((3, 600)).astype(np.float32)
+    got, ref = cpu_and_interp(model, {"x": x, "y": y}, "strided_lanes")
+    if got and ref and check("strided lanes: 3 outputs", len(got) == len(ref) == 3):
+        nan = np.isnan(ref[0])
+        check("strided lanes: the NaN's sum is NaN", np.isnan(got[0]).tolist() == nan.tolist() and nan[2, 1],
+              str(got[0]))
+        close("strided lanes: sum", np.where(nan, 0, got[0]), np.where(nan, 0, ref[0]), rtol=1e-5, atol=1e-5)
+        check("strided lanes: the overflowing sum is 3e38", abs(got[0][1, 0] / 3e38 - 1) < 1e-4, str(got[0][1, 0]))
+        check("strided lanes: max bit for bit", got[1].view(np.uint32).tolist() == ref[1].view(np.uint32).tolist(),
+              "cpu %s, interpreter %s" % (got[1], ref[1]))
+        close("strided lanes: row sum", got[2], ref[2], rtol=1e-5, atol=1e-5)

@@ -250,6 +250,9 @@ static ts_status sources(const ts_cpu_program *p, bool exact, int *n_units, ts_b
     const int by_bytes = (int)((total + BYTES_PER_TU - 1) / BYTES_PER_TU);
     const int by_count = (nk + KERNELS_PER_TU - 1) / KERNELS_PER_TU;
     int n = by_bytes > by_count ? by_bytes : by_count;
+    /* three units take two rounds on two cores, as four do: four then,
+     * each a quarter (D193) */
+    n = n == 3 ? 4 : n;
     n = n > nk ? nk : n;
     n = n < 1 ? 1 : n > MAX_TU ? MAX_TU : n;
     *n_units = n;

@@ -286,6 +286,52 @@ static bool reads_acc(const ts_lx *x, int acc, int *budget)
     return reads_acc(x->a[0], acc, budget) || reads_acc(x->a[1], acc, budget) || reads_acc(x->a[2], acc, budget);
 }
 
+/* Whether x uses loop variable v (a DAG walked as a tree: past the
+ * budget, yes). */
+static bool uses_var(const ts_lx *x, int v, int *budget)
+{
+    if (!x) return false;
+    if (--*budget < 0) return true;
+    if (x->k == TS_LX_VAR) return x->var == v;
+    return uses_var(x->a[0], v, budget) || uses_var(x->a[1], v, budget) || uses_var(x->a[2], v, budget);
+}
+
+/* v's coefficient in index x, when x is affine in v with a constant one. */
+static bool var_coef(const ts_lx *x, int v, int64_t *c, int *budget)
+{
+    if (!uses_var(x, v, budget)) return (*c = 0), true;
+    if (x->k == TS_LX_VAR) return (*c = 1), true;
+    if (x->k != TS_LX_OP || !x->index) return false;
+    int64_t a, b;
+    if (!var_coef(x->a[0], v, &a, budget) || !var_coef(x->a[1], v, &b, budget)) return false;
+    if (x->op == TS_OP_ADD) return (*c = a + b), true;
+    if (x->op == TS_OP_SUB) return (*c = a - b), true;
+    if (x->op != TS_OP_MUL) return false;
+    const ts_lx *k = a ? x->a[1] : x->a[0];
+    if (k->k != TS_LX_CONST) return false;
+    return (*c = (a ? a : b) * k->ci), true;
+}
+
+/* Whether every load of x reads along v at a stride of 0 or 1: a row the
+ * lanes load as vectors. A strided one (a sum over the channels of an
+ * NCHW map, a LayerNorm across a folded transpose) is loaded element by
+ * element whatever the lanes; its 16 lanes are then 16 scalar chains,
+ * and four sets of them (4 x 16 loads the C compiler unrolls completely
+ * and then tries to pack) cost gcc -O3 1.8 s on one ConvNeXt kernel of
+ * ~250 lines: 0.2 s with one set (D193). */
+static bool unit_stride(const ts_lx *x, int v, int *budget)
+{
+    if (!x) return true;
+    if (--*budget < 0) return false;
+    if (x->k == TS_LX_LOAD || x->k == TS_LX_LOADI) {
+        int64_t c;
+        if (!var_coef(x->a[0], v, &c, budget) || (c != 0 && c != 1)) return false;
+        return x->k == TS_LX_LOAD || !uses_var(x->a[1], v, budget);
+    }
+    if (x->index) return true;   /* index arithmetic outside a load reads nothing */
+    return unit_stride(x->a[0], v, budget) && unit_stride(x->a[1], v, budget) && unit_stride(x->a[2], v, budget);
+}
+
 bool ts_em_lane_reduction(em *e, const ts_ls *s, const char *ext)
 {
     const ts_ls *u = s->body;
@@ -299,7 +345,9 @@ bool ts_em_lane_reduction(em *e, const ts_ls *s, const char *ext)
     ts_dtype dt = u->value->dt;
     const char *T = ts_emit_ctype(dt);
     bool f = dt == TS_DTYPE_F32;
-    const bool long_row = s->extent->k != TS_LX_CONST || s->extent->ci >= 16 * LANES;
+    budget = 4096;   /* a long row the lanes load as vectors */
+    const bool long_row = (s->extent->k != TS_LX_CONST || s->extent->ci >= 16 * LANES) &&
+                          unit_stride(u->value, s->var, &budget);
     const bool sum = u->op == TS_OP_ADD;
     const int width = sum || !long_row ? LANES : 4 * LANES;
     const char *ident = sum ? "0" : u->op == TS_OP_MAX ? (f ? "-__builtin_inff()" : "-__builtin_inf()")
