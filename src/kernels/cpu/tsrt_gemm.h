@@ -123,6 +123,22 @@ static inline void tsrt__prefetch_b_op(const tsrt__gop *op, int64_t p0, int64_t 
 #ifndef TSRT_PF_BURST_FULL
 #define TSRT_PF_BURST_FULL 80
 #endif
+/* No such prefetch for a block of at most TSRT_PF_QUIET_ROWS rows (two
+ * tiles a panel, so a panel's prefetches are a large share of its
+ * instructions) whose share of the packed B is at most
+ * TSRT_PF_HOT_BYTES: a recurrent step's weights (128 x 512 in a
+ * bidirectional LSTM's step, 256 KiB) stay in L2 from one step to the
+ * next, and a share this small read from L3 arrives in time for so few
+ * rows. Zen 3, 8 x 512 x 128 with B in L2: 13.3 -> 12.0 us; 8 x 1024 x
+ * 256 from L3 (16 weight sets cycled) 0.956. With 32 rows from L3 the
+ * prefetch still paid (32 x 256 x 1024: 1.04 without it), and larger
+ * weights that stream from DRAM need it (D43, D194). */
+#ifndef TSRT_PF_HOT_BYTES
+#define TSRT_PF_HOT_BYTES (1 << 20)
+#endif
+#ifndef TSRT_PF_QUIET_ROWS
+#define TSRT_PF_QUIET_ROWS 8
+#endif
 
 /* The K block of the driver: equal blocks rather than full ones and a
  * remainder (see tsrt__gemm_range); a function of K alone, so that a B
@@ -379,6 +395,7 @@ TSRT__OUTLINE void tsrt__gemm_range(const tsrt__gop *op, int64_t i0, int64_t i1,
      * larger than KC/NC, so the workspace bound holds. */
     const int64_t KB = tsrt__kb(K);
     const int64_t NB = tsrt__min(TSRT_NC, tsrt__rup(tsrt__cdiv(j1 - j0, tsrt__cdiv(j1 - j0, TSRT_NC)), TSRT_NR));
+    const int hot = i1 - i0 <= TSRT_PF_QUIET_ROWS && K * (j1 - j0) * (int64_t)sizeof(float) <= TSRT_PF_HOT_BYTES;
     for (int64_t jc = j0; jc < j1; jc += NB) {
         const int64_t nc = tsrt__min(NB, j1 - jc);
         for (int64_t pc = 0; pc < K; pc += KB) {
@@ -436,7 +453,7 @@ TSRT__OUTLINE void tsrt__gemm_range(const tsrt__gop *op, int64_t i0, int64_t i1,
                      * with two FMA pipes the weights then arrived late
                      * (128 x 768 x 3072, 12 weight sets cycled: 4.63 ->
                      * 4.39-4.43 ms, D61). */
-                    const char *pfn = op->bp ? (const char *)(bj + kc * TSRT_NR) : NULL;
+                    const char *pfn = op->bp && !hot ? (const char *)(bj + kc * TSRT_NR) : NULL;
                     const int64_t pfn_lines = kc * TSRT_NR * (int64_t)sizeof(float) / 64;
                     const int64_t pfn_cap = mc >= TSRT_MR ? TSRT_PF_BURST_FULL : TSRT_PF_BURST;
                     const int64_t pfn_step = tsrt__min(pfn_cap, tsrt__cdiv(pfn_lines, tsrt__cdiv(mc, TSRT_MR)));
