@@ -530,7 +530,16 @@ void ts_lw_to_end(nest *ns)
  * horizontal pass 200 -> ~25 us, D120). Sums start from 0, as the loop
  * does (a sum of -0s is +0); max, min and prod from the first position.
  * NULL: not such a reduction. */
-enum { REDUCE_UNROLL = 16 };
+enum { REDUCE_UNROLL = 16, REDUCE_UNROLL_NODES = 512 };
+
+/* Nodes of x walked as a tree (what the C repeats), counted up to cap. */
+static int tree_nodes(const ts_lx *x, int cap)
+{
+    if (!x || cap <= 0) return 0;
+    int n = 1;
+    for (int i = 0; i < 3 && n < cap; i++) n += tree_nodes(x->a[i], cap - n);
+    return n;
+}
 
 static ts_lx *reduce_unrolled(lctx *c, const ts_node *n, const bool *red, ts_lx **yc)
 {
@@ -549,9 +558,14 @@ static ts_lx *reduce_unrolled(lctx *c, const ts_node *n, const bool *red, ts_lx 
     const ts_dtype adt = acc_dtype_n(n->op, n->out[0]->type.dtype, npos);
     int64_t kk[TS_MAX_RANK] = {0};
     ts_lx *xc[TS_MAX_RANK], *a = n->op == TS_OP_REDUCE_SUM ? ts_lw_identity(c, n->op, adt) : NULL;
-    for (;;) {
+    for (bool first = true;; first = false) {
         for (int i = 0, k = 0; i < xr; i++) xc[i] = red[i] ? ts_lx_int(c->p, kk[i]) : yc[k++];
         ts_lx *t = ts_lx_cast(c->p, ts_lw_value_at(c, x, xc, false), adt);
+        /* a costly value at every position (a fused concat of unlike
+         * parts is a chain of selects: DenseNet's last BN + ReLU + pool
+         * was 9 copies of a 17-part chain, 0.6 s of gcc) stays a loop:
+         * the unrolled form pays off for a few cheap taps (D195) */
+        if (first && npos * tree_nodes(t, REDUCE_UNROLL_NODES + 1) > REDUCE_UNROLL_NODES) return NULL;
         a = a ? ts_lx_op(c->p, ts_lw_combine_op(n->op), adt, a, t, NULL) : t;
         int i = xr - 1;
         while (i >= 0 && (!red[i] || ++kk[i] == ext[i])) {

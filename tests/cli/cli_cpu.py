@@ -771,3 +771,34 @@ def test_strided_lanes():
         check("strided lanes: max bit for bit", got[1].view(np.uint32).tolist() == ref[1].view(np.uint32).tolist(),
               "cpu %s, interpreter %s" % (got[1], ref[1]))
         close("strided lanes: row sum", got[2], ref[2], rtol=1e-5, atol=1e-5)
+
+
+def test_unroll_budget():
+    """A reduction over at most 16 constant positions is one expression
+    (D120) only while the value at a position is cheap (D195): a 3 x 3 sum
+    of a stored value unrolls; the same sum over a fused concat of 17
+    unlike parts (a chain of selects at every position) keeps its loop.
+    Outputs: the interpreter's."""
+    sizes = [8] + [4] * 16
+    args = ", ".join("%%a%d: f32[2, %d, 3, 3]" % (i, s) for i, s in enumerate(sizes))
+    parts = ", ".join("%%a%d" % i for i in range(len(sizes)))
+    tot = sum(sizes)
+    model = write_ir("unroll_budget.ir", [
+        "graph @unroll_budget(%s, %%y: f32[2, 5, 3, 3]) {" % args,
+        "  %%c: f32[2, %d, 3, 3] = concat(%s) {axis=1}" % (tot, parts),
+        "  %%s: f32[2, %d] = reduce_sum(%%c) {axes=[2, 3]}" % tot,
+        "  %t: f32[2, 5] = reduce_sum(%y) {axes=[2, 3]}",
+        "  return %s, %t",
+        "}"])
+    rc, so, se = tessera("ir", model, "--loops")
+    kernels = so.split("\nkernel ")[1:]
+    loops = ["acc0" in k for k in kernels]
+    check("unroll budget: the select chain's sum loops, the plain one unrolls",
+          rc == 0 and len(kernels) == 2 and loops == [True, False], so + se)
+    g = np.random.default_rng(43)
+    arrays = {"a%d" % i: g.standard_normal((2, s, 3, 3)).astype(np.float32) for i, s in enumerate(sizes)}
+    arrays["y"] = g.standard_normal((2, 5, 3, 3)).astype(np.float32)
+    got, ref = cpu_and_interp(model, arrays, "unroll_budget")
+    if got and ref and check("unroll budget: 2 outputs", len(got) == len(ref) == 2):
+        close("unroll budget: the concat's sum", got[0], ref[0], rtol=1e-6, atol=1e-6)
+        close("unroll budget: the plain sum", got[1], ref[1], rtol=1e-6, atol=1e-6)

@@ -38,7 +38,7 @@ import pycheck  # noqa: E402
 from cli_common import check, close, expect_error, run_model, save, tessera, tmp  # noqa: E402,F401
 from cli_cpu import (test_concat_in_place, test_concat_strided, test_conv_over_one_position, test_cpu_target,  # noqa: E402
                      test_exp_shift, test_gather_compiled, test_indexing_compiled, test_shared_packing, test_shared_shapes,
-                     test_shared_offsets, test_short_sums, test_strided_lanes,
+                     test_shared_offsets, test_short_sums, test_strided_lanes, test_unroll_budget,
                      test_light_compile, test_parameter_only_values_run_first, test_reshape_and_short_rows,
                      test_row_kernel, test_row_maxmin_lanes, test_runtime_unit, test_streamed_rows,
                      test_tile_epilogue)
@@ -805,7 +805,7 @@ def main():
                      test_parameter_only_values_run_first,
                      test_runtime_unit, test_gather_compiled, test_concat_in_place, test_concat_strided, test_tail_lanes,
                      test_epilogue_split, test_sections, test_reduce_merged, test_pool_planes, test_roll_parts, test_scan_strided,
-                     test_control_compiled, test_loops_merged, test_loops_tail, test_loops_shuffle, test_split_div, test_concat_table, test_shared_packing, test_shared_shapes, test_shared_offsets, test_short_sums, test_strided_lanes, test_indexing_compiled,
+                     test_control_compiled, test_loops_merged, test_loops_tail, test_loops_shuffle, test_split_div, test_concat_table, test_shared_packing, test_shared_shapes, test_shared_offsets, test_short_sums, test_strided_lanes, test_unroll_budget, test_indexing_compiled,
                      test_conv_over_one_position, test_light_compile, test_opencl_target, test_cuda_target) + ONNX_TESTS:
             try:
                 test()
