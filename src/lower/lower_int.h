@@ -97,6 +97,9 @@ void ts_lw_loop2(lctx *c, const ts_value *w, const ts_value *v);
  * ns moved to the end of its statement list. */
 ts_lx *ts_lw_identity(lctx *c, ts_op op, ts_dtype dt);
 ts_dtype ts_lw_acc_dtype(ts_op reduce, ts_dtype dt);
+/* The same for a reduction of n terms (n < 0: not known): f32 for at
+ * most two f32 terms (D192). */
+ts_dtype ts_lw_acc_dtype_n(ts_op reduce, ts_dtype dt, int64_t n);
 ts_op ts_lw_combine_op(ts_op reduce);
 ts_lx *ts_lw_open_reduction(lctx *c, nest *ns, ts_op op, ts_dtype dt, int nred, ts_lx **ext, ts_lx **rv,
                             ts_ls ***inner, int *acc);
@@ -111,6 +114,8 @@ void ts_lw_cumulative(lctx *c, const ts_node *n);
 void ts_lw_sort(lctx *c, const ts_node *n);
 /* A scatter node as a kernel (lower_scatter.c, D123). */
 void ts_lw_scatter(lctx *c, const ts_node *n);
+/* A row group as one kernel (lower_row.c). */
+void ts_lw_row(lctx *c, const ts_group *g);
 /* A reduce_window node as a kernel (lower_window.c). */
 void ts_lw_window(lctx *c, const ts_node *n);
 /* A runtime call of `kind` for the kernel being built (its tmpl, its
