@@ -296,20 +296,22 @@ static bool uses_var(const ts_lx *x, int v, int *budget)
     return uses_var(x->a[0], v, budget) || uses_var(x->a[1], v, budget) || uses_var(x->a[2], v, budget);
 }
 
-/* v's coefficient in index x, when x is affine in v with a constant one. */
+/* v's coefficient in index x, when x is affine in v with a constant one
+ * (a node of another kind counts only if it does not use v: then 0). */
 static bool var_coef(const ts_lx *x, int v, int64_t *c, int *budget)
 {
-    if (!uses_var(x, v, budget)) return (*c = 0), true;
-    if (x->k == TS_LX_VAR) return (*c = 1), true;
-    if (x->k != TS_LX_OP || !x->index) return false;
-    int64_t a, b;
-    if (!var_coef(x->a[0], v, &a, budget) || !var_coef(x->a[1], v, &b, budget)) return false;
-    if (x->op == TS_OP_ADD) return (*c = a + b), true;
-    if (x->op == TS_OP_SUB) return (*c = a - b), true;
-    if (x->op != TS_OP_MUL) return false;
-    const ts_lx *k = a ? x->a[1] : x->a[0];
-    if (k->k != TS_LX_CONST) return false;
-    return (*c = (a ? a : b) * k->ci), true;
+    if (--*budget < 0) return false;
+    if (x->k == TS_LX_VAR) return (*c = x->var == v), true;
+    if (x->k == TS_LX_OP && x->index && (x->op == TS_OP_ADD || x->op == TS_OP_SUB || x->op == TS_OP_MUL)) {
+        int64_t a, b;
+        if (!var_coef(x->a[0], v, &a, budget) || !var_coef(x->a[1], v, &b, budget)) return false;
+        if (x->op != TS_OP_MUL) return (*c = x->op == TS_OP_ADD ? a + b : a - b), true;
+        if (!a && !b) return (*c = 0), true;
+        const ts_lx *k = a ? x->a[1] : x->a[0];   /* the factor without v */
+        if ((a && b) || k->k != TS_LX_CONST) return false;
+        return (*c = (a ? a : b) * k->ci), true;
+    }
+    return uses_var(x, v, budget) ? false : ((*c = 0), true);
 }
 
 /* Whether every load of x reads along v at a stride of 0 or 1: a row the

@@ -395,7 +395,8 @@ TSRT__OUTLINE void tsrt__gemm_range(const tsrt__gop *op, int64_t i0, int64_t i1,
      * larger than KC/NC, so the workspace bound holds. */
     const int64_t KB = tsrt__kb(K);
     const int64_t NB = tsrt__min(TSRT_NC, tsrt__rup(tsrt__cdiv(j1 - j0, tsrt__cdiv(j1 - j0, TSRT_NC)), TSRT_NR));
-    const int hot = i1 - i0 <= TSRT_PF_QUIET_ROWS && K * (j1 - j0) * (int64_t)sizeof(float) <= TSRT_PF_HOT_BYTES;
+    /* no next-panel prefetch (TSRT_PF_QUIET_ROWS) */
+    const int quiet = i1 - i0 <= TSRT_PF_QUIET_ROWS && K * (j1 - j0) * (int64_t)sizeof(float) <= TSRT_PF_HOT_BYTES;
     for (int64_t jc = j0; jc < j1; jc += NB) {
         const int64_t nc = tsrt__min(NB, j1 - jc);
         for (int64_t pc = 0; pc < K; pc += KB) {
@@ -453,7 +454,7 @@ TSRT__OUTLINE void tsrt__gemm_range(const tsrt__gop *op, int64_t i0, int64_t i1,
                      * with two FMA pipes the weights then arrived late
                      * (128 x 768 x 3072, 12 weight sets cycled: 4.63 ->
                      * 4.39-4.43 ms, D61). */
-                    const char *pfn = op->bp && !hot ? (const char *)(bj + kc * TSRT_NR) : NULL;
+                    const char *pfn = op->bp && !quiet ? (const char *)(bj + kc * TSRT_NR) : NULL;
                     const int64_t pfn_lines = kc * TSRT_NR * (int64_t)sizeof(float) / 64;
                     const int64_t pfn_cap = mc >= TSRT_MR ? TSRT_PF_BURST_FULL : TSRT_PF_BURST;
                     const int64_t pfn_step = tsrt__min(pfn_cap, tsrt__cdiv(pfn_lines, tsrt__cdiv(mc, TSRT_MR)));
