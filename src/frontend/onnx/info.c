@@ -262,7 +262,7 @@ ts_status ts_onnx_info(const char *path, char **text, ts_err *err)
     TS_TRY(onnx_read_file(path, &data, &len, err));
     ProtobufCMessage *m = NULL;
     ts_status s = onnx_unpack(&onnx__model_proto__descriptor, data, len, path, &m, err);
-    ts_mem_free(data);
+    ts_mem_free_aligned(data);
     if (s != TS_OK) return s;
     ts_buf b = {0};
     s = describe(&b, path, (const Onnx__ModelProto *)m);

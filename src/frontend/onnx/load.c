@@ -27,7 +27,7 @@ static ts_status read_model(const char *path, Onnx__ModelProto **out, ts_err *er
     TS_TRY(onnx_read_file(path, &data, &len, err));
     ProtobufCMessage *m = NULL;
     ts_status s = onnx_unpack(&onnx__model_proto__descriptor, data, len, path, &m, err);
-    ts_mem_free(data);
+    ts_mem_free_aligned(data);
     *out = (Onnx__ModelProto *)m;
     return s;
 }

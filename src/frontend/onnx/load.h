@@ -158,7 +158,8 @@ const char *onnx_type_name(int onnx_type, char buf[16]);
 
 /* The allocator protobuf-c uses: through ts_mem_*. */
 extern ProtobufCAllocator onnx_pb_allocator;
-/* Read a whole file into ts_mem memory. */
+/* Read a whole file into ts_mem memory (on huge pages from 2 MiB: the
+ * read's page faults were half its time, D196); ts_mem_free_aligned frees it. */
 ts_status onnx_read_file(const char *path, uint8_t **data, size_t *len, ts_err *err);
 /* Check that the wire data of a message of descriptor d nests no deeper
  * than ONNX_MAX_DEPTH and that every length fits; then unpack it. */

@@ -17,10 +17,11 @@
  * answers an allocation failure and a parse error alike. Blocks start on
  * a cache line: an initializer's raw_data becomes the weight tensor as it
  * is (tensor_pb.c adopts it), and kernels read weights with vector loads
- * (D48). */
+ * (D48). Blocks of 2 MiB and more go on huge pages (D196): a large
+ * model's weights are most of the load's page faults. */
 static void *pb_alloc(void *ud, size_t n)
 {
-    void *p = ts_mem_alloc_aligned(n);
+    void *p = ts_mem_alloc_huge(n);
     if (!p && ud) *(bool *)ud = true;
     return p;
 }
@@ -60,13 +61,13 @@ ts_status onnx_read_file(const char *path, uint8_t **data, size_t *len, ts_err *
         s = ts_err_set(err, TS_ERR_IO, "%s: not a regular file", path);
     else if ((uint64_t)st.st_size > (uint64_t)SIZE_MAX / 2)
         s = ts_err_set(err, TS_ERR_OOM, "%s: too large to read", path);
-    else if (!(*data = ts_mem_alloc((size_t)st.st_size)))
+    else if (!(*data = ts_mem_alloc_huge((size_t)st.st_size)))
         s = ts_err_set(err, TS_ERR_OOM, "%s: out of memory reading %lld bytes", path, (long long)st.st_size);
     else
         s = read_all(fd, *data, (size_t)st.st_size, path, err);
     close(fd);
     if (s != TS_OK) {
-        ts_mem_free(*data);
+        ts_mem_free_aligned(*data);
         *data = NULL;
         return s;
     }

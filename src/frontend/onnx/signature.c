@@ -98,7 +98,7 @@ ts_status ts_onnx_signature(const char *path, ts_onnx_sig **out, ts_err *err)
     TS_TRY(onnx_read_file(path, &data, &len, err));
     ProtobufCMessage *m = NULL;
     ts_status st = onnx_unpack(&onnx__model_proto__descriptor, data, len, path, &m, err);
-    ts_mem_free(data);
+    ts_mem_free_aligned(data);
     if (st != TS_OK) return st;
     const Onnx__ModelProto *model = (const Onnx__ModelProto *)m;
     ts_onnx_sig *s = ts_mem_zalloc(sizeof *s);

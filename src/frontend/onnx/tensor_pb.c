@@ -397,7 +397,7 @@ ts_status ts_onnx_read_tensor(const char *path, ts_tensor **out, char **name, ts
     TS_TRY(onnx_read_file(path, &data, &len, err));
     ProtobufCMessage *m = NULL;
     ts_status s = onnx_unpack(&onnx__tensor_proto__descriptor, data, len, path, &m, err);
-    ts_mem_free(data);
+    ts_mem_free_aligned(data);
     if (s != TS_OK) return s;
     const Onnx__TensorProto *tp = (const Onnx__TensorProto *)m;
     s = onnx_tensor_from_proto(tp, false, NULL, tp->name && tp->name[0] ? tp->name : path, out, err);

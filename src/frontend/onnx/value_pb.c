@@ -138,7 +138,7 @@ ts_status ts_onnx_read_value(const char *path, char kind, char **form, int *n, t
     TS_TRY(onnx_read_file(path, &data, &len, err));
     ProtobufCMessage *m = NULL;
     ts_status s = onnx_unpack(d, data, len, path, &m, err);
-    ts_mem_free(data);
+    ts_mem_free_aligned(data);
     if (s != TS_OK) return s;
     reader r = {.path = path, .err = err};
     s = rd_message(&r, kind, m);
