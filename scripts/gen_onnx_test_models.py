@@ -124,6 +124,12 @@ def bad_models():
     bad = helper.make_tensor("W", F32, [2], [1.0, 2.0])
     bad.dims[:] = [2, 3]  # 2 values for 6
     save(model([], [], [vi("W", F32, [2, 3])], [bad]), "short_init.onnx")
+    # a sparse initializer that is also an input: the signature marks it, the load refuses it
+    sv = numpy_helper.from_array(np.array([1.0, 2.0], np.float32), "S")
+    si = numpy_helper.from_array(np.array([0, 4], np.int64), "S_idx")
+    m = model([helper.make_node("Identity", ["S"], ["y"])], [vi("S", F32, [2, 3])], [vi("y", F32, [2, 3])])
+    m.graph.sparse_initializer.append(helper.make_sparse_tensor(sv, si, [2, 3]))
+    save(m, "sparse_init.onnx")
 
 
 def constants():

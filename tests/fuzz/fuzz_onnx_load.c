@@ -7,11 +7,11 @@
  *   build-fuzz/tests/fuzz_onnx_load -max_total_time=60 CORPUS_DIR
  *
  * scripts/test.sh runs it for a minute, seeded with node test models. The
- * same bytes also go through ts_onnx_info and, as a TensorProto, through
- * ts_onnx_read_tensor, and as a SequenceProto and an OptionalProto through
- * ts_onnx_read_value. The model sits alone in its folder: external data
- * resolves inside that folder only, so a fuzzed location finds nothing but
- * the model itself.
+ * same bytes also go through ts_onnx_info, ts_onnx_signature and, as a
+ * TensorProto, through ts_onnx_read_tensor, and as a SequenceProto and an
+ * OptionalProto through ts_onnx_read_value. The model sits alone in its
+ * folder: external data resolves inside that folder only, so a fuzzed
+ * location finds nothing but the model itself.
  *
  * Allocation goes through a hook that refuses any single request over
  * 256 MiB, as the library's allocation hook allows (ts_set_allocator): a
@@ -84,6 +84,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char *info = NULL;
     ts_err e3 = {0};
     if (ts_onnx_info(model, &info, &e3) == TS_OK) ts_free_string(info);
+    ts_onnx_sig *sig = NULL;   /* skimmed off the wire (pb_skim.c) */
+    ts_err e6 = {0};
+    if (ts_onnx_signature(model, &sig, &e6) == TS_OK) ts_onnx_signature_free(sig);
     ts_tensor *t = NULL;
     char *name = NULL;
     ts_err e4 = {0};

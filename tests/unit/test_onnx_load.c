@@ -2,7 +2,8 @@
  * (written by scripts/gen_onnx_test_models.py): every initializer encoding,
  * external data and its path checks, inputs with symbolic dims, known
  * values, If/Loop/Scan, model-local functions, the error of every broken
- * model, TensorProto files, ts_onnx_info, truncated and mutated files, and
+ * model, the signature (ts_onnx_signature), TensorProto files, ts_onnx_info,
+ * truncated and mutated files (loaded and skimmed for a signature), and
  * a failing-allocation loop (each allocation of a load fails in turn: the
  * load answers TS_ERR_OOM or TS_OK and leaks nothing). Run from the
  * repository root (ctest does). */
@@ -420,6 +421,14 @@ static ts_status load_bytes(const unsigned char *b, size_t len, ts_err *err)
     ts_status s = ts_onnx_load(path, 0, NULL, NULL, &g, err);
     CHECK(s == TS_OK ? g != NULL : g == NULL);
     ts_graph_free(g);
+    /* the signature skims the same bytes (D197): any status but a crash,
+     * and a file that loads has one */
+    ts_onnx_sig *sig = NULL;
+    ts_err serr = {0};
+    ts_status ss = ts_onnx_signature(path, &sig, &serr);
+    CHECK(ss == TS_OK ? sig != NULL : sig == NULL);
+    CHECK_MSG(s != TS_OK || ss == TS_OK, "loads, but its signature fails: %s", serr.msg);
+    ts_onnx_signature_free(sig);
     return s;
 }
 
@@ -463,6 +472,71 @@ static void test_broken_files(void)
         free(b);
     }
     printf("broken files: %d of the mutants still loaded\n", ok);
+}
+
+/* ---- the signature (skimmed off the wire, D197) ------------------------------------------------- */
+
+static ts_onnx_sig *sig_of(const char *name)
+{
+    char path[256];
+    snprintf(path, sizeof path, DIR "%s", name);
+    ts_onnx_sig *s = NULL;
+    ts_err err = {0};
+    ts_status st = ts_onnx_signature(path, &s, &err);
+    CHECK_MSG(st == TS_OK, "signature of %s: %s", name, err.msg);
+    return s;
+}
+
+/* Input i of s is name, an initializer or not, kind (NULL: a tensor),
+ * rank dims (rank -2: not checked). */
+static void expect_input(const ts_onnx_sig *s, int i, const char *name, bool init, const char *kind, int rank,
+                         const int64_t *dims)
+{
+    const char *n = NULL, *k = NULL;
+    bool in = false;
+    int et = 0, r = 0;
+    const int64_t *d = NULL;
+    CHECK(ts_onnx_sig_input(s, i, &n, &in, &k, &et, &r, &d, NULL) == TS_OK);
+    CHECK_MSG(n && strcmp(n, name) == 0, "input %d: '%s', expected '%s'", i, n ? n : "(null)", name);
+    CHECK_MSG(in == init, "input %s: initializer %d", name, in);
+    CHECK_MSG(kind ? k && strcmp(k, kind) == 0 : k == NULL, "input %s: kind %s", name, k ? k : "tensor");
+    if (rank == -2) return;
+    CHECK_MSG(r == rank, "input %s: rank %d, expected %d", name, r, rank);
+    for (int j = 0; j < rank && r == rank; j++) CHECK_MSG(d[j] == dims[j], "input %s: dim %d is %lld", name, j, (long long)d[j]);
+    if (!kind) CHECK(et == 1);   /* FLOAT */
+}
+
+static void test_signature(void)
+{
+    static const int64_t d23[] = {2, 3}, dsym[] = {-1, 3};
+    ts_onnx_sig *s = sig_of("add_ir3.onnx");   /* W is an input with a default */
+    if (s) {
+        CHECK(ts_onnx_sig_inputs(s) == 2 && ts_onnx_sig_outputs(s) == 1);
+        expect_input(s, 0, "x", false, NULL, 2, d23);
+        expect_input(s, 1, "W", true, NULL, 2, d23);
+        const char *y = NULL;
+        CHECK(ts_onnx_sig_output(s, 0, &y, NULL, NULL, NULL, NULL, NULL) == TS_OK && y && strcmp(y, "y") == 0);
+    }
+    ts_onnx_signature_free(s);
+    if ((s = sig_of("dim_param.onnx"))) expect_input(s, 0, "x", false, NULL, 2, dsym);
+    ts_onnx_signature_free(s);
+    if ((s = sig_of("opt_input.onnx"))) expect_input(s, 0, "o", false, "optional", -2, NULL);
+    ts_onnx_signature_free(s);
+    if ((s = sig_of("seq_map.onnx"))) expect_input(s, 0, "xs", false, "sequence", -2, NULL);
+    ts_onnx_signature_free(s);
+    if ((s = sig_of("sparse_init.onnx"))) expect_input(s, 0, "S", true, NULL, 2, d23);
+    ts_onnx_signature_free(s);
+    expect_fail("sparse_init.onnx", TS_ERR_UNSUPPORTED, "sparse initializers");
+    if ((s = sig_of("typed_inits.onnx"))) CHECK(ts_onnx_sig_inputs(s) == 0 && ts_onnx_sig_outputs(s) == 17);
+    ts_onnx_signature_free(s);
+    /* a file that does not parse: the loader's error, word for word */
+    ts_err a = {0}, b = {0};
+    ts_graph *g = NULL;
+    CHECK(ts_onnx_signature(DIR "external.bin", &s, &a) == TS_ERR_INVALID_MODEL && s == NULL);
+    CHECK(ts_onnx_load(DIR "external.bin", 0, NULL, NULL, &g, &b) == TS_ERR_INVALID_MODEL);
+    CHECK_MSG(strcmp(a.msg, b.msg) == 0, "signature '%s', load '%s'", a.msg, b.msg);
+    ts_err_clear(&a);
+    CHECK(ts_onnx_signature(DIR "no_such.onnx", &s, &a) == TS_ERR_IO && strstr(a.msg, "no_such.onnx"));
 }
 
 /* ---- TensorProto files and info ----------------------------------------------------------------- */
@@ -589,6 +663,7 @@ int main(void)
     test_tensor_files();
     test_info();
     test_broken_files();
+    test_signature();
     static const char *const oom_models[] = {"add_raw.onnx", "typed_inits.onnx", "external.onnx", "if.onnx",
                                              "loop_scan.onnx", "scan.onnx", "function.onnx", "dim_param.onnx"};
     for (size_t i = 0; i < sizeof oom_models / sizeof oom_models[0]; i++) test_oom(oom_models[i], TS_OK);

@@ -72,7 +72,8 @@ ts_value *onnx_util_convert(onnx_node *n, ts_value *x, ts_dtype to, bool saturat
     if (f8 && saturate && from != TS_DTYPE_BOOL) {
         /* integers are clamped as f32: every value in the range is exact there */
         ts_value *v = ts_dtype_is_fp(from) ? x : ts_b_cast(b, x, TS_DTYPE_F32);
-        if (ts_dtype_is_storage(v->type.dtype)) v = ts_b_cast(b, v, TS_DTYPE_F32);
+        if (v && ts_dtype_is_storage(v->type.dtype)) v = ts_b_cast(b, v, TS_DTYPE_F32);
+        if (!v) return NULL;   /* the builder has failed: its error stands */
         ts_dtype vd = v->type.dtype;
         v = bin(b, TS_OP_MIN, bin(b, TS_OP_MAX, v, ts_b_scalar(b, vd, -f8_max(to))), ts_b_scalar(b, vd, f8_max(to)));
         return ts_b_cast(b, v, to);

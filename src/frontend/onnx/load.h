@@ -161,6 +161,10 @@ extern ProtobufCAllocator onnx_pb_allocator;
 /* Read a whole file into ts_mem memory (on huge pages from 2 MiB: the
  * read's page faults were half its time, D196); ts_mem_free_aligned frees it. */
 ts_status onnx_read_file(const char *path, uint8_t **data, size_t *len, ts_err *err);
+/* The model's graph with only its inputs, outputs and initializers' names,
+ * re-encoded as a ModelProto (pb_skim.c; ts_mem_free frees it);
+ * TS_ERR_INVALID_MODEL where the wire data is malformed. */
+ts_status onnx_skim_model(const char *path, uint8_t **data, size_t *len, ts_err *err);
 /* Check that the wire data of a message of descriptor d nests no deeper
  * than ONNX_MAX_DEPTH and that every length fits; then unpack it. */
 ts_status onnx_unpack(const ProtobufCMessageDescriptor *d, const uint8_t *data, size_t len,

@@ -2,7 +2,8 @@
  * building it (ts_onnx_signature, tessera.h): every graph input in order
  * (initializers listed among them marked), every output, each with its
  * kind, element type and dims. Read through the loader's bounded reader
- * (pb_io.c), so a hostile file fails here as it would in ts_onnx_load. */
+ * (pb_io.c), so a hostile file fails here as it would in ts_onnx_load;
+ * the weights are skipped on the wire (pb_skim.c). */
 #include "frontend/onnx/load.h"
 
 #include <string.h>
@@ -89,19 +90,37 @@ static ts_status collect(const Onnx__GraphProto *g, ts_onnx_sig *s, ts_err *err)
     return TS_OK;
 }
 
+/* The model's graph as far as the signature reads it: skimmed from the
+ * wire without the weights (D197); where the skim finds the file
+ * malformed, the whole file, whose reader names the fault as
+ * ts_onnx_load would. */
+static ts_status unpack_edges(const char *path, ProtobufCMessage **m, ts_err *err)
+{
+    uint8_t *data = NULL;
+    size_t len = 0;
+    ts_err skim_err = {0};
+    ts_status st = onnx_skim_model(path, &data, &len, &skim_err);
+    if (st == TS_OK) {
+        st = onnx_unpack(&onnx__model_proto__descriptor, data, len, path, m, err);
+        ts_mem_free(data);
+        return st;
+    }
+    if (st != TS_ERR_INVALID_MODEL) return ts_err_set(err, st, "%s", skim_err.msg);
+    TS_TRY(onnx_read_file(path, &data, &len, err));
+    st = onnx_unpack(&onnx__model_proto__descriptor, data, len, path, m, err);
+    ts_mem_free_aligned(data);
+    return st;
+}
+
 ts_status ts_onnx_signature(const char *path, ts_onnx_sig **out, ts_err *err)
 {
     if (!path || !out) return ts_err_set(err, TS_ERR_INVALID_ARG, "ts_onnx_signature: NULL argument");
     *out = NULL;
-    uint8_t *data = NULL;
-    size_t len = 0;
-    TS_TRY(onnx_read_file(path, &data, &len, err));
     ProtobufCMessage *m = NULL;
-    ts_status st = onnx_unpack(&onnx__model_proto__descriptor, data, len, path, &m, err);
-    ts_mem_free_aligned(data);
-    if (st != TS_OK) return st;
+    TS_TRY(unpack_edges(path, &m, err));
     const Onnx__ModelProto *model = (const Onnx__ModelProto *)m;
     ts_onnx_sig *s = ts_mem_zalloc(sizeof *s);
+    ts_status st;
     if (!s) st = ts_err_set(err, TS_ERR_OOM, "out of memory");
     else if (!model->graph) st = ts_err_set(err, TS_ERR_INVALID_MODEL, "%s: the model has no graph", path);
     else st = collect(model->graph, s, err);
