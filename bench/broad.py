@@ -157,6 +157,15 @@ def first_line(e):
     return (lines[0] if lines else type(e).__name__)[:200]
 
 
+def paired_ratio(ort_rounds, tessera_rounds):
+    """The median over rounds of tessera's round median over ORT's in the
+    same round: the two sides of a round run back to back, so a slow
+    spell of the host that spans a round slows both and cancels, where
+    the ratio of the two pooled medians keeps it when the spells fall
+    unevenly on the sides."""
+    return statistics.median(t / o for o, t in zip(ort_rounds, tessera_rounds))
+
+
 def bench_row(name, batch, threads, args, exe):
     """One row: the measurements made before a failure, and `error`."""
     spec = broad_models.MODELS[name]
@@ -176,6 +185,7 @@ def bench_row(name, batch, threads, args, exe):
                                                   env, timeout=args.timeout)
         r.update(ort_ms=ort["median_ms"], ort_min_ms=ort["min_ms"], ort_init_ms=ort["init_ms"],
                  tessera_ms=warm["median_ms"], tessera_min_ms=warm["min_ms"], ratio=warm["median_ms"] / ort["median_ms"],
+                 paired=paired_ratio(ort["rounds_ms"], warm["rounds_ms"]),
                  compile_warm_ms=warm["compile_ms"], cache_warm=warm["cache"], arena=warm["arena"],
                  runs=-(-args.runs // args.rounds) * args.rounds, rounds=args.rounds)
         r["agree"], r["agreement"] = bench.agreement(out_dir, ref, spec["rtol"], spec["atol"])
@@ -197,7 +207,7 @@ def bench_row(name, batch, threads, args, exe):
 
 # ---- reporting -----------------------------------------------------------------------------
 
-COLUMNS = ("model", "batch", "thr", "ORT ms", "tessera ms", "ratio", "compile cold / warm ms", "kernels",
+COLUMNS = ("model", "batch", "thr", "ORT ms", "tessera ms", "ratio", "paired", "compile cold / warm ms", "kernels",
            "fallback nodes", "fallback time", "agreement (tol=atol+rtol)")
 
 
@@ -224,7 +234,8 @@ def cells(r):
     fallbacks = "-" if g("fallbacks") is None else \
         "%d%s" % (r["fallbacks"], " (+%d if/while)" % r["controls"] if r["controls"] else "")
     return (r["model"], str(r["batch"]), str(r["threads"]), ms(g("ort_ms")), ms(g("tessera_ms")),
-            "-" if g("ratio") is None else "%.2f" % r["ratio"], compile_cell(r),
+            "-" if g("ratio") is None else "%.2f" % r["ratio"], "-" if g("paired") is None else "%.2f" % r["paired"],
+            compile_cell(r),
             "-" if g("kernels") is None else str(r["kernels"]), fallbacks,
             "-" if g("fallback_share") is None else "%.0f%%" % (100 * r["fallback_share"]), agree)
 
@@ -259,15 +270,15 @@ def summary(rows, wall_s):
     threads, batches = sorted({r["threads"] for r in ran}), sorted({r["batch"] for r in ran})
     # per thread count, then over all of them; per batch, then over all (the
     # "all" entries only where there is more than one to pool)
-    for t in threads + ([None] if len(threads) > 1 else []):
-        parts = []
-        for b in batches + ([None] if len(batches) > 1 else []):
-            rs = [r["ratio"] for r in ran if t in (None, r["threads"]) and b in (None, r["batch"])]
-            if rs:
-                parts.append("%s %.2f (%s)" % ("batch %d" % b if b else "all batches", geomean(rs),
-                                               plural(len(rs), "row")))
-        out.append("geomean tessera/ORT, %s: %s" % (plural(t, "thread") if t else "all thread counts",
-                                                    ", ".join(parts)))
+    for key, what in (("ratio", "geomean tessera/ORT"), ("paired", "geomean paired ratio")):
+        for t in threads + ([None] if len(threads) > 1 else []):
+            parts = []
+            for b in batches + ([None] if len(batches) > 1 else []):
+                rs = [r[key] for r in ran if t in (None, r["threads"]) and b in (None, r["batch"]) and key in r]
+                if rs:
+                    parts.append("%s %.2f (%s)" % ("batch %d" % b if b else "all batches", geomean(rs),
+                                                   plural(len(rs), "row")))
+            out.append("%s, %s: %s" % (what, plural(t, "thread") if t else "all thread counts", ", ".join(parts)))
     if ran:
         w = max(ran, key=lambda r: r["ratio"])
         out.append("worst: %s, batch %d, %s: %.2f" % (w["model"], w["batch"], plural(w["threads"], "thread"),
@@ -319,7 +330,9 @@ def write_doc(rows, args, command, wall_s, exe):
             "explains the models and the columns).", "", "```", command, "```", "",
             machine_line(exe) + ".", "",
             "Target `cpu`; %d timed runs per side in %d rounds alternating between the sides, each after one "
-            "warm-up%s; ratio = tessera / ORT (below 1: tessera is faster)." % (
+            "warm-up%s; ratio = tessera / ORT (below 1: tessera is faster), of the medians of the rounds' medians; "
+            "paired = the median over rounds of the two sides' ratio within the round (a slow spell of the host "
+            "that spans a round cancels)." % (
                 runs, args.rounds, "" if runs >= bench.MIN_RUNS else
                 " (fewer than %d: a smoke test, not a result)" % bench.MIN_RUNS), ""]
     body += markdown(rows) + [""] + [s + "  " for s in summary(rows, wall_s)]
