@@ -278,14 +278,17 @@ static void window_flat(lctx *c, const ts_node *n, ts_op op, const plane_pool *g
     const int64_t *win = g->win, *st = g->st, *dil = g->dil;
     const int64_t Wx = g->Wx, HW = g->Hx * Wx, Hy = g->Hy, Wy = g->Wy;
     const int64_t L1 = cp * HW - (win[h] - 1) * dil[h] * Wx, L2 = L1 - (win[w] - 1) * dil[w];
-    const int64_t off = (L1 + 15) / 16 * 16;   /* pass 2's part of the scratch, 64-byte aligned */
+    /* with a column stride, the results fold pass 1's columns themselves:
+     * a pass 2 over every column would fold st[w] times the columns used */
+    const bool pass2 = st[w] == 1;
+    const int64_t off = pass2 ? (L1 + 15) / 16 * 16 : 0;   /* pass 2's part of the scratch, 64-byte aligned */
     const ts_op fold = ts_lw_combine_op(op);
     const int64_t P = g->planes;
     nest ns = {.tail = &c->k->body};
     ts_lx *xc[TS_MAX_RANK], *yc[TS_MAX_RANK];
     ts_lx *ch = ts_lw_open_loop(c, &ns, ts_lx_int(p, P / cp));
     ts_lx *base = ts_lx_mul(p, ch, ts_lx_int(p, cp * HW));
-    c->k->rowtmp = off + L2;
+    c->k->rowtmp = pass2 ? off + L2 : L1;
     const int depth = ns.depth;
     /* pass 1: each position's window rows */
     ts_ls **at = ns.tail;
@@ -299,16 +302,18 @@ static void window_flat(lctx *c, const ts_node *n, ts_op op, const plane_pool *g
     if (!*at) return;
     ns.tail = &(*at)->next, ns.depth = depth;
     /* pass 2: each position's window columns, out of pass 1 */
-    at = ns.tail;
-    t = ts_lw_open_loop(c, &ns, ts_lx_int(p, L2));
-    v = NULL;
-    for (int64_t k = 0; k < win[w]; k++) {
-        ts_lx *e = ts_lx_load(p, TS_DTYPE_F32, TS_LBUF_ROWTMP, ts_lx_add(p, t, ts_lx_int(p, k * dil[w])));
-        v = v ? ts_lx_op(p, fold, TS_DTYPE_F32, v, e, NULL) : e;
+    if (pass2) {
+        at = ns.tail;
+        t = ts_lw_open_loop(c, &ns, ts_lx_int(p, L2));
+        v = NULL;
+        for (int64_t k = 0; k < win[w]; k++) {
+            ts_lx *e = ts_lx_load(p, TS_DTYPE_F32, TS_LBUF_ROWTMP, ts_lx_add(p, t, ts_lx_int(p, k * dil[w])));
+            v = v ? ts_lx_op(p, fold, TS_DTYPE_F32, v, e, NULL) : e;
+        }
+        store_row(c, &ns, ts_lx_add(p, t, ts_lx_int(p, off)), v);
+        if (!*at) return;
+        ns.tail = &(*at)->next, ns.depth = depth;
     }
-    store_row(c, &ns, ts_lx_add(p, t, ts_lx_int(p, off)), v);
-    if (!*at) return;
-    ns.tail = &(*at)->next, ns.depth = depth;
     /* the results: the positions the strides pick */
     ts_lx *q = ts_lw_open_loop(c, &ns, ts_lx_int(p, cp));
     ts_lw_delinear(c, h, y->type.dims, ts_lx_add(p, ts_lx_mul(p, ch, ts_lx_int(p, cp)), q), yc);
@@ -317,7 +322,16 @@ static void window_flat(lctx *c, const ts_node *n, ts_op op, const plane_pool *g
     ts_lx *at_pos = ts_lx_add(p, ts_lx_mul(p, q, ts_lx_int(p, HW)),
                               ts_lx_add(p, ts_lx_mul(p, yc[h], ts_lx_int(p, st[h] * Wx)),
                                         ts_lx_mul(p, yc[w], ts_lx_int(p, st[w]))));
-    ts_lw_store(c, &ns, y, yc, ts_lx_load(p, TS_DTYPE_F32, TS_LBUF_ROWTMP, ts_lx_add(p, at_pos, ts_lx_int(p, off))));
+    if (pass2) {
+        ts_lw_store(c, &ns, y, yc, ts_lx_load(p, TS_DTYPE_F32, TS_LBUF_ROWTMP, ts_lx_add(p, at_pos, ts_lx_int(p, off))));
+        return;
+    }
+    v = NULL;
+    for (int64_t k = 0; k < win[w]; k++) {
+        ts_lx *e = ts_lx_load(p, TS_DTYPE_F32, TS_LBUF_ROWTMP, ts_lx_add(p, at_pos, ts_lx_int(p, k * dil[w])));
+        v = v ? ts_lx_op(p, fold, TS_DTYPE_F32, v, e, NULL) : e;
+    }
+    ts_lw_store(c, &ns, y, yc, v);
 }
 
 void ts_lw_window(lctx *c, const ts_node *n)
