@@ -247,10 +247,11 @@ static void window_separable(lctx *c, const ts_node *n, ts_op op, const plane_po
  * window would cross a plane's last row or column hold a fold of
  * elements of other rows or planes: no result reads them, since every
  * result's window lies inside its plane (no padding, the last window
- * inside x: checked). Both passes compute every row and column, not
- * only those a stride picks (2x work each at stride 2, still cheaper
- * than short rows). Exact: max and min over the same elements in
- * another order (D121). */
+ * inside x: checked). Pass 1 computes every row, not only those a
+ * stride picks (2x work at stride 2, still cheaper than short rows);
+ * with a column stride there is no pass 2: the picked positions fold
+ * pass 1's columns themselves (D198). Exact: max and min over the same
+ * elements in another order (D121). */
 enum { FLAT_MAX = 4096, FLAT_ROW_MAX = 32 };
 
 static bool flat(const plane_pool *g, int64_t *planes)
