@@ -324,7 +324,8 @@ static void window_flat(lctx *c, const ts_node *n, ts_op op, const plane_pool *g
                               ts_lx_add(p, ts_lx_mul(p, yc[h], ts_lx_int(p, st[h] * Wx)),
                                         ts_lx_mul(p, yc[w], ts_lx_int(p, st[w]))));
     if (pass2) {
-        ts_lw_store(c, &ns, y, yc, ts_lx_load(p, TS_DTYPE_F32, TS_LBUF_ROWTMP, ts_lx_add(p, at_pos, ts_lx_int(p, off))));
+        ts_lx *picked = ts_lx_load(p, TS_DTYPE_F32, TS_LBUF_ROWTMP, ts_lx_add(p, at_pos, ts_lx_int(p, off)));
+        ts_lw_store(c, &ns, y, yc, picked);
         return;
     }
     v = NULL;

@@ -502,7 +502,8 @@ static void expect_input(const ts_onnx_sig *s, int i, const char *name, bool ini
     CHECK_MSG(kind ? k && strcmp(k, kind) == 0 : k == NULL, "input %s: kind %s", name, k ? k : "tensor");
     if (rank == -2) return;
     CHECK_MSG(r == rank, "input %s: rank %d, expected %d", name, r, rank);
-    for (int j = 0; j < rank && r == rank; j++) CHECK_MSG(d[j] == dims[j], "input %s: dim %d is %lld", name, j, (long long)d[j]);
+    for (int j = 0; j < rank && r == rank; j++)
+        CHECK_MSG(d[j] == dims[j], "input %s: dim %d is %lld", name, j, (long long)d[j]);
     if (!kind) CHECK(et == 1);   /* FLOAT */
 }
 
