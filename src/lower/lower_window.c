@@ -182,6 +182,17 @@ static void store_row(lctx *c, nest *ns, ts_lx *index, ts_lx *value)
     ts_lw_append(ns, s);
 }
 
+/* The fold of the window's columns right of scratch position t. */
+static ts_lx *fold_columns(ts_lprog *p, ts_op fold, ts_lx *t, int64_t win, int64_t dil)
+{
+    ts_lx *v = NULL;
+    for (int64_t k = 0; k < win; k++) {
+        ts_lx *e = ts_lx_load(p, TS_DTYPE_F32, TS_LBUF_ROWTMP, ts_lx_add(p, t, ts_lx_int(p, k * dil)));
+        v = v ? ts_lx_op(p, fold, TS_DTYPE_F32, v, e, NULL) : e;
+    }
+    return v;
+}
+
 static void window_separable(lctx *c, const ts_node *n, ts_op op, const plane_pool *g, int64_t row)
 {
     ts_lprog *p = c->p;
@@ -224,13 +235,7 @@ static void window_separable(lctx *c, const ts_node *n, ts_op op, const plane_po
     ns.tail = &(*at)->next, ns.depth = depth;
     /* pass 2: each result's columns out of the scratch */
     yc[w] = ts_lw_open_loop(c, &ns, ts_lx_int(p, Wy));
-    v = NULL;
-    for (int64_t k = 0; k < win[w]; k++) {
-        ts_lx *col = ts_lx_add(p, ts_lx_mul(p, yc[w], ts_lx_int(p, st[w])), ts_lx_int(p, k * dil[w]));
-        ts_lx *t = ts_lx_load(p, TS_DTYPE_F32, TS_LBUF_ROWTMP, col);
-        v = v ? ts_lx_op(p, fold, TS_DTYPE_F32, v, t, NULL) : t;
-    }
-    ts_lw_store(c, &ns, y, yc, v);
+    ts_lw_store(c, &ns, y, yc, fold_columns(p, fold, ts_lx_mul(p, yc[w], ts_lx_int(p, st[w])), win[w], dil[w]));
 }
 
 /* Max or min pooling without padding over short rows: pass 1 and pass 2
@@ -306,12 +311,7 @@ static void window_flat(lctx *c, const ts_node *n, ts_op op, const plane_pool *g
     if (pass2) {
         at = ns.tail;
         t = ts_lw_open_loop(c, &ns, ts_lx_int(p, L2));
-        v = NULL;
-        for (int64_t k = 0; k < win[w]; k++) {
-            ts_lx *e = ts_lx_load(p, TS_DTYPE_F32, TS_LBUF_ROWTMP, ts_lx_add(p, t, ts_lx_int(p, k * dil[w])));
-            v = v ? ts_lx_op(p, fold, TS_DTYPE_F32, v, e, NULL) : e;
-        }
-        store_row(c, &ns, ts_lx_add(p, t, ts_lx_int(p, off)), v);
+        store_row(c, &ns, ts_lx_add(p, t, ts_lx_int(p, off)), fold_columns(p, fold, t, win[w], dil[w]));
         if (!*at) return;
         ns.tail = &(*at)->next, ns.depth = depth;
     }
@@ -328,12 +328,7 @@ static void window_flat(lctx *c, const ts_node *n, ts_op op, const plane_pool *g
         ts_lw_store(c, &ns, y, yc, picked);
         return;
     }
-    v = NULL;
-    for (int64_t k = 0; k < win[w]; k++) {
-        ts_lx *e = ts_lx_load(p, TS_DTYPE_F32, TS_LBUF_ROWTMP, ts_lx_add(p, at_pos, ts_lx_int(p, k * dil[w])));
-        v = v ? ts_lx_op(p, fold, TS_DTYPE_F32, v, e, NULL) : e;
-    }
-    ts_lw_store(c, &ns, y, yc, v);
+    ts_lw_store(c, &ns, y, yc, fold_columns(p, fold, at_pos, win[w], dil[w]));
 }
 
 void ts_lw_window(lctx *c, const ts_node *n)
